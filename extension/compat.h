@@ -1,0 +1,29 @@
+/*
+ * extension/compat.h
+ *	  The one place where differences between PostgreSQL versions are
+ *	  bridged.  pgfence supports PostgreSQL 13 and later.
+ */
+#ifndef FENCE_COMPAT_H
+#define FENCE_COMPAT_H
+
+#include "postgres.h"
+
+#if PG_VERSION_NUM < 130000
+#error "pgfence requires PostgreSQL 13 or later"
+#endif
+
+/* PostgreSQL 15 renamed the placeholder check and made it reserve a prefix. */
+#if PG_VERSION_NUM < 150000
+#define MarkGUCPrefixReserved(prefix) EmitWarningsOnPlaceholders(prefix)
+#endif
+
+/* PostgreSQL 16 replaced the per-catalog ownership checks by one function. */
+#if PG_VERSION_NUM >= 160000
+#define fence_rel_ownercheck(relid, roleid) \
+	object_ownercheck(RelationRelationId, (relid), (roleid))
+#else
+#define fence_rel_ownercheck(relid, roleid) \
+	pg_class_ownercheck((relid), (roleid))
+#endif
+
+#endif							/* FENCE_COMPAT_H */

@@ -1,0 +1,44 @@
+/*
+ * extension/fence.h
+ *	  What the parts of the fence extension share: the token rule, the
+ *	  per-transaction registry of accepted tokens, and the settings.
+ */
+#ifndef FENCE_H
+#define FENCE_H
+
+#include "postgres.h"
+
+/* Resource names are btree keys of fence.fences and Redis keys: keep them small. */
+#define FENCE_MAX_RESOURCE_LEN 1024
+
+/*
+ * A token accepted for a resource in the current transaction.  "owner" is
+ * NULL when the token was presented without one.
+ */
+typedef struct FenceGrant
+{
+	const char *resource;
+	int64		token;
+	const char *owner;
+} FenceGrant;
+
+/* rule.c: the one place that reads and writes fence.fences */
+extern int64 fence_check_and_advance(const char *resource, int64 token,
+									 const char *owner);
+extern void fence_check_resource_name(const char *resource);
+
+/* registry.c: tokens accepted in this transaction, forgotten at its end */
+extern const FenceGrant *fence_registry_lookup(const char *resource);
+extern void fence_registry_remember(const char *resource, int64 token,
+									const char *owner);
+extern void fence_registry_forget(const char *resource);
+extern void fence_registry_init(void);
+
+/* fence.c: settings */
+extern char *fence_setting_resource;	/* fence.resource */
+extern char *fence_setting_token;	/* fence.token, parsed by the guard */
+extern char *fence_setting_owner;	/* fence.owner */
+extern int	fence_max_step;			/* fence.max_step, 0 = no limit */
+extern const char *fence_session_owner(const char *resource);
+
+#endif							/* FENCE_H */

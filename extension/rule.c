@@ -1,0 +1,405 @@
+/*
+ * extension/rule.c
+ *	  The fencing rule: check a token against a resource's high-water mark
+ *	  and advance the mark, as one step of the caller's transaction.
+ *
+ *	  Invariant: for each resource R, the tokens under which transactions
+ *	  commit writes never go down in commit order, and one token is never
+ *	  accepted for two different owners.
+ *
+ *	  Why it holds.  Every check reads R's row of fence.fences with
+ *	  SELECT ... FOR UPDATE and so holds R's row lock from the check until
+ *	  its transaction ends; the data write that the check guards happens
+ *	  inside that window.  A second transaction checking R waits for the lock.
+ *	  In READ COMMITTED the wait ends with a re-read of the newest committed
+ *	  version of the row (EvalPlanQual), so the second check is made against
+ *	  what the first transaction committed, or against the old mark if it
+ *	  rolled back.  In REPEATABLE READ and SERIALIZABLE that re-read is not
+ *	  allowed and the wait ends in a serialization failure (40001) instead,
+ *	  which callers retry; a stale token is never accepted.  A resource
+ *	  without a row gets one from INSERT ... ON CONFLICT DO NOTHING; losing
+ *	  that race means another transaction created the row, and the loop
+ *	  goes back to locking it.  Because the advance is an ordinary row
+ *	  update of the caller's transaction, a rollback undoes it together with
+ *	  the data write.  No decision is ever taken from a plain snapshot read.
+ *
+ *	  Applications have no privileges on fence.fences: the statements here
+ *	  run as the table's owner, and pin every operator and function to
+ *	  pg_catalog so that the caller's search_path cannot redirect them.
+ */
+#include "postgres.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+#include "access/htup_details.h"
+#include "catalog/pg_class.h"
+
+#include "errcodes.h"
+#include "fence.h"
+
+/* The high-water mark of one resource as read under its row lock. */
+typedef struct Mark
+{
+	bool		exists;
+	int64		token;
+	char	   *owner;			/* NULL if the mark has no owner */
+} Mark;
+
+/* Plans are prepared once per backend and kept. */
+static SPIPlanPtr lock_plan = NULL;
+static SPIPlanPtr insert_plan = NULL;
+static SPIPlanPtr update_plan = NULL;
+static SPIPlanPtr delete_plan = NULL;
+
+static SPIPlanPtr
+prepare_once(SPIPlanPtr *slot, const char *sql, int nargs)
+{
+	static Oid	argtypes[] = {TEXTOID, INT8OID, TEXTOID};
+
+	if (*slot == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
+
+		if (plan == NULL)
+			elog(ERROR, "could not prepare \"%s\": %s",	/* internal error */
+				 sql, SPI_result_code_string(SPI_result));
+		SPI_keepplan(plan);
+		*slot = plan;
+	}
+	return *slot;
+}
+
+/*
+ * Run one of the fence statements with "resource", "token" and "owner" as
+ * $1, $2 and $3 (as many of them as the statement takes).
+ */
+static int
+run(SPIPlanPtr plan, const char *resource, int64 token, const char *owner)
+{
+	Datum		values[3];
+	char		nulls[3] = {' ', ' ', ' '};
+	int			rc;
+
+	values[0] = CStringGetTextDatum(resource);
+	values[1] = Int64GetDatum(token);
+	values[2] = owner ? CStringGetTextDatum(owner) : (Datum) 0;
+	if (owner == NULL)
+		nulls[2] = 'n';
+
+	rc = SPI_execute_plan(plan, values, nulls, false, 0);
+	if (rc < 0)
+		elog(ERROR, "fence statement failed: %s",	/* internal error */
+			 SPI_result_code_string(rc));
+	return rc;
+}
+
+/* Read and row-lock the mark of "resource"; waits for concurrent checkers. */
+static Mark
+lock_mark(const char *resource)
+{
+	Mark		mark = {false, 0, NULL};
+	bool		isnull;
+	char	   *owner;
+
+	prepare_once(&lock_plan,
+				 "SELECT token, owner FROM fence.fences"
+				 " WHERE resource OPERATOR(pg_catalog.=) $1 FOR UPDATE", 1);
+	run(lock_plan, resource, 0, NULL);
+	if (SPI_processed == 0)
+		return mark;
+
+	mark.exists = true;
+	mark.token = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+											 SPI_tuptable->tupdesc, 1, &isnull));
+	owner = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+	if (owner != NULL)
+	{
+		/* it must outlive SPI_finish: copy it to the caller's context */
+		mark.owner = SPI_palloc(strlen(owner) + 1);
+		strcpy(mark.owner, owner);
+	}
+	return mark;
+}
+
+/* Create the mark; false if a concurrent transaction created it first. */
+static bool
+insert_mark(const char *resource, int64 token, const char *owner)
+{
+	prepare_once(&insert_plan,
+				 "INSERT INTO fence.fences (resource, token, owner, updated_at)"
+				 " VALUES ($1, $2, $3, pg_catalog.now())"
+				 " ON CONFLICT (resource) DO NOTHING", 3);
+	run(insert_plan, resource, token, owner);
+	return SPI_processed == 1;
+}
+
+static void
+update_mark(const char *resource, int64 token, const char *owner)
+{
+	prepare_once(&update_plan,
+				 "UPDATE fence.fences"
+				 " SET token = $2, owner = $3, updated_at = pg_catalog.now()"
+				 " WHERE resource OPERATOR(pg_catalog.=) $1", 3);
+	run(update_plan, resource, token, owner);
+}
+
+static void
+delete_mark(const char *resource)
+{
+	prepare_once(&delete_plan,
+				 "DELETE FROM fence.fences"
+				 " WHERE resource OPERATOR(pg_catalog.=) $1", 1);
+	run(delete_plan, resource, 0, NULL);
+}
+
+/*
+ * Owner of fence.fences: the statements above run as this role, since
+ * applications have no privileges on the table.
+ */
+static Oid
+fences_owner(void)
+{
+	Oid			nsp = get_namespace_oid("fence", false);
+	Oid			relid = get_relname_relid("fences", nsp);
+	HeapTuple	tup;
+	Oid			owner;
+
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("table \"fence.fences\" does not exist"),
+				 errhint("Reinstall the extension with DROP EXTENSION fence and CREATE EXTENSION fence.")));
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);	/* internal error */
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
+/*
+ * Enter and leave the fence table's context: SPI, running as its owner.
+ * An error in between needs no cleanup: (sub)transaction abort restores
+ * the user id and closes SPI.
+ */
+typedef struct FenceScope
+{
+	Oid			saved_userid;
+	int			saved_sec_context;
+} FenceScope;
+
+static void
+enter_fences(FenceScope *scope)
+{
+	Oid			owner = fences_owner();
+
+	GetUserIdAndSecContext(&scope->saved_userid, &scope->saved_sec_context);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");	/* internal error */
+	SetUserIdAndSecContext(owner,
+						   scope->saved_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+}
+
+static void
+leave_fences(FenceScope *scope)
+{
+	SetUserIdAndSecContext(scope->saved_userid, scope->saved_sec_context);
+	SPI_finish();
+}
+
+void
+fence_check_resource_name(const char *resource)
+{
+	size_t		len = strlen(resource);
+
+	if (len == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("resource name must not be empty")));
+	if (len > FENCE_MAX_RESOURCE_LEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("resource name is too long"),
+				 errdetail("The name has %zu bytes; the limit is %d.",
+						   len, FENCE_MAX_RESOURCE_LEN)));
+}
+
+static void
+report_invalid_token(const char *resource, int64 token)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FENCE_INVALID_TOKEN),
+			 errmsg("invalid fencing token for resource \"%s\"", resource),
+			 errdetail("Token %lld is not a positive number.", (long long) token)));
+}
+
+/* Two owners contradict each other only when both are known and differ. */
+static bool
+owners_conflict(const char *a, const char *b)
+{
+	return a != NULL && b != NULL && strcmp(a, b) != 0;
+}
+
+/*
+ * fence_check_and_advance
+ *	  Accept "token" (presented by "owner", which may be NULL) for
+ *	  "resource", or raise LF001/LF003.  Returns the previous high-water
+ *	  mark, 0 if the resource had none.  On return the caller's transaction
+ *	  holds the resource's row lock and the token is in the registry.
+ */
+int64
+fence_check_and_advance(const char *resource, int64 token, const char *owner)
+{
+	const FenceGrant *grant;
+	FenceScope	scope;
+	Mark		mark;
+
+	fence_check_resource_name(resource);
+	if (token <= 0)
+		report_invalid_token(resource, token);
+
+	/* Accepted earlier in this transaction, and its row lock is still ours. */
+	grant = fence_registry_lookup(resource);
+	if (grant != NULL && grant->token == token &&
+		(owner == NULL || (grant->owner != NULL && strcmp(grant->owner, owner) == 0)))
+		return token;
+
+	enter_fences(&scope);
+	for (;;)
+	{
+		mark = lock_mark(resource);
+		if (mark.exists)
+			break;
+		if (fence_max_step > 0 && (uint64) token > (uint64) fence_max_step)
+			break;				/* refused below, without creating a row */
+		if (insert_mark(resource, token, owner))
+			break;
+		/* lost the race to create the row: lock the winner's version */
+	}
+
+	if (mark.exists && (token < mark.token ||
+						(token == mark.token && owners_conflict(owner, mark.owner))))
+	{
+		int64		hw = mark.token;
+
+		leave_fences(&scope);
+		if (token < hw)
+			ereport(ERROR,
+					(errcode(ERRCODE_FENCE_STALE_TOKEN),
+					 errmsg("stale fencing token for resource \"%s\"", resource),
+					 errdetail("Token %lld is lower than the highest accepted token %lld.",
+							   (long long) token, (long long) hw),
+					 errhint("Acquire a new lease and retry with its token.")));
+		ereport(ERROR,
+				(errcode(ERRCODE_FENCE_STALE_TOKEN),
+				 errmsg("stale fencing token for resource \"%s\"", resource),
+				 errdetail("Token %lld was already accepted for another owner.",
+						   (long long) token),
+				 errhint("The lock service issued this token twice; acquire a new lease.")));
+	}
+
+	if (fence_max_step > 0 && token > mark.token &&
+		(uint64) token - (uint64) mark.token > (uint64) fence_max_step)
+	{
+		int64		hw = mark.token;
+
+		leave_fences(&scope);
+		ereport(ERROR,
+				(errcode(ERRCODE_FENCE_INVALID_TOKEN),
+				 errmsg("invalid fencing token for resource \"%s\"", resource),
+				 errdetail("Token %lld is more than fence.max_step (%d) above the highest accepted token %lld.",
+						   (long long) token, fence_max_step, (long long) hw)));
+	}
+
+	/*
+	 * Accepted.  A higher token moves the mark; an equal one moves nothing,
+	 * except that an owner seen for the first time is recorded so that the
+	 * same token cannot later be accepted for somebody else.
+	 */
+	if (mark.exists &&
+		(token > mark.token || (mark.owner == NULL && owner != NULL)))
+		update_mark(resource, token, owner);
+	leave_fences(&scope);
+
+	fence_registry_remember(resource, token,
+							owner || token > mark.token ? owner : mark.owner);
+	return mark.exists ? mark.token : 0;
+}
+
+/* fence.advance(resource text, token bigint, owner text DEFAULT NULL) */
+PG_FUNCTION_INFO_V1(fence_advance);
+
+Datum
+fence_advance(PG_FUNCTION_ARGS)
+{
+	char	   *resource;
+	char	   *owner;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("resource name must not be null")));
+	resource = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_FENCE_MISSING_TOKEN),
+				 errmsg("missing fencing token for resource \"%s\"", resource),
+				 errhint("Pass the token that came with the lease.")));
+	owner = PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2));
+
+	PG_RETURN_INT64(fence_check_and_advance(resource, PG_GETARG_INT64(1), owner));
+}
+
+/*
+ * fence.reset(resource text, token bigint DEFAULT 0)
+ *	  Set a resource's mark to "token", or remove it when "token" is 0.
+ *	  For administrators repairing a mark (say, after the token counter was
+ *	  lost for good); it may lower the mark, which is why it is not granted
+ *	  to anybody by default, and why it always leaves a line in the log.
+ */
+PG_FUNCTION_INFO_V1(fence_reset);
+
+Datum
+fence_reset(PG_FUNCTION_ARGS)
+{
+	char	   *resource;
+	int64		token;
+	FenceScope	scope;
+	Mark		mark;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("resource name and token must not be null")));
+	resource = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	token = PG_GETARG_INT64(1);
+	fence_check_resource_name(resource);
+	if (token < 0)
+		report_invalid_token(resource, token);
+
+	enter_fences(&scope);
+	for (;;)
+	{
+		mark = lock_mark(resource);
+		if (mark.exists || token == 0 || insert_mark(resource, token, NULL))
+			break;
+	}
+	if (mark.exists && token == 0)
+		delete_mark(resource);
+	else if (mark.exists)
+		update_mark(resource, token, NULL);
+	leave_fences(&scope);
+
+	fence_registry_forget(resource);
+	ereport(LOG,
+			(errmsg("fence for resource \"%s\" reset from %lld to %lld by role \"%s\"",
+					resource, (long long) mark.token, (long long) token,
+					GetUserNameFromId(GetUserId(), false))));
+	PG_RETURN_INT64(mark.token);
+}

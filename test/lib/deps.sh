@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# test/lib/deps.sh: install the Debian packages pgfence builds and tests with.
+#
+# Idempotent: a package already installed is left alone, and apt is not
+# touched at all when nothing is missing.  Run as root, or with sudo on PATH.
+set -euo pipefail
+
+packages=(
+	build-essential pkg-config
+	postgresql postgresql-contrib postgresql-server-dev-15 libpq-dev
+	redis-server redis-tools libhiredis-dev
+	faketime python3 python3-psycopg2 gnuplot-nox
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps: installing ${missing[*]}"
+sudo=
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+export DEBIAN_FRONTEND=noninteractive
+# The package lists may be stale or absent on a fresh machine: refresh once.
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

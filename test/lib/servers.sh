@@ -1,0 +1,145 @@
+# test/lib/servers.sh: throwaway PostgreSQL and Redis servers for tests,
+# the demo and the benchmarks.  Source it, then call the functions:
+#
+#   . test/lib/servers.sh
+#   servers_init                 # temp dir, cleanup trap on EXIT/INT/TERM
+#   pg_start [-c name=value ...] # PostgreSQL on a spare port; exports
+#                                # PGHOST PGPORT PGUSER PGDATABASE
+#   redis_start NAME [ARG ...]   # redis-server on a spare port; sets
+#                                # REDIS_PORT_<NAME>, REDIS_PID_<NAME>
+#   FENCE_REDIS_URL=$(redis_url NAME)
+#
+# Everything lives under $FENCE_TMP and is stopped and removed on exit,
+# also on failure or Ctrl-C.  PostgreSQL refuses to run as root, so as
+# root the server runs as the "postgres" system user.
+
+FENCE_TMP=
+FENCE_PGDATA=
+FENCE_REDIS_PIDS=()
+
+PG_BINDIR=$(pg_config --bindir)
+
+# as_pg CMD...: run CMD as the user that owns the PostgreSQL data directory.
+as_pg() {
+	if [ "$(id -u)" -eq 0 ]; then
+		runuser -u postgres -- "$@"
+	else
+		"$@"
+	fi
+}
+
+servers_init() {
+	FENCE_TMP=$(mktemp -d "${TMPDIR:-/tmp}/pgfence.XXXXXX")
+	chmod 755 "$FENCE_TMP"
+	trap servers_stop EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+}
+
+servers_stop() {
+	local pid
+	if [ -n "$FENCE_PGDATA" ] && [ -f "$FENCE_PGDATA/postmaster.pid" ]; then
+		as_pg "$PG_BINDIR/pg_ctl" -D "$FENCE_PGDATA" -m immediate -w stop >/dev/null 2>&1 || true
+	fi
+	for pid in "${FENCE_REDIS_PIDS[@]}"; do
+		kill -CONT "$pid" 2>/dev/null || true
+		kill -9 "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	[ -n "$FENCE_TMP" ] && [ -z "${FENCE_KEEP_TMP:-}" ] && rm -rf "$FENCE_TMP"
+	FENCE_TMP=
+}
+
+# spare_port: print a TCP port on 127.0.0.1 that nothing listens on.
+spare_port() {
+	local port
+	while :; do
+		port=$((20000 + RANDOM % 30000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			echo "$port"
+			return
+		fi
+	done
+}
+
+pg_start() {
+	FENCE_PGDATA=$FENCE_TMP/pgdata
+	local port log=$FENCE_TMP/postgres.log
+	port=$(spare_port)
+	mkdir -p "$FENCE_PGDATA" "$FENCE_TMP/sock"
+	touch "$log"
+	if [ "$(id -u)" -eq 0 ]; then
+		chown postgres: "$FENCE_PGDATA" "$FENCE_TMP/sock" "$log"
+	fi
+	as_pg "$PG_BINDIR/initdb" -D "$FENCE_PGDATA" -U postgres -A trust \
+		--no-sync -E UTF8 --locale=C >"$FENCE_TMP/initdb.log" 2>&1 ||
+		{ cat "$FENCE_TMP/initdb.log"; return 1; }
+	cat >>"$FENCE_PGDATA/postgresql.conf" <<-CONF
+		port = $port
+		listen_addresses = '127.0.0.1'
+		unix_socket_directories = '$FENCE_TMP/sock'
+		max_connections = 100
+		fsync = off
+		log_min_messages = warning
+		log_line_prefix = '%m [%p] '
+	CONF
+	local opt
+	for opt in "$@"; do
+		[ "$opt" = -c ] && continue
+		echo "${opt%%=*} = '${opt#*=}'" >>"$FENCE_PGDATA/postgresql.conf"
+	done
+	as_pg "$PG_BINDIR/pg_ctl" -D "$FENCE_PGDATA" -l "$log" -w -t 60 start >/dev/null ||
+		{ cat "$log"; return 1; }
+	export PGHOST=$FENCE_TMP/sock PGPORT=$port PGUSER=postgres PGDATABASE=postgres
+	unset PGOPTIONS PGSERVICE PGPASSWORD
+}
+
+# redis_start NAME [ARG ...]: start a redis-server without persistence.
+# Extra arguments go to redis-server (e.g. --replicaof 127.0.0.1 PORT).
+redis_start() {
+	local name=$1 port dir
+	shift
+	port=$(spare_port)
+	dir=$FENCE_TMP/redis-$name
+	mkdir -p "$dir"
+	redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" \
+		--save '' --appendonly no --daemonize no \
+		--logfile "$dir/redis.log" "$@" &
+	local pid=$!
+	FENCE_REDIS_PIDS+=("$pid")
+	printf -v "REDIS_PORT_$name" %s "$port"
+	printf -v "REDIS_PID_$name" %s "$pid"
+	redis_wait "$port" || { cat "$dir/redis.log"; return 1; }
+}
+
+# redis_wait PORT: wait until the server on PORT answers PING (10 s).
+redis_wait() {
+	local i
+	for i in $(seq 100); do
+		[ "$(redis-cli -p "$1" ping 2>/dev/null)" = PONG ] && return 0
+		sleep 0.1
+	done
+	echo "redis on port $1 did not start" >&2
+	return 1
+}
+
+# redis_restart NAME: kill -9 and start again on the same port, empty.
+redis_restart() {
+	local name=$1 port pidvar portvar
+	portvar=REDIS_PORT_$name pidvar=REDIS_PID_$name
+	port=${!portvar}
+	kill -9 "${!pidvar}" 2>/dev/null || true
+	wait "${!pidvar}" 2>/dev/null || true
+	redis-server --port "$port" --bind 127.0.0.1 --dir "$FENCE_TMP/redis-$name" \
+		--save '' --appendonly no --daemonize no \
+		--logfile "$FENCE_TMP/redis-$name/redis.log" &
+	local pid=$!
+	FENCE_REDIS_PIDS+=("$pid")
+	printf -v "REDIS_PID_$name" %s "$pid"
+	redis_wait "$port"
+}
+
+redis_url() {
+	local portvar=REDIS_PORT_$1
+	echo "redis://127.0.0.1:${!portvar}"
+}

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# test/run.sh: run every pgfence suite against throwaway servers and print
+# one closing line "N passed, N failed, N skipped".
+#
+# Suites: pg_regress and isolation specs (extension/), the client's C tests
+# under ASan/UBSan (client/), and the end-to-end fault tests (test/e2e/).
+# Each suite reports a line per test, "ok - NAME", "not ok - NAME" or
+# "skip - NAME"; this script only counts them.
+#
+# FENCE_SUITES="regress client e2e" picks suites; FENCE_E2E="f1 f6" picks
+# end-to-end tests by file-name prefix.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+top=$PWD
+. test/lib/servers.sh
+
+servers_init
+set -e
+pg_start
+redis_start main
+set +e
+export FENCE_REDIS_URL
+FENCE_REDIS_URL=$(redis_url main)
+export FENCE_BIN=$top/client/fence
+
+results=$FENCE_TMP/results
+: >"$results"
+
+# report: copy a suite's output through, keeping its per-test lines.
+report() {
+	tee -a "$results"
+}
+
+# The PG15 pg_regress prints "test NAME ... ok"; PG16 and later print TAP
+# ("ok 1 - NAME"). Both are turned into the common form.
+regress_lines() {
+	sed -u -E \
+		-e 's/^(test |     )?([A-Za-z0-9_-]+) +\.\.\. ok.*/ok - \2/' \
+		-e 's/^(test |     )?([A-Za-z0-9_-]+) +\.\.\. FAILED.*/not ok - \2/' \
+		-e 's/^ok [0-9]+ +[-+] ([A-Za-z0-9_-]+).*/ok - \1/' \
+		-e 's/^not ok [0-9]+ +[-+] ([A-Za-z0-9_-]+).*/not ok - \1/'
+}
+
+suite_regress() {
+	echo "== pg_regress and isolation"
+	make -s -C extension installcheck 2>&1 | regress_lines | report
+	local d
+	for d in extension/regression.diffs extension/output_iso/regression.diffs; do
+		[ -s "$d" ] && { echo "-- $d"; head -c 20000 "$d"; }
+	done
+	return 0
+}
+
+suite_client() {
+	echo "== client (ASan/UBSan)"
+	make -s -C client check 2>&1 | report
+}
+
+suite_e2e() {
+	echo "== end-to-end"
+	local t name rc
+	for t in test/e2e/[a-z0-9]*.sh; do
+		[ -e "$t" ] || continue
+		name=$(basename "$t" .sh)
+		if [ -n "${FENCE_E2E:-}" ]; then
+			local want=0 p
+			for p in $FENCE_E2E; do [[ $name == "$p"* ]] && want=1; done
+			[ $want = 1 ] || continue
+		fi
+		bash "$t" >"$FENCE_TMP/$name.log" 2>&1
+		rc=$?
+		case $rc in
+		0) echo "ok - $name" | report ;;
+		77) echo "skip - $name" | report ;;
+		*) echo "not ok - $name (exit $rc)" | report
+		   tail -n 40 "$FENCE_TMP/$name.log" ;;
+		esac
+	done
+}
+
+for s in ${FENCE_SUITES:-regress client e2e}; do
+	"suite_$s"
+done
+
+passed=$(grep -c '^ok - ' "$results")
+failed=$(grep -c '^not ok - ' "$results")
+skipped=$(grep -c '^skip - ' "$results")
+echo
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

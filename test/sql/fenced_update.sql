@@ -1,0 +1,112 @@
+-- fence.fenced_update: check-and-advance, then one statement with its
+-- parameters bound by type, all in the caller's transaction.
+
+CREATE TABLE stock (id int PRIMARY KEY, sku text, qty int NOT NULL,
+                    price numeric, seen timestamptz, tags text[], doc jsonb);
+INSERT INTO stock VALUES (1, 'widget', 10, 2.50, NULL, NULL, NULL),
+                         (2, 'gadget', 20, 9.99, NULL, NULL, NULL);
+
+-- no parameters: the three-argument form
+SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET qty = qty - 1');
+-- one to many parameters of several types
+SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET qty = $1 WHERE id = 1', 5);
+SELECT fence.fenced_update('stock', 1,
+    'UPDATE stock SET qty = $1, price = $2, seen = $3, tags = $4, doc = $5 WHERE sku = $6',
+    7, 3.25::numeric, '2026-01-02 03:04:05+00'::timestamptz, ARRAY['a', 'b'],
+    '{"k": [1, 2]}'::jsonb, 'gadget'::text);
+SELECT id, sku, qty, price, seen, tags, doc FROM stock ORDER BY id;
+-- a bigint and a smallint bind as themselves
+SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET qty = $1 + $2 WHERE id = 1',
+    3::bigint, 2::smallint);
+-- an untyped literal is bound as text
+SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET sku = $1 WHERE id = 1', 'sprocket');
+SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET qty = $1 WHERE id = 1', '4');
+SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET qty = $1::int WHERE id = 1', '4');
+-- NULL parameters, typed and untyped
+SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET price = $1 WHERE id = 2', NULL::numeric);
+SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET sku = $1 WHERE id = 2', NULL);
+SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET qty = $1 WHERE id = 2', NULL::int);
+-- VARIADIC with an explicit array
+SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET qty = $1 WHERE id = $2',
+    VARIADIC ARRAY[9, 2]);
+SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET qty = 1', VARIADIC NULL::int[]);
+SELECT id, sku, qty, price FROM stock ORDER BY id;
+
+-- rows processed: zero, several, RETURNING, INSERT, DELETE, SELECT
+SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET qty = qty WHERE id = 99');
+SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET qty = qty + 1 RETURNING id');
+SELECT fence.fenced_update('stock', 1, 'INSERT INTO stock (id, qty) VALUES ($1, 0), ($2, 0)', 3, 4);
+SELECT fence.fenced_update('stock', 1, 'DELETE FROM stock WHERE id > $1', 2);
+SELECT fence.fenced_update('stock', 1, 'SELECT * FROM stock');
+SELECT fence.fenced_update('stock', 1,
+    'WITH d AS (UPDATE stock SET qty = qty + 1 RETURNING id) SELECT count(*) FROM d');
+SELECT fence.fenced_update('stock', 1,
+    'MERGE INTO stock s USING (VALUES (1)) v(id) ON s.id = v.id WHEN MATCHED THEN UPDATE SET qty = 0');
+
+-- a stale token writes nothing
+SELECT fence.advance('stock', 2);
+SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET qty = 1000');
+\echo :LAST_ERROR_SQLSTATE
+SELECT max(qty) FROM stock;
+
+-- a query that is not one DML statement is refused before the mark moves
+SELECT fence.fenced_update('stock', 3, 'UPDATE stock SET qty = 1; UPDATE stock SET qty = 2');
+SELECT fence.fenced_update('stock', 3, '');
+SELECT fence.fenced_update('stock', 3, 'DROP TABLE stock');
+SELECT fence.fenced_update('stock', 3, 'COMMIT');
+SELECT fence.fenced_update('stock', 3, 'UPDATE stock SET');
+SELECT fence.fenced_update('stock', 3, 'UPDATE stock SET qty = $2', 1);
+SELECT token FROM fence.fences WHERE resource = 'stock';
+
+-- a query that fails rolls back the advance with it
+SELECT fence.fenced_update('stock', 3, 'UPDATE stock SET qty = NULL');
+SELECT fence.fenced_update('stock', 3, 'UPDATE stock SET qty = $1', 'many');
+SELECT fence.fenced_update('stock', 3, 'UPDATE stock SET qty = 1 / 0');
+SELECT token FROM fence.fences WHERE resource = 'stock';
+SELECT max(qty) FROM stock;
+
+-- NULL arguments
+SELECT fence.fenced_update('stock', NULL, 'UPDATE stock SET qty = 1');
+\echo :LAST_ERROR_SQLSTATE
+SELECT fence.fenced_update(NULL, 3, 'UPDATE stock SET qty = 1');
+SELECT fence.fenced_update('stock', 3, NULL);
+SELECT fence.fenced_update('stock', 3, NULL, 1);
+
+-- the statement runs with the caller's privileges, not the extension's
+CREATE ROLE regress_fence_writer;
+GRANT EXECUTE ON FUNCTION fence.fenced_update(text, bigint, text, "any") TO regress_fence_writer;
+GRANT SELECT ON stock TO regress_fence_writer;
+SET ROLE regress_fence_writer;
+SELECT fence.fenced_update('stock', 4, 'UPDATE stock SET qty = $1', 1);
+SELECT fence.fenced_update('stock', 4, 'SELECT count(*) FROM fence.fences WHERE token > $1', 0);
+SELECT fence.fenced_update('stock', 4, 'SELECT count(*) FROM stock WHERE id = $1', 1);
+RESET ROLE;
+SELECT token FROM fence.fences WHERE resource = 'stock';
+REVOKE ALL ON stock FROM regress_fence_writer;
+REVOKE ALL ON FUNCTION fence.fenced_update(text, bigint, text, "any") FROM regress_fence_writer;
+DROP ROLE regress_fence_writer;
+
+-- plans are kept per backend: DDL in between is picked up, and the same
+-- text with other parameter types is planned separately
+SELECT fence.fenced_update('stock', 5, 'UPDATE stock SET qty = $1 WHERE id = 1', 11);
+ALTER TABLE stock ADD COLUMN note text;
+SELECT fence.fenced_update('stock', 5, 'UPDATE stock SET qty = $1 WHERE id = 1', 12);
+SELECT fence.fenced_update('stock', 5, 'UPDATE stock SET qty = $1 WHERE id = 1', 13::bigint);
+SELECT fence.fenced_update('stock', 5, 'UPDATE stock SET note = $1 WHERE id = 1', 14);
+-- more distinct statements than the cache holds
+SELECT sum(fence.fenced_update('stock', 5, format('UPDATE stock SET qty = %s WHERE id = 1', i)))
+  FROM generate_series(1, 40) AS i;
+SELECT id, qty FROM stock WHERE id = 1;
+
+-- search_path is resolved at each call, like a plain statement
+CREATE SCHEMA other;
+CREATE TABLE other.stock (id int, qty int);
+INSERT INTO other.stock VALUES (1, 0);
+SET search_path = other, public;
+SELECT fence.fenced_update('stock', 5, 'UPDATE stock SET qty = $1 WHERE id = 1', 77);
+RESET search_path;
+SELECT 'other' AS schema, qty FROM other.stock UNION ALL SELECT 'public', qty FROM stock WHERE id = 1;
+DROP SCHEMA other CASCADE;
+
+DROP TABLE stock;
+DELETE FROM fence.fences;
