@@ -1,0 +1,892 @@
+/*
+ * client/cli/fence_main.c
+ *	  The fence command: leases, tokens and fenced commands from a shell.
+ *
+ *	  fence acquire RESOURCE [--ttl D] [--wait D] [--pg CONNINFO]
+ *	  fence release RESOURCE OWNER
+ *	  fence extend  RESOURCE OWNER [--ttl D]
+ *	  fence run     RESOURCE [--ttl D] [--wait D] [--pg CONNINFO] [--grace D] -- CMD [ARG...]
+ *	  fence exec    RESOURCE --pg CONNINFO SQL [PARAM...]
+ *	  fence show    RESOURCE [--pg CONNINFO]
+ *
+ * Exit status (DESIGN.md section 4): 0 success (for run, the command's own
+ * status), 64 usage error, 69 Redis or PostgreSQL unreachable, 75 lease not
+ * acquired before --wait ran out, 76 lease lost, 77 stale token (LF001),
+ * 1 anything else.
+ *
+ * "run" puts the command in a process group of its own, so that when the
+ * lease is lost every process it started can be stopped at once: SIGTERM
+ * to the group, SIGKILL after --grace.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fence.h"
+
+#define EXIT_FAIL		1
+#define EXIT_USAGE		64
+#define EXIT_UNAVAIL	69
+#define EXIT_BUSY		75
+#define EXIT_LOST		76
+#define EXIT_STALE		77
+
+#define DEFAULT_TTL_MS		30000
+#define DEFAULT_GRACE_MS	10000
+
+static const char *progname = "fence";
+
+typedef struct options
+{
+	const char *redis;
+	const char *pg;
+	long long	ttl_ms;
+	long long	wait_ms;
+	long long	grace_ms;
+	int			json;
+} options;
+
+static void
+usage(void)
+{
+	printf("%s takes leases on Redis and carries their fencing tokens into PostgreSQL.\n\n", progname);
+	printf("Usage:\n");
+	printf("  %s acquire RESOURCE [OPTION]...           take a lease, print FENCE_* lines\n", progname);
+	printf("  %s release RESOURCE OWNER [OPTION]...     give a lease back\n", progname);
+	printf("  %s extend  RESOURCE OWNER [OPTION]...     renew a lease for --ttl\n", progname);
+	printf("  %s run     RESOURCE [OPTION]... -- COMMAND [ARG]...\n", progname);
+	printf("                                            run COMMAND while holding the lease\n");
+	printf("  %s exec    RESOURCE --pg CONNINFO [OPTION]... SQL [PARAM]...\n", progname);
+	printf("                                            run one fenced SQL statement\n");
+	printf("  %s show    RESOURCE [OPTION]...           owner, remaining TTL, tokens\n", progname);
+	printf("\nLease options:\n");
+	printf("  -t, --ttl=DURATION       lease time to live (default: 30s)\n");
+	printf("  -w, --wait=DURATION      how long to retry while the lease is busy (default: 0)\n");
+	printf("  -g, --grace=DURATION     run: time between SIGTERM and SIGKILL when the\n");
+	printf("                           lease is lost (default: 10s)\n");
+	printf("\nConnection options:\n");
+	printf("  -r, --redis=URL          redis://[[user]:password@]host[:port][/db] or\n");
+	printf("                           unix:///path[?db=N] (default: $FENCE_REDIS_URL,\n");
+	printf("                           else %s)\n", FENCE_DEFAULT_URL);
+	printf("  -p, --pg=CONNINFO        PostgreSQL connection string; the token is\n");
+	printf("                           announced there before anything else runs\n");
+	printf("\nOther options:\n");
+	printf("  -j, --json               print results as JSON\n");
+	printf("  -V, --version            output version information, then exit\n");
+	printf("  -?, --help               show this help, then exit\n");
+	printf("\nDURATION is 250ms, 10s, 2m, 1h, or a plain number of milliseconds.\n");
+	printf("\nrun gives COMMAND FENCE_RESOURCE, FENCE_TOKEN and FENCE_OWNER, and appends\n");
+	printf("-c fence.resource=... -c fence.token=... -c fence.owner=... to PGOPTIONS.\n");
+	printf("\nExit status:\n");
+	printf("  0   success (run: the status of COMMAND, 128+N if killed by signal N)\n");
+	printf("  64  usage error\n");
+	printf("  69  Redis or PostgreSQL unreachable\n");
+	printf("  75  lease not acquired before --wait ran out\n");
+	printf("  76  lease lost (run), or not held by OWNER (release, extend)\n");
+	printf("  77  PostgreSQL rejected a stale token\n");
+	printf("  1   any other error\n");
+}
+
+static int
+usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "%s: ", progname);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry \"%s --help\" for more information.\n", progname);
+	return EXIT_USAGE;
+}
+
+/* The exit status for a failed library call. */
+static int
+exit_for(int err)
+{
+	switch (err)
+	{
+		case FENCE_ERR_IO:
+		case FENCE_ERR_PROTOCOL:
+			return EXIT_UNAVAIL;
+		case FENCE_ERR_BUSY:
+		case FENCE_ERR_TIMEOUT:
+			return EXIT_BUSY;
+		case FENCE_ERR_LOST:
+		case FENCE_ERR_SUSPECT:
+			return EXIT_LOST;
+		case FENCE_ERR_STALE:
+			return EXIT_STALE;
+		case FENCE_ERR_ARG:
+			return EXIT_USAGE;
+		default:
+			return EXIT_FAIL;
+	}
+}
+
+static int
+fail(fence_ctx *ctx)
+{
+	fprintf(stderr, "%s: %s\n", progname, ctx->errstr);
+	return exit_for(ctx->err);
+}
+
+/* A PostgreSQL failure: unreachable (69) or some other error (1). */
+static int
+pg_fail(fence_ctx *ctx, PGconn *pg)
+{
+	fprintf(stderr, "%s: %s\n", progname, ctx->errstr);
+	if (ctx->err == FENCE_ERR_PG && (pg == NULL || PQstatus(pg) != CONNECTION_OK))
+		return EXIT_UNAVAIL;
+	return exit_for(ctx->err);
+}
+
+static fence_ctx *
+redis_connect(const options *o, int *code)
+{
+	fence_ctx  *ctx = fence_connect(o->redis);
+
+	if (ctx == NULL)
+	{
+		fprintf(stderr, "%s: out of memory\n", progname);
+		*code = EXIT_FAIL;
+		return NULL;
+	}
+	if (ctx->err)
+	{
+		fprintf(stderr, "%s: %s\n", progname, ctx->errstr);
+		*code = ctx->err == FENCE_ERR_ARG ? EXIT_USAGE : EXIT_UNAVAIL;
+		fence_free(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+static PGconn *
+pg_connect(const char *conninfo, int *code)
+{
+	PGconn	   *pg = PQconnectdb(conninfo);
+
+	if (pg == NULL || PQstatus(pg) != CONNECTION_OK)
+	{
+		const char *msg = pg ? PQerrorMessage(pg) : "out of memory\n";
+
+		fprintf(stderr, "%s: could not connect to PostgreSQL: %s", progname, msg);
+		if (*msg == '\0' || msg[strlen(msg) - 1] != '\n')
+			fputc('\n', stderr);
+		/* a malformed conninfo is the user's mistake, not an outage */
+		*code = pg && strstr(PQerrorMessage(pg), "invalid connection option") ? EXIT_USAGE :
+			(pg && strstr(PQerrorMessage(pg), "missing \"=\"") ? EXIT_USAGE : EXIT_UNAVAIL);
+		PQfinish(pg);
+		return NULL;
+	}
+	return pg;
+}
+
+/* Print "s" as a JSON string. */
+static void
+json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++)
+	{
+		unsigned char c = (unsigned char) *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+/* Print NAME=VALUE so that a POSIX shell's eval gets VALUE back intact. */
+static void
+shell_assign(const char *name, const char *value)
+{
+	const char *p;
+	int			plain = *value != '\0';
+
+	for (p = value; *p; p++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,:/@%+-=", *p))
+			plain = 0;
+	if (plain)
+	{
+		printf("%s=%s\n", name, value);
+		return;
+	}
+	printf("%s='", name);
+	for (p = value; *p; p++)
+	{
+		if (*p == '\'')
+			fputs("'\\''", stdout);
+		else
+			putchar(*p);
+	}
+	printf("'\n");
+}
+
+static void
+print_lease(const options *o, fence_lease *l)
+{
+	char		token[24];
+
+	snprintf(token, sizeof(token), "%lld", fence_lease_token(l));
+	if (o->json)
+	{
+		printf("{\"resource\":");
+		json_string(stdout, fence_lease_resource(l));
+		printf(",\"token\":%s,\"owner\":\"%s\",\"ttl_ms\":%lld}\n",
+			   token, fence_lease_owner(l), fence_lease_ttl(l));
+		return;
+	}
+	shell_assign("FENCE_RESOURCE", fence_lease_resource(l));
+	shell_assign("FENCE_TOKEN", token);
+	shell_assign("FENCE_OWNER", fence_lease_owner(l));
+}
+
+/*
+ * Take the lease, and announce it when --pg was given (then "*pgp" is the
+ * open connection).  On failure the lease is given back and the exit
+ * status is returned in "*code".
+ */
+static fence_lease *
+take_lease(fence_ctx *ctx, const options *o, const char *resource,
+		   PGconn **pgp, int *code)
+{
+	fence_lease *l;
+	PGconn	   *pg = NULL;
+
+	/* Connect first: no point holding a lease PostgreSQL cannot hear of. */
+	if (o->pg != NULL && (pg = pg_connect(o->pg, code)) == NULL)
+		return NULL;
+	l = fence_acquire_wait(ctx, resource, o->ttl_ms, o->wait_ms);
+	if (l == NULL)
+	{
+		*code = fail(ctx);
+		PQfinish(pg);
+		return NULL;
+	}
+	if (pg != NULL && fence_announce(ctx, l, pg) != FENCE_OK)
+	{
+		*code = pg_fail(ctx, pg);
+		(void) fence_release(ctx, l);
+		fence_lease_free(l);
+		PQfinish(pg);
+		return NULL;
+	}
+	if (pgp != NULL)
+		*pgp = pg;
+	else
+		PQfinish(pg);
+	return l;
+}
+
+static int
+cmd_acquire(fence_ctx *ctx, const options *o, int argc, char **argv)
+{
+	fence_lease *l;
+	int			code = 0;
+
+	if (argc != 1)
+		return usage_error("acquire needs exactly one argument: RESOURCE%s", "");
+	l = take_lease(ctx, o, argv[0], NULL, &code);
+	if (l == NULL)
+		return code;
+	print_lease(o, l);
+	fence_lease_free(l);		/* the lock stays in Redis until its TTL */
+	return 0;
+}
+
+static int
+cmd_release(fence_ctx *ctx, const options *o, int argc, char **argv)
+{
+	if (argc != 2)
+		return usage_error("release needs two arguments: RESOURCE OWNER%s", "");
+	if (fence_release_owner(ctx, argv[0], argv[1]) != FENCE_OK)
+		return fail(ctx);
+	if (o->json)
+		printf("{\"released\":true}\n");
+	return 0;
+}
+
+static int
+cmd_extend(fence_ctx *ctx, const options *o, int argc, char **argv)
+{
+	if (argc != 2)
+		return usage_error("extend needs two arguments: RESOURCE OWNER%s", "");
+	if (fence_extend_owner(ctx, argv[0], argv[1], o->ttl_ms) != FENCE_OK)
+		return fail(ctx);
+	if (o->json)
+		printf("{\"extended\":true,\"ttl_ms\":%lld}\n", o->ttl_ms);
+	return 0;
+}
+
+static int
+cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
+{
+	fence_info	info;
+	long long	mark = -1;
+	int			code = 0;
+
+	if (argc != 1)
+		return usage_error("show needs exactly one argument: RESOURCE%s", "");
+	if (fence_show(ctx, argv[0], &info) != FENCE_OK)
+		return fail(ctx);
+	if (o->pg != NULL)
+	{
+		PGconn	   *pg = pg_connect(o->pg, &code);
+
+		if (pg == NULL)
+		{
+			fence_info_free(&info);
+			return code;
+		}
+		if (fence_pg_mark(ctx, pg, argv[0], &mark) != FENCE_OK)
+		{
+			code = pg_fail(ctx, pg);
+			PQfinish(pg);
+			fence_info_free(&info);
+			return code;
+		}
+		PQfinish(pg);
+	}
+	if (o->json)
+	{
+		printf("{\"resource\":");
+		json_string(stdout, argv[0]);
+		printf(",\"owner\":");
+		if (info.owner)
+			json_string(stdout, info.owner);
+		else
+			printf("null");
+		printf(",\"ttl_ms\":%lld,\"token\":%lld", info.pttl_ms, info.token);
+		if (mark >= 0)
+			printf(",\"pg_token\":%lld", mark);
+		printf("}\n");
+	}
+	else
+	{
+		char		buf[24];
+
+		shell_assign("FENCE_RESOURCE", argv[0]);
+		shell_assign("FENCE_OWNER", info.owner ? info.owner : "");
+		snprintf(buf, sizeof(buf), "%lld", info.owner ? info.pttl_ms : 0);
+		shell_assign("FENCE_TTL_MS", buf);
+		snprintf(buf, sizeof(buf), "%lld", info.token);
+		shell_assign("FENCE_TOKEN", buf);
+		if (mark >= 0)
+		{
+			snprintf(buf, sizeof(buf), "%lld", mark);
+			shell_assign("FENCE_PG_TOKEN", buf);
+		}
+	}
+	fence_info_free(&info);
+	return 0;
+}
+
+/* Print a result like psql -At: fields separated by '|'. */
+static void
+print_result(const options *o, PGresult *res, long long token)
+{
+	int			i,
+				j,
+				n = PQntuples(res),
+				m = PQnfields(res);
+
+	if (o->json)
+	{
+		const char *tuples = PQcmdTuples(res);
+
+		printf("{\"token\":%lld,\"command\":", token);
+		json_string(stdout, PQcmdStatus(res));
+		printf(",\"rows\":%s", *tuples ? tuples : "0");
+		if (PQresultStatus(res) == PGRES_TUPLES_OK)
+		{
+			printf(",\"result\":[");
+			for (i = 0; i < n; i++)
+			{
+				printf(i ? ",[" : "[");
+				for (j = 0; j < m; j++)
+				{
+					if (j)
+						putchar(',');
+					if (PQgetisnull(res, i, j))
+						printf("null");
+					else
+						json_string(stdout, PQgetvalue(res, i, j));
+				}
+				putchar(']');
+			}
+			putchar(']');
+		}
+		printf("}\n");
+		return;
+	}
+	for (i = 0; i < n; i++)
+	{
+		for (j = 0; j < m; j++)
+		{
+			if (j)
+				putchar('|');
+			fputs(PQgetvalue(res, i, j), stdout);
+		}
+		putchar('\n');
+	}
+}
+
+static int
+cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv)
+{
+	fence_lease *l;
+	PGconn	   *pg = NULL;
+	PGresult   *res;
+	int			code = 0;
+
+	if (o->pg == NULL)
+		return usage_error("exec needs --pg CONNINFO%s", "");
+	if (argc < 2)
+		return usage_error("exec needs RESOURCE and SQL%s", "");
+	l = take_lease(ctx, o, argv[0], &pg, &code);
+	if (l == NULL)
+		return code;
+	/* A long statement must not outlive the lease unnoticed. */
+	if (fence_heartbeat_start(ctx, l, NULL, NULL) != FENCE_OK)
+	{
+		code = fail(ctx);
+		goto done;
+	}
+	res = fence_exec(ctx, l, pg, argv[1], argc - 2, (const char *const *) argv + 2);
+	if (res == NULL)
+	{
+		code = pg_fail(ctx, pg);
+		goto done;
+	}
+	print_result(o, res, fence_lease_token(l));
+	PQclear(res);
+done:
+	if (fence_release(ctx, l) != FENCE_OK && code == 0)
+		fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
+	fence_lease_free(l);
+	PQfinish(pg);
+	return code;
+}
+
+/* --- run ----------------------------------------------------------------- */
+
+/*
+ * Signal handlers and the lease-lost callback only write a byte to this
+ * pipe; the main loop does the work.  0 means "lease lost", anything else
+ * is a signal number.
+ */
+static int wake_pipe[2] = {-1, -1};
+
+static void
+wake(unsigned char b)
+{
+	int			saved = errno;
+	ssize_t		n;
+
+	n = write(wake_pipe[1], &b, 1);
+	(void) n;					/* a full pipe already holds a wake-up */
+	errno = saved;
+}
+
+static void
+on_signal(int sig)
+{
+	wake((unsigned char) sig);
+}
+
+static void
+on_lost(fence_lease *lease, void *arg)
+{
+	(void) lease;
+	(void) arg;
+	wake(0);
+}
+
+/*
+ * Append "-c NAME=VALUE" to "buf", escaping what libpq's options parser
+ * would split on: whitespace and backslashes get a backslash.
+ */
+static int
+append_option(char **buf, size_t *len, size_t *cap, const char *name, const char *value)
+{
+	size_t		need = strlen(name) + 2 * strlen(value) + 8;
+	const char *p;
+
+	if (*len + need >= *cap)
+	{
+		size_t		ncap = (*len + need) * 2;
+		char	   *n = realloc(*buf, ncap);
+
+		if (n == NULL)
+			return -1;
+		*buf = n;
+		*cap = ncap;
+	}
+	if (*len > 0)
+		(*buf)[(*len)++] = ' ';
+	*len += sprintf(*buf + *len, "-c %s=", name);
+	for (p = value; *p; p++)
+	{
+		if (*p == '\\' || *p == ' ' || *p == '\t' || *p == '\n' ||
+			*p == '\r' || *p == '\f' || *p == '\v')
+			(*buf)[(*len)++] = '\\';
+		(*buf)[(*len)++] = *p;
+	}
+	(*buf)[*len] = '\0';
+	return 0;
+}
+
+static int
+set_child_env(fence_lease *l)
+{
+	char		token[24];
+	const char *old = getenv("PGOPTIONS");
+	char	   *buf = NULL;
+	size_t		len = 0,
+				cap = 0;
+	int			rc;
+
+	snprintf(token, sizeof(token), "%lld", fence_lease_token(l));
+	if (old != NULL && *old != '\0')
+	{
+		cap = strlen(old) + 1;
+		if ((buf = malloc(cap)) == NULL)
+			return -1;
+		memcpy(buf, old, cap);
+		len = cap - 1;
+	}
+	if (append_option(&buf, &len, &cap, "fence.resource", fence_lease_resource(l)) != 0 ||
+		append_option(&buf, &len, &cap, "fence.token", token) != 0 ||
+		append_option(&buf, &len, &cap, "fence.owner", fence_lease_owner(l)) != 0)
+	{
+		free(buf);
+		return -1;
+	}
+	rc = setenv("PGOPTIONS", buf, 1) |
+		setenv("FENCE_RESOURCE", fence_lease_resource(l), 1) |
+		setenv("FENCE_TOKEN", token, 1) |
+		setenv("FENCE_OWNER", fence_lease_owner(l), 1);
+	free(buf);
+	return rc;
+}
+
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define NFORWARDED ((int) (sizeof(forwarded) / sizeof(forwarded[0])))
+
+static long long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int
+cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
+{
+	fence_lease *l;
+	struct sigaction sa;
+	pid_t		pid;
+	int			code = 0,
+				i,
+				status = 0;
+	int			lost = 0,
+				child_done = 0,
+				killed = 0,
+				own_tty = 0;
+	long long	kill_at = 0;
+
+	if (argc < 2)
+		return usage_error("run needs RESOURCE and a command after --%s", "");
+	l = take_lease(ctx, o, argv[0], NULL, &code);
+	if (l == NULL)
+		return code;
+
+	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+	{
+		fprintf(stderr, "%s: could not create pipe: %s\n", progname, strerror(errno));
+		code = EXIT_FAIL;
+		goto release;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
+	for (i = 0; i < NFORWARDED; i++)
+		sigaction(forwarded[i], &sa, NULL);
+
+	if (set_child_env(l) != 0)
+	{
+		fprintf(stderr, "%s: out of memory\n", progname);
+		code = EXIT_FAIL;
+		goto release;
+	}
+	if (fence_heartbeat_start(ctx, l, on_lost, NULL) != FENCE_OK)
+	{
+		code = fail(ctx);
+		goto release;
+	}
+
+	/* In the foreground of a terminal, hand the terminal to the command. */
+	own_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+
+	pid = fork();
+	if (pid < 0)
+	{
+		fprintf(stderr, "%s: could not fork: %s\n", progname, strerror(errno));
+		code = EXIT_FAIL;
+		goto release;
+	}
+	if (pid == 0)
+	{
+		struct sigaction dfl;
+
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		sigemptyset(&dfl.sa_mask);
+		sigaction(SIGCHLD, &dfl, NULL);
+		for (i = 0; i < NFORWARDED; i++)
+			sigaction(forwarded[i], &dfl, NULL);
+		setpgid(0, 0);
+		execvp(argv[1], argv + 1);
+		fprintf(stderr, "%s: could not run \"%s\": %s\n", progname, argv[1], strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	/* Both sides set the group, so neither can race the other. */
+	setpgid(pid, pid);
+	if (own_tty)
+	{
+		signal(SIGTTOU, SIG_IGN);
+		tcsetpgrp(STDIN_FILENO, pid);
+	}
+
+	while (!child_done || (lost && !killed))
+	{
+		struct pollfd pfd = {wake_pipe[0], POLLIN, 0};
+		int			timeout = -1;
+		unsigned char buf[64];
+		ssize_t		n;
+
+		if (lost)
+		{
+			long long	left = kill_at - now_ms();
+
+			timeout = left <= 0 ? 0 : (left > 50 ? 50 : (int) left);
+		}
+		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
+			break;
+		while ((n = read(wake_pipe[0], buf, sizeof(buf))) > 0)
+		{
+			for (i = 0; i < n; i++)
+			{
+				if (buf[i] == 0 && !lost)
+				{
+					lost = 1;
+					fprintf(stderr, "%s: lease on \"%s\" lost; stopping the command\n",
+							progname, fence_lease_resource(l));
+					kill(-pid, SIGTERM);
+					kill_at = now_ms() + o->grace_ms;
+				}
+				else if (buf[i] != 0 && buf[i] != SIGCHLD)
+					kill(-pid, buf[i]);
+			}
+		}
+		if (!child_done)
+		{
+			pid_t		w = waitpid(pid, &status, WNOHANG);
+
+			if (w == pid || (w < 0 && errno == ECHILD))
+				child_done = 1;
+		}
+		if (lost && !killed)
+		{
+			/* Wait out the grace period unless the whole group is gone. */
+			if (child_done && kill(-pid, 0) != 0)
+				killed = 1;
+			else if (now_ms() >= kill_at)
+			{
+				kill(-pid, SIGKILL);
+				killed = 1;
+			}
+		}
+	}
+	if (own_tty)
+		tcsetpgrp(STDIN_FILENO, getpgrp());
+
+	if (lost)
+		code = EXIT_LOST;
+	else if (WIFEXITED(status))
+		code = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		code = 128 + WTERMSIG(status);
+	else
+		code = EXIT_FAIL;
+
+release:
+	fence_heartbeat_stop(l);
+	if (!lost && fence_release(ctx, l) != FENCE_OK)
+		fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
+	fence_lease_free(l);
+	return code;
+}
+
+/* --- main ---------------------------------------------------------------- */
+
+int
+main(int argc, char **argv)
+{
+	static const struct option long_options[] = {
+		{"redis", required_argument, NULL, 'r'},
+		{"ttl", required_argument, NULL, 't'},
+		{"wait", required_argument, NULL, 'w'},
+		{"pg", required_argument, NULL, 'p'},
+		{"grace", required_argument, NULL, 'g'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, '?' + 256},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0}
+	};
+	options		o;
+	char		errbuf[256];
+	const char *verb;
+	fence_ctx  *ctx;
+	int			c,
+				i,
+				code = 0;
+	char	  **args;
+	int			nargs;
+
+	memset(&o, 0, sizeof(o));
+	o.ttl_ms = DEFAULT_TTL_MS;
+	o.grace_ms = DEFAULT_GRACE_MS;
+
+	/* As pg_isready does: --help and --version win over everything. */
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+	{
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-?") == 0)
+		{
+			usage();
+			return 0;
+		}
+		if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-V") == 0)
+		{
+			printf("fence (pgfence) %s\n", FENCE_VERSION);
+			return 0;
+		}
+	}
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":r:t:w:p:g:jV", long_options, NULL)) != -1)
+	{
+		long long  *dst = NULL;
+		const char *what = NULL;
+
+		switch (c)
+		{
+			case 'r':
+				o.redis = optarg;
+				break;
+			case 'p':
+				o.pg = optarg;
+				break;
+			case 'j':
+				o.json = 1;
+				break;
+			case 't':
+				dst = &o.ttl_ms;
+				what = "--ttl";
+				break;
+			case 'w':
+				dst = &o.wait_ms;
+				what = "--wait";
+				break;
+			case 'g':
+				dst = &o.grace_ms;
+				what = "--grace";
+				break;
+			case ':':
+				fprintf(stderr, "%s: option '%s' requires an argument\n", progname, argv[optind - 1]);
+				fprintf(stderr, "Try \"%s --help\" for more information.\n", progname);
+				return EXIT_USAGE;
+			default:
+				if (optopt)
+					fprintf(stderr, "%s: invalid option -- '%c'\n", progname, optopt);
+				else
+					fprintf(stderr, "%s: unrecognized option '%s'\n", progname, argv[optind - 1]);
+				fprintf(stderr, "Try \"%s --help\" for more information.\n", progname);
+				return EXIT_USAGE;
+		}
+		if (dst != NULL && fence_parse_duration(optarg, dst, errbuf, sizeof(errbuf)) != FENCE_OK)
+		{
+			fprintf(stderr, "%s: %s: %s\n", progname, what, errbuf);
+			fprintf(stderr, "Try \"%s --help\" for more information.\n", progname);
+			return EXIT_USAGE;
+		}
+	}
+	if (o.ttl_ms <= 0)
+		return usage_error("--ttl must be greater than zero%s", "");
+
+	if (optind >= argc)
+		return usage_error("no command given (acquire, release, extend, run, exec or show)%s", "");
+	verb = argv[optind];
+	args = argv + optind + 1;
+	nargs = argc - optind - 1;
+	if (strcmp(verb, "acquire") && strcmp(verb, "release") && strcmp(verb, "extend") &&
+		strcmp(verb, "run") && strcmp(verb, "exec") && strcmp(verb, "show"))
+		return usage_error("unknown command \"%s\"", verb);
+
+	/* Usage errors are reported before anything is contacted. */
+	if ((strcmp(verb, "acquire") == 0 || strcmp(verb, "show") == 0) && nargs != 1)
+		return usage_error("%s needs exactly one argument: RESOURCE", verb);
+	if ((strcmp(verb, "release") == 0 || strcmp(verb, "extend") == 0) && nargs != 2)
+		return usage_error("%s needs two arguments: RESOURCE OWNER", verb);
+	if (strcmp(verb, "run") == 0 && nargs < 2)
+		return usage_error("run needs RESOURCE and a command after --%s", "");
+	if (strcmp(verb, "exec") == 0 && (o.pg == NULL || nargs < 2))
+		return usage_error("exec needs RESOURCE, --pg CONNINFO and SQL%s", "");
+
+	if (o.redis == NULL)
+		o.redis = getenv("FENCE_REDIS_URL");
+	if (o.redis == NULL || *o.redis == '\0')
+		o.redis = FENCE_DEFAULT_URL;
+	{
+		fence_url	u;
+
+		if (fence_parse_url(o.redis, &u, errbuf, sizeof(errbuf)) != FENCE_OK)
+		{
+			fprintf(stderr, "%s: %s\n", progname, errbuf);
+			return EXIT_USAGE;
+		}
+		fence_url_free(&u);
+	}
+
+	if ((ctx = redis_connect(&o, &code)) == NULL)
+		return code;
+	if (strcmp(verb, "acquire") == 0)
+		code = cmd_acquire(ctx, &o, nargs, args);
+	else if (strcmp(verb, "release") == 0)
+		code = cmd_release(ctx, &o, nargs, args);
+	else if (strcmp(verb, "extend") == 0)
+		code = cmd_extend(ctx, &o, nargs, args);
+	else if (strcmp(verb, "run") == 0)
+		code = cmd_run(ctx, &o, nargs, args);
+	else if (strcmp(verb, "exec") == 0)
+		code = cmd_exec(ctx, &o, nargs, args);
+	else
+		code = cmd_show(ctx, &o, nargs, args);
+	fence_free(ctx);
+	fflush(stdout);
+	return code;
+}

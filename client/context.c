@@ -1,0 +1,257 @@
+/*
+ * client/context.c
+ *	  The fence_ctx: a Redis endpoint, its timeouts, and the last error.
+ *
+ * A context is returned even when connecting fails, so that the caller can
+ * read ctx->err and ctx->errstr, as with hiredis.  It reconnects by itself
+ * on the next command after a transport error, which is what a long-lived
+ * worker wants when Redis restarts.  Also here: the clocks and the
+ * randomness the rest of the library uses.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fence_int.h"
+
+void
+fence_set_error(fence_ctx *ctx, int err, const char *fmt,...)
+{
+	va_list		ap;
+
+	ctx->err = err;
+	va_start(ap, fmt);
+	vsnprintf(ctx->errstr, sizeof(ctx->errstr), fmt, ap);
+	va_end(ap);
+}
+
+void
+fence_clear_error(fence_ctx *ctx)
+{
+	ctx->err = 0;
+	ctx->errstr[0] = '\0';
+}
+
+const char *
+fence_strerror(int err)
+{
+	switch (err)
+	{
+		case 0:
+			return "no error";
+		case FENCE_ERR_IO:
+			return "Redis I/O error";
+		case FENCE_ERR_PROTOCOL:
+			return "Redis protocol error";
+		case FENCE_ERR_REPLY:
+			return "Redis error reply";
+		case FENCE_ERR_BUSY:
+			return "lock held by another owner";
+		case FENCE_ERR_TIMEOUT:
+			return "deadline passed";
+		case FENCE_ERR_LOST:
+			return "lease lost";
+		case FENCE_ERR_SUSPECT:
+			return "lease suspect";
+		case FENCE_ERR_STALE:
+			return "stale fencing token";
+		case FENCE_ERR_PG:
+			return "PostgreSQL error";
+		case FENCE_ERR_ARG:
+			return "invalid argument";
+		case FENCE_ERR_OVERFLOW:
+			return "token counter overflow";
+		case FENCE_ERR_OOM:
+			return "out of memory";
+	}
+	return "unknown error";
+}
+
+/*
+ * All lease timing uses CLOCK_MONOTONIC: a wall clock that jumps (NTP,
+ * an administrator, a VM resume) must never make a lease look longer.
+ */
+int64_t
+fence_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void
+fence_sleep_ns(int64_t ns)
+{
+	struct timespec ts;
+
+	if (ns <= 0)
+		return;
+	ts.tv_sec = ns / 1000000000;
+	ts.tv_nsec = ns % 1000000000;
+	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
+		;
+}
+
+/*
+ * Fill "buf" from the kernel's random source: getrandom(), or /dev/urandom
+ * where the system call is missing.
+ */
+int
+fence_random_bytes(void *buf, size_t len)
+{
+	unsigned char *p = buf;
+	size_t		got = 0;
+	int			fd;
+
+	while (got < len)
+	{
+		ssize_t		n = getrandom(p + got, len - got, 0);
+
+		if (n < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		got += (size_t) n;
+	}
+	if (got == len)
+		return 0;
+
+	fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while (got < len)
+	{
+		ssize_t		n = read(fd, p + got, len - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+		{
+			close(fd);
+			return -1;
+		}
+		got += (size_t) n;
+	}
+	close(fd);
+	return 0;
+}
+
+/* xorshift64*: jitter for backoff, not secrets. */
+uint64_t
+fence_rand(fence_ctx *ctx)
+{
+	uint64_t	x = ctx->conn->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	ctx->conn->rng = x;
+	return x * UINT64_C(2685821657736338717);
+}
+
+static fence_ctx *
+ctx_new(void)
+{
+	fence_ctx  *ctx = calloc(1, sizeof(fence_ctx));
+
+	if (ctx == NULL)
+		return NULL;
+	ctx->conn = calloc(1, sizeof(struct fence_conn));
+	if (ctx->conn == NULL)
+	{
+		free(ctx);
+		return NULL;
+	}
+	if (fence_random_bytes(&ctx->conn->rng, sizeof(ctx->conn->rng)) != 0 ||
+		ctx->conn->rng == 0)
+		ctx->conn->rng = (uint64_t) fence_now_ns() | 1;
+	return ctx;
+}
+
+/*
+ * Connect to the Redis server at "url" (NULL: FENCE_DEFAULT_URL), giving
+ * up after "connect_ms"; each command may take at most "command_ms".
+ */
+fence_ctx *
+fence_connect_timeout(const char *url, long connect_ms, long command_ms)
+{
+	fence_ctx  *ctx = ctx_new();
+
+	if (ctx == NULL)
+		return NULL;
+	if (connect_ms <= 0 || command_ms <= 0)
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG, "timeouts must be positive");
+		return ctx;
+	}
+	ctx->conn->connect_ms = connect_ms;
+	ctx->conn->command_ms = command_ms;
+	if (fence_parse_url(url ? url : FENCE_DEFAULT_URL, &ctx->conn->url,
+						ctx->errstr, sizeof(ctx->errstr)) != FENCE_OK)
+	{
+		ctx->err = FENCE_ERR_ARG;
+		return ctx;
+	}
+	fence_conn_ensure(ctx);
+	return ctx;
+}
+
+fence_ctx *
+fence_connect(const char *url)
+{
+	return fence_connect_timeout(url, FENCE_DEFAULT_CONNECT_TIMEOUT_MS,
+								 FENCE_DEFAULT_COMMAND_TIMEOUT_MS);
+}
+
+/*
+ * A second context for the same server, not yet connected: the heartbeat
+ * thread's own.
+ */
+fence_ctx *
+fence_ctx_clone(fence_ctx *src, long command_ms)
+{
+	fence_ctx  *ctx = ctx_new();
+	fence_url  *u;
+	const fence_url *s = &src->conn->url;
+
+	if (ctx == NULL)
+		return NULL;
+	u = &ctx->conn->url;
+	ctx->conn->connect_ms = src->conn->connect_ms;
+	ctx->conn->command_ms = command_ms;
+	u->is_unix = s->is_unix;
+	u->port = s->port;
+	u->db = s->db;
+	if ((s->host && (u->host = strdup(s->host)) == NULL) ||
+		(s->path && (u->path = strdup(s->path)) == NULL) ||
+		(s->user && (u->user = strdup(s->user)) == NULL) ||
+		(s->password && (u->password = strdup(s->password)) == NULL))
+	{
+		fence_free(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+void
+fence_free(fence_ctx *ctx)
+{
+	if (ctx == NULL)
+		return;
+	if (ctx->conn != NULL)
+	{
+		fence_conn_drop(ctx);
+		fence_url_free(&ctx->conn->url);
+		free(ctx->conn);
+	}
+	free(ctx);
+}

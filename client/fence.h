@@ -1,0 +1,155 @@
+/*
+ * client/fence.h
+ *	  libfence: fenced leases on Redis, fencing tokens checked by PostgreSQL.
+ *
+ * A worker takes a lease on a resource from Redis and receives a fencing
+ * token, a number that only grows.  It announces the token to PostgreSQL
+ * right away and carries it into every write; the "fence" extension rejects
+ * writes that carry an older token, so a worker that lost its lease without
+ * noticing cannot corrupt data.
+ *
+ * The error model follows hiredis: functions return FENCE_OK / FENCE_ERR, or
+ * a pointer that is NULL on failure; the kind of error is in "ctx->err" (one
+ * of the FENCE_ERR_* codes below) and a human-readable message in
+ * "ctx->errstr".  Transport errors (FENCE_ERR_IO, FENCE_ERR_PROTOCOL) are
+ * kept apart from error replies sent by Redis (FENCE_ERR_REPLY).
+ *
+ * A fence_ctx is not thread-safe: use one per thread.  The heartbeat thread
+ * of a lease uses its own Redis connection.
+ */
+#ifndef FENCE_H
+#define FENCE_H
+
+#include <libpq-fe.h>
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+#define FENCE_VERSION_MAJOR 0
+#define FENCE_VERSION_MINOR 1
+#define FENCE_VERSION_PATCH 0
+#define FENCE_VERSION "0.1.0"
+
+#define FENCE_OK 0
+#define FENCE_ERR (-1)
+
+/* Kinds of error, in ctx->err.  0 means no error. */
+#define FENCE_ERR_IO		1	/* Redis unreachable, connection lost or
+								 * command timed out */
+#define FENCE_ERR_PROTOCOL	2	/* Redis sent something unparsable */
+#define FENCE_ERR_REPLY		3	/* Redis answered with an error reply */
+#define FENCE_ERR_BUSY		4	/* the lock is held by another owner */
+#define FENCE_ERR_TIMEOUT	5	/* the lock was not acquired before the
+								 * deadline */
+#define FENCE_ERR_LOST		6	/* the lease is not (or no longer) ours */
+#define FENCE_ERR_SUSPECT	7	/* Redis unreachable: the lease may be lost,
+								 * fenced SQL refused until an extend works */
+#define FENCE_ERR_STALE		8	/* PostgreSQL rejected the token (LF001) */
+#define FENCE_ERR_PG		9	/* any other PostgreSQL error */
+#define FENCE_ERR_ARG		10	/* bad argument, URL or duration */
+#define FENCE_ERR_OVERFLOW	11	/* the token counter cannot grow any more */
+#define FENCE_ERR_OOM		12	/* out of memory */
+
+#define FENCE_ERRSTR_LEN 256
+
+/* Lease states, from fence_lease_state(). */
+#define FENCE_LEASE_HELD	0	/* last extend (or acquire) succeeded */
+#define FENCE_LEASE_SUSPECT	1	/* Redis unreachable, local deadline not
+								 * passed yet */
+#define FENCE_LEASE_LOST	2	/* gone for good */
+
+/* Defaults used by fence_connect(). */
+#define FENCE_DEFAULT_URL "redis://127.0.0.1:6379"
+#define FENCE_DEFAULT_CONNECT_TIMEOUT_MS 5000
+#define FENCE_DEFAULT_COMMAND_TIMEOUT_MS 5000
+
+struct fence_conn;
+
+typedef struct fence_ctx
+{
+	int			err;			/* FENCE_ERR_* of the last failure, or 0 */
+	char		errstr[FENCE_ERRSTR_LEN];	/* message for "err" */
+	struct fence_conn *conn;	/* private: Redis connection and settings */
+} fence_ctx;
+
+typedef struct fence_lease fence_lease;
+
+/*
+ * Called from the heartbeat thread, once, when the lease is lost.  It must
+ * not call into the same fence_ctx; writing to a pipe or setting a flag is
+ * what it is for.
+ */
+typedef void (*fence_lost_fn) (fence_lease *lease, void *arg);
+
+/* A parsed Redis URL (fence_parse_url). */
+typedef struct fence_url
+{
+	int			is_unix;		/* 1: "path" is a Unix socket */
+	char	   *host;			/* TCP host, or NULL */
+	int			port;			/* TCP port */
+	char	   *path;			/* Unix socket path, or NULL */
+	char	   *user;			/* ACL user, or NULL */
+	char	   *password;		/* password, or NULL */
+	int			db;				/* database number for SELECT */
+} fence_url;
+
+/* Parsing helpers; on failure they write a message into "errbuf". */
+int			fence_parse_url(const char *url, fence_url *out, char *errbuf, size_t errlen);
+void		fence_url_free(fence_url *url);
+int			fence_parse_duration(const char *s, long long *ms, char *errbuf, size_t errlen);
+
+/* Connections.  Always returns a context (NULL only when out of memory);
+ * check ctx->err. */
+fence_ctx  *fence_connect(const char *url);
+fence_ctx  *fence_connect_timeout(const char *url, long connect_ms, long command_ms);
+void		fence_free(fence_ctx *ctx);
+const char *fence_strerror(int err);
+
+/* Leases on Redis. */
+fence_lease *fence_acquire(fence_ctx *ctx, const char *resource, long long ttl_ms);
+fence_lease *fence_acquire_wait(fence_ctx *ctx, const char *resource,
+								long long ttl_ms, long long wait_ms);
+long long	fence_busy_pttl(const fence_ctx *ctx);
+int			fence_extend(fence_ctx *ctx, fence_lease *lease, long long ttl_ms);
+int			fence_release(fence_ctx *ctx, fence_lease *lease);
+int			fence_extend_owner(fence_ctx *ctx, const char *resource,
+							   const char *owner, long long ttl_ms);
+int			fence_release_owner(fence_ctx *ctx, const char *resource,
+								const char *owner);
+void		fence_lease_free(fence_lease *lease);
+
+const char *fence_lease_resource(const fence_lease *lease);
+const char *fence_lease_owner(const fence_lease *lease);
+long long	fence_lease_token(const fence_lease *lease);
+long long	fence_lease_ttl(const fence_lease *lease);
+int			fence_lease_state(fence_lease *lease);
+
+/* Inspect a resource without touching it ("owner" may come back NULL). */
+typedef struct fence_info
+{
+	char	   *owner;			/* current lock owner, or NULL if free */
+	long long	pttl_ms;		/* remaining lock TTL, -2 if free */
+	long long	token;			/* last token handed out, 0 if none */
+} fence_info;
+int			fence_show(fence_ctx *ctx, const char *resource, fence_info *info);
+void		fence_info_free(fence_info *info);
+
+/* The heartbeat thread: extends every ttl/3 on its own connection. */
+int			fence_heartbeat_start(fence_ctx *ctx, fence_lease *lease,
+								  fence_lost_fn cb, void *arg);
+void		fence_heartbeat_stop(fence_lease *lease);
+
+/* PostgreSQL side. */
+int			fence_announce(fence_ctx *ctx, fence_lease *lease, PGconn *pg);
+PGresult   *fence_exec(fence_ctx *ctx, fence_lease *lease, PGconn *pg,
+					   const char *sql, int nparams, const char *const *params);
+int			fence_pg_mark(fence_ctx *ctx, PGconn *pg, const char *resource,
+						  long long *token);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* FENCE_H */

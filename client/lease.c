@@ -1,0 +1,605 @@
+/*
+ * client/lease.c
+ *	  Leases: a lock on Redis that expires, and the fencing token that came
+ *	  with it.
+ *
+ * Acquire, extend and release are each one EVALSHA round trip (see
+ * scripts.c).  A lease also keeps a local deadline on CLOCK_MONOTONIC: the
+ * time of the last successful acquire or extend, taken *before* the command
+ * was sent, plus the TTL, minus a margin for clock drift between this host
+ * and Redis.  Before that deadline the lease is surely still ours; after it,
+ * the library treats the lease as lost whatever Redis might still say,
+ * because someone else may already hold it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fence_int.h"
+
+#define FENCE_MAX_RESOURCE_LEN 1024
+/* Keeps ttl arithmetic in ns far from overflow (about 3 years). */
+#define FENCE_MAX_TTL_MS (INT64_C(100000000000))
+
+/*
+ * The margin Redlock uses: 1% of the TTL for the rate difference between
+ * clocks, plus 2 ms for the resolution of Redis's expiry.
+ */
+long long
+fence_drift_ms(long long ttl_ms)
+{
+	return ttl_ms / 100 + 2;
+}
+
+char *
+fence_key(const char *resource, const char *suffix)
+{
+	size_t		len = strlen(resource) + strlen(suffix) + sizeof("fence:{}:");
+	char	   *key = malloc(len);
+
+	if (key != NULL)
+		snprintf(key, len, "fence:{%s}:%s", resource, suffix);
+	return key;
+}
+
+/* Parse a positive token exactly (no doubles, no wrap). */
+int
+fence_parse_token(const char *s, size_t len, long long *out)
+{
+	unsigned long long v = 0;
+	size_t		i;
+
+	if (len == 0 || len > 19)
+		return -1;
+	for (i = 0; i < len; i++)
+	{
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (unsigned long long) (s[i] - '0');
+	}
+	if (v > (unsigned long long) INT64_MAX || v == 0)
+		return -1;
+	*out = (long long) v;
+	return 0;
+}
+
+static int
+check_resource(fence_ctx *ctx, const char *resource)
+{
+	size_t		len;
+
+	if (resource == NULL || *resource == '\0')
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG, "resource name must not be empty");
+		return FENCE_ERR;
+	}
+	len = strlen(resource);
+	if (len > FENCE_MAX_RESOURCE_LEN)
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG, "resource name is too long (%zu bytes, at most %d)",
+						len, FENCE_MAX_RESOURCE_LEN);
+		return FENCE_ERR;
+	}
+	return FENCE_OK;
+}
+
+static int
+check_ttl(fence_ctx *ctx, long long ttl_ms)
+{
+	if (ttl_ms <= 0 || ttl_ms > FENCE_MAX_TTL_MS)
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG, "lease TTL must be between 1 ms and %lld ms, not %lld",
+						(long long) FENCE_MAX_TTL_MS, ttl_ms);
+		return FENCE_ERR;
+	}
+	return FENCE_OK;
+}
+
+static fence_lease *
+lease_new(fence_ctx *ctx, const char *resource, long long ttl_ms)
+{
+	fence_lease *l = calloc(1, sizeof(fence_lease));
+	unsigned char raw[FENCE_OWNER_BYTES];
+	int			i;
+
+	if (l == NULL)
+		goto oom;
+	l->resource = strdup(resource);
+	l->lock_key = fence_key(resource, "lock");
+	l->token_key = fence_key(resource, "token");
+	if (l->resource == NULL || l->lock_key == NULL || l->token_key == NULL)
+		goto oom;
+	if (fence_random_bytes(raw, sizeof(raw)) != 0)
+	{
+		fence_set_error(ctx, FENCE_ERR_IO, "could not read the kernel's random source: %s",
+						strerror(errno));
+		fence_lease_free(l);
+		return NULL;
+	}
+	for (i = 0; i < FENCE_OWNER_BYTES; i++)
+		snprintf(l->owner + 2 * i, 3, "%02x", raw[i]);
+	l->ttl_ms = ttl_ms;
+	l->state = FENCE_LEASE_LOST;	/* until acquired */
+	pthread_mutex_init(&l->mu, NULL);
+	{
+		pthread_condattr_t ca;
+
+		/* the heartbeat waits on this with monotonic deadlines */
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&l->cv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	return l;
+
+oom:
+	if (l != NULL)
+	{
+		free(l->resource);
+		free(l->lock_key);
+		free(l->token_key);
+		free(l);
+	}
+	fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
+	return NULL;
+}
+
+/*
+ * One attempt.  Returns 1 with the lease filled in, 0 when busy (PTTL in
+ * ctx->conn->busy_pttl), -1 on error.
+ */
+static int
+try_acquire(fence_ctx *ctx, fence_lease *l)
+{
+	char		ttl[24];
+	const char *keys[2] = {l->lock_key, l->token_key};
+	const char *args[2] = {l->owner, ttl};
+	int64_t		t0;
+	redisReply *r;
+
+	snprintf(ttl, sizeof(ttl), "%lld", l->ttl_ms);
+	t0 = fence_now_ns();
+	r = fence_script_run(ctx, FENCE_SCRIPT_ACQUIRE, 2, keys, 2, args);
+	if (r == NULL)
+		return -1;
+	if (r->type == REDIS_REPLY_STRING)
+	{
+		if (fence_parse_token(r->str, r->len, &l->token) != 0)
+		{
+			fence_set_error(ctx, FENCE_ERR_PROTOCOL, "token counter %s holds \"%.40s\", not a positive integer",
+							l->token_key, r->str);
+			freeReplyObject(r);
+			return -1;
+		}
+		freeReplyObject(r);
+		pthread_mutex_lock(&l->mu);
+		l->state = FENCE_LEASE_HELD;
+		l->deadline_ns = t0 + (l->ttl_ms - fence_drift_ms(l->ttl_ms)) * 1000000;
+		pthread_mutex_unlock(&l->mu);
+		return 1;
+	}
+	if (r->type == REDIS_REPLY_INTEGER)
+	{
+		ctx->conn->busy_pttl = r->integer;
+		freeReplyObject(r);
+		return 0;
+	}
+	fence_reply_error(ctx, r);
+	return -1;
+}
+
+/*
+ * Try once to take the lease on "resource" for "ttl_ms".  Fails with
+ * FENCE_ERR_BUSY when another owner holds it (fence_busy_pttl() tells for
+ * how much longer).
+ */
+fence_lease *
+fence_acquire(fence_ctx *ctx, const char *resource, long long ttl_ms)
+{
+	return fence_acquire_wait(ctx, resource, ttl_ms, 0);
+}
+
+long long
+fence_busy_pttl(const fence_ctx *ctx)
+{
+	return ctx->conn->busy_pttl;
+}
+
+/*
+ * Take the lease on "resource", trying until "wait_ms" have passed.
+ *
+ * Between attempts it sleeps for a jittered, exponentially growing time
+ * (10 ms doubling up to 1 s: many waiters must not stampede), but wakes
+ * just after the holder's lease would run out when that comes sooner, and
+ * never sleeps past the deadline.  Fails with FENCE_ERR_TIMEOUT (or
+ * FENCE_ERR_BUSY when "wait_ms" is 0).
+ */
+fence_lease *
+fence_acquire_wait(fence_ctx *ctx, const char *resource, long long ttl_ms,
+				   long long wait_ms)
+{
+	fence_lease *l;
+	int64_t		deadline;
+	int64_t		backoff_ms = 10;
+
+	fence_clear_error(ctx);
+	if (check_resource(ctx, resource) != FENCE_OK || check_ttl(ctx, ttl_ms) != FENCE_OK)
+		return NULL;
+	if (wait_ms < 0 || wait_ms > FENCE_MAX_TTL_MS)
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG, "wait must be between 0 and %lld ms",
+						(long long) FENCE_MAX_TTL_MS);
+		return NULL;
+	}
+	l = lease_new(ctx, resource, ttl_ms);
+	if (l == NULL)
+		return NULL;
+	deadline = fence_now_ns() + wait_ms * 1000000;
+
+	for (;;)
+	{
+		int			rc = try_acquire(ctx, l);
+		int64_t		now,
+					sleep_ms,
+					pttl;
+
+		if (rc == 1)
+			return l;
+		if (rc < 0)
+		{
+			fence_lease_free(l);
+			return NULL;
+		}
+		now = fence_now_ns();
+		if (now >= deadline)
+			break;
+
+		/* jittered exponential backoff: uniform in [b/2, b] */
+		sleep_ms = backoff_ms / 2 + (int64_t) (fence_rand(ctx) % (uint64_t) (backoff_ms / 2 + 1));
+		if (backoff_ms < 1000)
+			backoff_ms *= 2;
+		/* ...but wake right after the holder's lease runs out */
+		pttl = ctx->conn->busy_pttl;
+		if (pttl >= 0 && pttl + 1 < sleep_ms)
+			sleep_ms = pttl + 1 + (int64_t) (fence_rand(ctx) % 3);
+		if (now + sleep_ms * 1000000 > deadline)
+			fence_sleep_ns(deadline - now);
+		else
+			fence_sleep_ns(sleep_ms * 1000000);
+	}
+
+	if (wait_ms == 0)
+		fence_set_error(ctx, FENCE_ERR_BUSY, "lease on \"%s\" is held by another owner (expires in %lld ms)",
+						resource, ctx->conn->busy_pttl);
+	else
+		fence_set_error(ctx, FENCE_ERR_TIMEOUT, "lease on \"%s\" not acquired within %lld ms (held by another owner, expires in %lld ms)",
+						resource, wait_ms, ctx->conn->busy_pttl);
+	fence_lease_free(l);
+	return NULL;
+}
+
+/* Compare-and-PEXPIRE.  Returns 1 extended, 0 not ours, -1 error. */
+int
+fence_extend_raw(fence_ctx *ctx, const char *lock_key, const char *owner,
+		   long long ttl_ms)
+{
+	char		ttl[24];
+	const char *keys[1] = {lock_key};
+	const char *args[2] = {owner, ttl};
+	redisReply *r;
+	int			rc;
+
+	snprintf(ttl, sizeof(ttl), "%lld", ttl_ms);
+	r = fence_script_run(ctx, FENCE_SCRIPT_EXTEND, 1, keys, 2, args);
+	if (r == NULL)
+		return -1;
+	if (r->type != REDIS_REPLY_INTEGER)
+	{
+		fence_reply_error(ctx, r);
+		return -1;
+	}
+	rc = r->integer == 1 ? 1 : 0;
+	freeReplyObject(r);
+	return rc;
+}
+
+/* Compare-and-DEL.  Returns 1 deleted, 0 not ours, -1 error. */
+static int
+release_raw(fence_ctx *ctx, const char *lock_key, const char *owner)
+{
+	const char *keys[1] = {lock_key};
+	const char *args[1] = {owner};
+	redisReply *r;
+	int			rc;
+
+	r = fence_script_run(ctx, FENCE_SCRIPT_RELEASE, 1, keys, 1, args);
+	if (r == NULL)
+		return -1;
+	if (r->type != REDIS_REPLY_INTEGER)
+	{
+		fence_reply_error(ctx, r);
+		return -1;
+	}
+	rc = r->integer == 1 ? 1 : 0;
+	freeReplyObject(r);
+	return rc;
+}
+
+/*
+ * The extend used by the heartbeat too: "t0" is when the command was about
+ * to be sent.  Updates the lease state under its mutex.
+ */
+int
+fence_extend(fence_ctx *ctx, fence_lease *l, long long ttl_ms)
+{
+	int64_t		t0;
+	int			rc;
+
+	fence_clear_error(ctx);
+	if (ttl_ms == 0)
+		ttl_ms = l->ttl_ms;
+	if (check_ttl(ctx, ttl_ms) != FENCE_OK)
+		return FENCE_ERR;
+	pthread_mutex_lock(&l->mu);
+	if (l->state == FENCE_LEASE_LOST || fence_now_ns() >= l->deadline_ns)
+	{
+		l->state = FENCE_LEASE_LOST;
+		pthread_mutex_unlock(&l->mu);
+		fence_set_error(ctx, FENCE_ERR_LOST, "lease on \"%s\" is lost", l->resource);
+		return FENCE_ERR;
+	}
+	pthread_mutex_unlock(&l->mu);
+
+	t0 = fence_now_ns();
+	rc = fence_extend_raw(ctx, l->lock_key, l->owner, ttl_ms);
+	pthread_mutex_lock(&l->mu);
+	if (rc == 1 && l->state != FENCE_LEASE_LOST)
+	{
+		l->state = FENCE_LEASE_HELD;
+		l->ttl_ms = ttl_ms;
+		l->deadline_ns = t0 + (ttl_ms - fence_drift_ms(ttl_ms)) * 1000000;
+	}
+	else if (rc == 0)
+		l->state = FENCE_LEASE_LOST;
+	else if (rc < 0 && l->state == FENCE_LEASE_HELD &&
+			 (ctx->err == FENCE_ERR_IO || ctx->err == FENCE_ERR_PROTOCOL))
+		l->state = FENCE_LEASE_SUSPECT;
+	pthread_mutex_unlock(&l->mu);
+	if (rc == 0)
+		fence_set_error(ctx, FENCE_ERR_LOST, "lease on \"%s\" is no longer held by this owner", l->resource);
+	return rc == 1 ? FENCE_OK : FENCE_ERR;
+}
+
+/*
+ * Give the lease back (stopping its heartbeat first).  Fails with
+ * FENCE_ERR_LOST when the lock had already passed to someone else or
+ * expired; the other owner's lock is not touched.
+ */
+int
+fence_release(fence_ctx *ctx, fence_lease *l)
+{
+	int			rc;
+
+	fence_clear_error(ctx);
+	fence_heartbeat_stop(l);
+	rc = release_raw(ctx, l->lock_key, l->owner);
+	if (rc < 0)
+		return FENCE_ERR;
+	pthread_mutex_lock(&l->mu);
+	l->state = FENCE_LEASE_LOST;
+	pthread_mutex_unlock(&l->mu);
+	if (rc == 0)
+	{
+		fence_set_error(ctx, FENCE_ERR_LOST, "lease on \"%s\" was no longer held by this owner", l->resource);
+		return FENCE_ERR;
+	}
+	return FENCE_OK;
+}
+
+static int
+check_owner(fence_ctx *ctx, const char *owner)
+{
+	if (owner == NULL || *owner == '\0')
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG, "owner must not be empty");
+		return FENCE_ERR;
+	}
+	return FENCE_OK;
+}
+
+int
+fence_extend_owner(fence_ctx *ctx, const char *resource, const char *owner,
+				   long long ttl_ms)
+{
+	char	   *key;
+	int			rc;
+
+	fence_clear_error(ctx);
+	if (check_resource(ctx, resource) != FENCE_OK || check_owner(ctx, owner) != FENCE_OK ||
+		check_ttl(ctx, ttl_ms) != FENCE_OK)
+		return FENCE_ERR;
+	if ((key = fence_key(resource, "lock")) == NULL)
+	{
+		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
+		return FENCE_ERR;
+	}
+	rc = fence_extend_raw(ctx, key, owner, ttl_ms);
+	free(key);
+	if (rc == 0)
+		fence_set_error(ctx, FENCE_ERR_LOST, "lease on \"%s\" is not held by owner %s", resource, owner);
+	return rc == 1 ? FENCE_OK : FENCE_ERR;
+}
+
+int
+fence_release_owner(fence_ctx *ctx, const char *resource, const char *owner)
+{
+	char	   *key;
+	int			rc;
+
+	fence_clear_error(ctx);
+	if (check_resource(ctx, resource) != FENCE_OK || check_owner(ctx, owner) != FENCE_OK)
+		return FENCE_ERR;
+	if ((key = fence_key(resource, "lock")) == NULL)
+	{
+		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
+		return FENCE_ERR;
+	}
+	rc = release_raw(ctx, key, owner);
+	free(key);
+	if (rc == 0)
+		fence_set_error(ctx, FENCE_ERR_LOST, "lease on \"%s\" is not held by owner %s", resource, owner);
+	return rc == 1 ? FENCE_OK : FENCE_ERR;
+}
+
+void
+fence_lease_free(fence_lease *l)
+{
+	if (l == NULL)
+		return;
+	fence_heartbeat_stop(l);
+	pthread_mutex_destroy(&l->mu);
+	pthread_cond_destroy(&l->cv);
+	free(l->resource);
+	free(l->lock_key);
+	free(l->token_key);
+	free(l);
+}
+
+const char *
+fence_lease_resource(const fence_lease *l)
+{
+	return l->resource;
+}
+
+const char *
+fence_lease_owner(const fence_lease *l)
+{
+	return l->owner;
+}
+
+long long
+fence_lease_token(const fence_lease *l)
+{
+	return l->token;
+}
+
+long long
+fence_lease_ttl(const fence_lease *l)
+{
+	return l->ttl_ms;
+}
+
+/* The lease's state now; a passed local deadline makes it LOST. */
+int
+fence_lease_state(fence_lease *l)
+{
+	int			state;
+
+	pthread_mutex_lock(&l->mu);
+	if (l->state != FENCE_LEASE_LOST && fence_now_ns() >= l->deadline_ns)
+		l->state = FENCE_LEASE_LOST;
+	state = l->state;
+	pthread_mutex_unlock(&l->mu);
+	return state;
+}
+
+/* May fenced SQL run under this lease?  Sets LOST / SUSPECT errors. */
+int
+fence_lease_usable(fence_ctx *ctx, fence_lease *l)
+{
+	switch (fence_lease_state(l))
+	{
+		case FENCE_LEASE_HELD:
+			return FENCE_OK;
+		case FENCE_LEASE_SUSPECT:
+			fence_set_error(ctx, FENCE_ERR_SUSPECT,
+							"lease on \"%s\" is suspect: Redis unreachable since the last extend",
+							l->resource);
+			return FENCE_ERR;
+		default:
+			fence_set_error(ctx, FENCE_ERR_LOST, "lease on \"%s\" is lost", l->resource);
+			return FENCE_ERR;
+	}
+}
+
+/* Read a string reply (or nil) into "*out". */
+static int
+get_string(fence_ctx *ctx, const char *cmd, const char *key, redisReply **out)
+{
+	const char *argv[2] = {cmd, key};
+	redisReply *r = fence_command_argv(ctx, 2, argv, NULL);
+
+	if (r == NULL)
+		return FENCE_ERR;
+	if (r->type == REDIS_REPLY_ERROR)
+		return fence_reply_error(ctx, r);
+	*out = r;
+	return FENCE_OK;
+}
+
+/*
+ * Fill "info" with the current owner, the lock's remaining TTL and the
+ * last token handed out for "resource".
+ */
+int
+fence_show(fence_ctx *ctx, const char *resource, fence_info *info)
+{
+	char	   *lock = NULL,
+			   *token = NULL;
+	redisReply *r = NULL;
+	int			rc = FENCE_ERR;
+
+	fence_clear_error(ctx);
+	memset(info, 0, sizeof(*info));
+	info->pttl_ms = -2;
+	if (check_resource(ctx, resource) != FENCE_OK)
+		return FENCE_ERR;
+	lock = fence_key(resource, "lock");
+	token = fence_key(resource, "token");
+	if (lock == NULL || token == NULL)
+	{
+		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
+		goto done;
+	}
+	if (get_string(ctx, "GET", lock, &r) != FENCE_OK)
+		goto done;
+	if (r->type == REDIS_REPLY_STRING && (info->owner = strdup(r->str)) == NULL)
+	{
+		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
+		goto done;
+	}
+	freeReplyObject(r);
+	r = NULL;
+	if (get_string(ctx, "PTTL", lock, &r) != FENCE_OK)
+		goto done;
+	if (r->type == REDIS_REPLY_INTEGER)
+		info->pttl_ms = r->integer;
+	freeReplyObject(r);
+	r = NULL;
+	if (get_string(ctx, "GET", token, &r) != FENCE_OK)
+		goto done;
+	if (r->type == REDIS_REPLY_STRING &&
+		fence_parse_token(r->str, r->len, &info->token) != 0)
+	{
+		fence_set_error(ctx, FENCE_ERR_PROTOCOL, "token counter %s holds \"%.40s\", not a positive integer",
+						token, r->str);
+		goto done;
+	}
+	rc = FENCE_OK;
+done:
+	if (r != NULL)
+		freeReplyObject(r);
+	free(lock);
+	free(token);
+	if (rc != FENCE_OK)
+		fence_info_free(info);
+	return rc;
+}
+
+void
+fence_info_free(fence_info *info)
+{
+	free(info->owner);
+	info->owner = NULL;
+}

@@ -1,0 +1,279 @@
+/*
+ * client/pg.c
+ *	  The PostgreSQL side of a lease: announcing the token, fenced
+ *	  statements, and healing a Redis counter that fell behind.
+ *
+ * The token always travels as a query parameter, never inside SQL text.
+ *
+ * Announce runs fence.advance(R, T, O) in its own committed transaction
+ * right after the lease is acquired, so that every older token is refused
+ * from then on, even for rows this holder has not written yet.
+ *
+ * If PostgreSQL answers LF001 to the announce, it has already accepted T
+ * or more.  While we hold the lock that can only mean Redis handed out a
+ * token it had handed out before (it restarted without its data, or failed
+ * over to a replica that missed the last INCRs).  The client then lifts the
+ * Redis counter to PostgreSQL's mark (raise, never lower, and only while the
+ * lock is still ours: scripts.c, HEAL), takes the next token and announces
+ * again.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fence_int.h"
+
+#define FENCE_HEAL_ATTEMPTS 5
+
+/*
+ * Record a failed PostgreSQL call.  "res" may be NULL (then the connection's
+ * message is used); it is cleared here.
+ */
+static void
+pg_error(fence_ctx *ctx, PGconn *pg, PGresult *res, const char *what)
+{
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	const char *msg = res ? PQresultErrorMessage(res) : PQerrorMessage(pg);
+	size_t		len;
+
+	if (msg == NULL || *msg == '\0')
+		msg = PQerrorMessage(pg);
+	fence_set_error(ctx, state && strcmp(state, "LF001") == 0 ? FENCE_ERR_STALE : FENCE_ERR_PG,
+					"%s: %s", what, msg);
+	/* libpq messages end in a newline; errstr should not */
+	len = strlen(ctx->errstr);
+	while (len > 0 && (ctx->errstr[len - 1] == '\n' || ctx->errstr[len - 1] == ' '))
+		ctx->errstr[--len] = '\0';
+	PQclear(res);
+}
+
+/* Run a statement that returns no rows; FENCE_OK if it worked. */
+static int
+simple_command(fence_ctx *ctx, PGconn *pg, const char *sql)
+{
+	PGresult   *res = PQexec(pg, sql);
+
+	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
+	{
+		pg_error(ctx, pg, res, sql);
+		return FENCE_ERR;
+	}
+	PQclear(res);
+	return FENCE_OK;
+}
+
+/* SELECT fence.advance(R, T, O) in whatever transaction "pg" is in. */
+static int
+advance(fence_ctx *ctx, PGconn *pg, fence_lease *l)
+{
+	char		token[24];
+	const char *params[3] = {l->resource, token, l->owner};
+	PGresult   *res;
+
+	snprintf(token, sizeof(token), "%lld", l->token);
+	res = PQexecParams(pg, "SELECT fence.advance($1::text, $2::bigint, $3::text)",
+					   3, NULL, params, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		pg_error(ctx, pg, res, "fence.advance failed");
+		return FENCE_ERR;
+	}
+	PQclear(res);
+	return FENCE_OK;
+}
+
+/*
+ * Read PostgreSQL's high-water mark for "resource" into "*token" (0 when
+ * it has none).
+ */
+int
+fence_pg_mark(fence_ctx *ctx, PGconn *pg, const char *resource, long long *token)
+{
+	const char *params[1] = {resource};
+	PGresult   *res;
+
+	fence_clear_error(ctx);
+	if (pg == NULL || resource == NULL)
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG, "no PostgreSQL connection or resource");
+		return FENCE_ERR;
+	}
+	res = PQexecParams(pg, "SELECT token FROM fence.fences WHERE resource = $1::text",
+					   1, NULL, params, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		pg_error(ctx, pg, res, "could not read the fence");
+		return FENCE_ERR;
+	}
+	*token = 0;
+	if (PQntuples(res) > 0 && !PQgetisnull(res, 0, 0))
+	{
+		const char *v = PQgetvalue(res, 0, 0);
+
+		if (fence_parse_token(v, strlen(v), token) != 0)
+		{
+			fence_set_error(ctx, FENCE_ERR_PG, "fence.fences holds an invalid token \"%s\"", v);
+			PQclear(res);
+			return FENCE_ERR;
+		}
+	}
+	PQclear(res);
+	return FENCE_OK;
+}
+
+/* Lift the Redis counter to "mark" and take the next token, lock held. */
+static int
+heal(fence_ctx *ctx, fence_lease *l, long long mark)
+{
+	char		m[24];
+	const char *keys[2] = {l->lock_key, l->token_key};
+	const char *args[2] = {l->owner, m};
+	redisReply *r;
+	long long	token;
+
+	snprintf(m, sizeof(m), "%lld", mark);
+	r = fence_script_run(ctx, FENCE_SCRIPT_HEAL, 2, keys, 2, args);
+	if (r == NULL)
+		return FENCE_ERR;
+	if (r->type == REDIS_REPLY_INTEGER)
+	{
+		freeReplyObject(r);
+		pthread_mutex_lock(&l->mu);
+		l->state = FENCE_LEASE_LOST;
+		pthread_mutex_unlock(&l->mu);
+		fence_set_error(ctx, FENCE_ERR_LOST, "lease on \"%s\" was lost before its token could be renewed",
+						l->resource);
+		return FENCE_ERR;
+	}
+	if (r->type != REDIS_REPLY_STRING)
+		return fence_reply_error(ctx, r);
+	if (fence_parse_token(r->str, r->len, &token) != 0 || token <= mark)
+	{
+		fence_set_error(ctx, FENCE_ERR_PROTOCOL, "token counter %s holds \"%.40s\" after healing",
+						l->token_key, r->str);
+		freeReplyObject(r);
+		return FENCE_ERR;
+	}
+	freeReplyObject(r);
+	l->token = token;
+	return FENCE_OK;
+}
+
+/*
+ * Announce the lease's token to PostgreSQL in its own committed transaction
+ * ("pg" must not be inside one).  Heals a Redis counter that is behind
+ * PostgreSQL, which may change fence_lease_token().  Fails with
+ * FENCE_ERR_STALE only when healing did not help.
+ */
+int
+fence_announce(fence_ctx *ctx, fence_lease *l, PGconn *pg)
+{
+	int			attempt;
+
+	fence_clear_error(ctx);
+	if (pg == NULL || l == NULL)
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG, "no PostgreSQL connection or lease");
+		return FENCE_ERR;
+	}
+	if (PQtransactionStatus(pg) != PQTRANS_IDLE)
+	{
+		fence_set_error(ctx, PQstatus(pg) == CONNECTION_OK ? FENCE_ERR_ARG : FENCE_ERR_PG,
+						"announce needs an idle PostgreSQL connection, outside any transaction");
+		return FENCE_ERR;
+	}
+	for (attempt = 0; attempt < FENCE_HEAL_ATTEMPTS; attempt++)
+	{
+		long long	mark;
+
+		if (fence_lease_usable(ctx, l) != FENCE_OK)
+			return FENCE_ERR;
+		if (advance(ctx, pg, l) == FENCE_OK)
+			return FENCE_OK;
+		if (ctx->err != FENCE_ERR_STALE)
+			return FENCE_ERR;
+		/* PostgreSQL is ahead of Redis: catch up, then try again. */
+		if (fence_pg_mark(ctx, pg, l->resource, &mark) != FENCE_OK)
+			return FENCE_ERR;
+		if (heal(ctx, l, mark) != FENCE_OK)
+			return FENCE_ERR;
+	}
+	fence_set_error(ctx, FENCE_ERR_STALE,
+					"token for \"%s\" still stale after %d attempts to catch up with PostgreSQL",
+					l->resource, FENCE_HEAL_ATTEMPTS);
+	return FENCE_ERR;
+}
+
+/*
+ * Run "sql" with "params" (text, $1..$n) fenced by the lease's token: one
+ * transaction does fence.advance(R, T, O), then the statement.  On an idle
+ * connection the library opens and commits that transaction; inside the
+ * caller's transaction it leaves the COMMIT to the caller.  Refused while
+ * the lease is suspect or lost.  Returns the statement's result (PQclear
+ * it), or NULL: FENCE_ERR_STALE when PostgreSQL has seen a newer token.
+ */
+PGresult *
+fence_exec(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
+		   int nparams, const char *const *params)
+{
+	PGresult   *res;
+	int			own_tx;
+	ExecStatusType st;
+
+	fence_clear_error(ctx);
+	if (pg == NULL || l == NULL || sql == NULL || nparams < 0 ||
+		(nparams > 0 && params == NULL))
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG, "fence_exec needs a connection, a lease and a statement");
+		return NULL;
+	}
+	if (fence_lease_usable(ctx, l) != FENCE_OK)
+		return NULL;
+	switch (PQtransactionStatus(pg))
+	{
+		case PQTRANS_IDLE:
+			own_tx = 1;
+			break;
+		case PQTRANS_INTRANS:
+			own_tx = 0;
+			break;
+		default:
+			fence_set_error(ctx, FENCE_ERR_PG, "PostgreSQL connection is not ready (failed transaction or broken connection)");
+			return NULL;
+	}
+	if (own_tx && simple_command(ctx, pg, "BEGIN") != FENCE_OK)
+		return NULL;
+	if (advance(ctx, pg, l) != FENCE_OK)
+		goto fail;
+	res = PQexecParams(pg, sql, nparams, NULL, params, NULL, NULL, 0);
+	st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+	{
+		pg_error(ctx, pg, res, "fenced statement failed");
+		goto fail;
+	}
+	if (own_tx)
+	{
+		/* The lease may have gone while the statement ran. */
+		if (fence_lease_usable(ctx, l) != FENCE_OK)
+		{
+			PQclear(res);
+			goto fail;
+		}
+		if (simple_command(ctx, pg, "COMMIT") != FENCE_OK)
+		{
+			PQclear(res);
+			return NULL;
+		}
+	}
+	return res;
+
+fail:
+	if (own_tx)
+	{
+		PGresult   *rb = PQexec(pg, "ROLLBACK");
+
+		PQclear(rb);
+	}
+	return NULL;
+}
