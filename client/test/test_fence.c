@@ -1,0 +1,957 @@
+/*
+ * client/test/test_fence.c
+ *	  Tests of libfence against the real redis-server and PostgreSQL named by
+ *	  FENCE_REDIS_URL and the PG* variables (test/run.sh starts both).
+ *
+ * Resource names carry the process id, since other suites share the
+ * servers.  Tests that need PostgreSQL are skipped when the fence
+ * extension cannot be created there.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+
+#include "fence.h"
+#include "tap.h"
+
+static const char *redis_url;
+static redisContext *raw;		/* side connection for set-up and checks */
+static PGconn *pg;
+static int	pg_ready;
+
+/* A resource name unique to this run: "client-<pid>-<base>". */
+static const char *
+R(const char *base)
+{
+	static char pool[8][256];
+	static int	next;
+	char	   *buf = pool[next++ % 8];
+
+	snprintf(buf, sizeof(pool[0]), "client-%d-%s", (int) getpid(), base);
+	return buf;
+}
+
+static redisReply *
+rcmd(const char *fmt,...)
+{
+	va_list		ap;
+	redisReply *r;
+
+	va_start(ap, fmt);
+	r = redisvCommand(raw, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* GET key as a malloc'd string, NULL if missing. */
+static char *
+rget(const char *key)
+{
+	redisReply *r = rcmd("GET %s", key);
+	char	   *s = NULL;
+
+	if (r && r->type == REDIS_REPLY_STRING)
+		s = strdup(r->str);
+	freeReplyObject(r);
+	return s;
+}
+
+static long long
+rnum(const char *fmt, const char *key)
+{
+	redisReply *r = rcmd(fmt, key);
+	long long	v = -999;
+
+	if (r && r->type == REDIS_REPLY_INTEGER)
+		v = r->integer;
+	freeReplyObject(r);
+	return v;
+}
+
+static void
+rdo(const char *fmt, const char *a, const char *b)
+{
+	freeReplyObject(rcmd(fmt, a, b));
+}
+
+static char *
+key(const char *resource, const char *suffix)
+{
+	static char pool[4][300];
+	static int	next;
+	char	   *buf = pool[next++ % 4];
+
+	snprintf(buf, sizeof(pool[0]), "fence:{%s}:%s", resource, suffix);
+	return buf;
+}
+
+static long long
+ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+
+	nanosleep(&ts, NULL);
+}
+
+static long long
+pg_mark(const char *resource)
+{
+	const char *params[1] = {resource};
+	PGresult   *res = PQexecParams(pg, "SELECT token FROM fence.fences WHERE resource = $1",
+								   1, NULL, params, NULL, NULL, 0);
+	long long	v = -1;
+
+	if (PQresultStatus(res) == PGRES_TUPLES_OK)
+		v = PQntuples(res) ? atoll(PQgetvalue(res, 0, 0)) : 0;
+	PQclear(res);
+	return v;
+}
+
+/* --- parsing ------------------------------------------------------------ */
+
+static int
+test_url_good(void)
+{
+	fence_url	u;
+	char		err[256];
+	int			rc = 1;
+
+	memset(&u, 0, sizeof(u));
+	CHECK(fence_parse_url("redis://localhost", &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(!u.is_unix && strcmp(u.host, "localhost") == 0 && u.port == 6379 && u.db == 0);
+	CHECK(u.user == NULL && u.password == NULL);
+	fence_url_free(&u);
+
+	CHECK(fence_parse_url("redis://127.0.0.1:7000/3", &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(strcmp(u.host, "127.0.0.1") == 0 && u.port == 7000 && u.db == 3);
+	fence_url_free(&u);
+
+	CHECK(fence_parse_url("redis://:s3cret@h:1/", &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(u.user == NULL && strcmp(u.password, "s3cret") == 0 && u.port == 1 && u.db == 0);
+	fence_url_free(&u);
+
+	CHECK(fence_parse_url("redis://alice:p%40ss%3Aw@db.example.com:6380/15", &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(strcmp(u.user, "alice") == 0 && strcmp(u.password, "p@ss:w") == 0);
+	CHECK(strcmp(u.host, "db.example.com") == 0 && u.port == 6380 && u.db == 15);
+	fence_url_free(&u);
+
+	CHECK(fence_parse_url("redis://[::1]:6379", &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(strcmp(u.host, "::1") == 0 && u.port == 6379);
+	fence_url_free(&u);
+
+	CHECK(fence_parse_url("unix:///run/redis.sock", &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(u.is_unix && strcmp(u.path, "/run/redis.sock") == 0 && u.db == 0);
+	fence_url_free(&u);
+
+	CHECK(fence_parse_url("unix:///tmp/r.sock?db=2", &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(u.is_unix && strcmp(u.path, "/tmp/r.sock") == 0 && u.db == 2);
+	rc = 0;
+fail:
+	fence_url_free(&u);
+	return rc;
+}
+
+static int
+test_url_malformed(void)
+{
+	static const char *bad[] = {
+		"", "localhost:6379", "http://localhost", "rediss://h", "redis://",
+		"redis://:6379", "redis://h:0", "redis://h:65536", "redis://h:port",
+		"redis://h:12x", "redis://h/x", "redis://h/-1", "redis://user@h",
+		"redis://u:p%zz@h", "redis://[::1", "redis://h o", "unix://",
+		"unix://relative.sock", "unix:///s?db=x", "unix:///s?foo=1", NULL
+	};
+	fence_url	u;
+	char		err[256];
+	fence_ctx  *c = NULL;
+	int			i,
+				rc = 1;
+
+	for (i = 0; bad[i]; i++)
+	{
+		err[0] = '\0';
+		if (fence_parse_url(bad[i], &u, err, sizeof(err)) != FENCE_ERR || err[0] == '\0')
+		{
+			snprintf(tap_why, sizeof(tap_why), "accepted bad URL \"%s\"", bad[i]);
+			return 1;
+		}
+	}
+	/* and through the context: an argument error, not an I/O error */
+	c = fence_connect("redis//nope");
+	CHECK(c != NULL && c->err == FENCE_ERR_ARG && strstr(c->errstr, "redis//nope") != NULL);
+	rc = 0;
+fail:
+	fence_free(c);
+	return rc;
+}
+
+static int
+test_duration_good(void)
+{
+	long long	ms = -1;
+	char		err[256];
+	int			rc = 1;
+
+	CHECK(fence_parse_duration("250ms", &ms, err, sizeof(err)) == FENCE_OK && ms == 250);
+	CHECK(fence_parse_duration("10s", &ms, err, sizeof(err)) == FENCE_OK && ms == 10000);
+	CHECK(fence_parse_duration("2m", &ms, err, sizeof(err)) == FENCE_OK && ms == 120000);
+	CHECK(fence_parse_duration("1h", &ms, err, sizeof(err)) == FENCE_OK && ms == 3600000);
+	CHECK(fence_parse_duration("1500", &ms, err, sizeof(err)) == FENCE_OK && ms == 1500);
+	CHECK(fence_parse_duration("0", &ms, err, sizeof(err)) == FENCE_OK && ms == 0);
+	rc = 0;
+fail:
+	return rc;
+}
+
+static int
+test_duration_malformed(void)
+{
+	static const char *bad[] = {
+		"", "ms", "-5", "+5", "1.5s", "10 s", "10S", "5d", "s10", "10sec",
+		"99999999999999999999", "9223372036854775807ms", "10ms ", NULL
+	};
+	long long	ms;
+	char		err[256];
+	int			i;
+
+	for (i = 0; bad[i]; i++)
+	{
+		err[0] = '\0';
+		if (fence_parse_duration(bad[i], &ms, err, sizeof(err)) != FENCE_ERR || err[0] == '\0')
+		{
+			snprintf(tap_why, sizeof(tap_why), "accepted bad duration \"%s\"", bad[i]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* --- Redis ---------------------------------------------------------------- */
+
+static int
+test_connect_refused(void)
+{
+	fence_ctx  *c = fence_connect_timeout("redis://127.0.0.1:1", 1000, 1000);
+	int			rc = 1;
+
+	CHECK(c != NULL && c->err == FENCE_ERR_IO && c->errstr[0] != '\0');
+	rc = 0;
+fail:
+	fence_free(c);
+	return rc;
+}
+
+static int
+test_acquire_busy_release(void)
+{
+	fence_ctx  *a = fence_connect(redis_url),
+			   *b = fence_connect(redis_url);
+	fence_lease *la = NULL,
+			   *lb = NULL;
+	const char *res = R("abr");
+	long long	t1;
+	char	   *owner = NULL;
+	int			rc = 1;
+
+	CHECKC(a->err == 0, a);
+	CHECKC(b->err == 0, b);
+	la = fence_acquire(a, res, 5000);
+	CHECKC(la != NULL, a);
+	t1 = fence_lease_token(la);
+	CHECK(t1 >= 1);
+	CHECK(strlen(fence_lease_owner(la)) == 32);
+	CHECK(strcmp(fence_lease_resource(la), res) == 0);
+	CHECK(fence_lease_state(la) == FENCE_LEASE_HELD);
+	owner = rget(key(res, "lock"));
+	CHECK(owner && strcmp(owner, fence_lease_owner(la)) == 0);
+	CHECK(rnum("PTTL %s", key(res, "lock")) > 4000);
+
+	lb = fence_acquire(b, res, 5000);
+	CHECK(lb == NULL && b->err == FENCE_ERR_BUSY);
+	CHECK(fence_busy_pttl(b) > 4000 && fence_busy_pttl(b) <= 5000);
+	/* the busy attempt took no token */
+	free(owner);
+	owner = rget(key(res, "token"));
+	CHECK(owner && atoll(owner) == t1);
+
+	CHECKC(fence_release(a, la) == FENCE_OK, a);
+	CHECK(rnum("EXISTS %s", key(res, "lock")) == 0);
+	CHECK(fence_lease_state(la) == FENCE_LEASE_LOST);
+	/* a second release is refused: the lease is not held any more */
+	CHECK(fence_release(a, la) == FENCE_ERR && a->err == FENCE_ERR_LOST);
+
+	lb = fence_acquire(b, res, 5000);
+	CHECKC(lb != NULL, b);
+	CHECK(fence_lease_token(lb) == t1 + 1);
+	CHECK(strcmp(fence_lease_owner(la), fence_lease_owner(lb)) != 0);
+	CHECKC(fence_release(b, lb) == FENCE_OK, b);
+	rc = 0;
+fail:
+	free(owner);
+	fence_lease_free(la);
+	fence_lease_free(lb);
+	fence_free(a);
+	fence_free(b);
+	return rc;
+}
+
+static int
+test_extend(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("extend");
+	int			rc = 1;
+
+	l = fence_acquire(a, res, 1000);
+	CHECKC(l != NULL, a);
+	CHECK(rnum("PTTL %s", key(res, "lock")) <= 1000);
+	CHECKC(fence_extend(a, l, 20000) == FENCE_OK, a);
+	CHECK(rnum("PTTL %s", key(res, "lock")) > 19000);
+	CHECK(fence_lease_ttl(l) == 20000);
+	CHECKC(fence_extend_owner(a, res, fence_lease_owner(l), 30000) == FENCE_OK, a);
+	CHECK(rnum("PTTL %s", key(res, "lock")) > 29000);
+	CHECK(fence_extend(a, l, -1) == FENCE_ERR && a->err == FENCE_ERR_ARG);
+	CHECKC(fence_release_owner(a, res, fence_lease_owner(l)) == FENCE_OK, a);
+	rc = 0;
+fail:
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+static int
+test_owner_mismatch(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("mismatch");
+	char	   *v = NULL;
+	long long	pttl;
+	int			rc = 1;
+
+	l = fence_acquire(a, res, 10000);
+	CHECKC(l != NULL, a);
+	CHECK(fence_release_owner(a, res, "not-the-owner") == FENCE_ERR && a->err == FENCE_ERR_LOST);
+	CHECK(fence_extend_owner(a, res, "not-the-owner", 60000) == FENCE_ERR && a->err == FENCE_ERR_LOST);
+	/* the key is untouched: same owner, TTL not raised */
+	v = rget(key(res, "lock"));
+	CHECK(v && strcmp(v, fence_lease_owner(l)) == 0);
+	pttl = rnum("PTTL %s", key(res, "lock"));
+	CHECK(pttl > 0 && pttl <= 10000);
+
+	/* someone else takes over: our release and extend must not touch it */
+	rdo("SET %s %s PX 10000", key(res, "lock"), "intruder");
+	CHECK(fence_extend(a, l, 10000) == FENCE_ERR && a->err == FENCE_ERR_LOST);
+	CHECK(fence_lease_state(l) == FENCE_LEASE_LOST);
+	CHECK(fence_release(a, l) == FENCE_ERR && a->err == FENCE_ERR_LOST);
+	free(v);
+	v = rget(key(res, "lock"));
+	CHECK(v && strcmp(v, "intruder") == 0);
+	CHECK(fence_release_owner(a, res, "") == FENCE_ERR && a->err == FENCE_ERR_ARG);
+	rc = 0;
+fail:
+	free(v);
+	rdo("DEL %s%s", key(res, "lock"), "");
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+static int
+test_bad_arguments(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	char		big[2000];
+	int			rc = 1;
+
+	l = fence_acquire(a, "", 1000);
+	CHECK(l == NULL && a->err == FENCE_ERR_ARG);
+	l = fence_acquire(a, NULL, 1000);
+	CHECK(l == NULL && a->err == FENCE_ERR_ARG);
+	l = fence_acquire(a, R("args"), 0);
+	CHECK(l == NULL && a->err == FENCE_ERR_ARG);
+	l = fence_acquire(a, R("args"), -5);
+	CHECK(l == NULL && a->err == FENCE_ERR_ARG);
+	l = fence_acquire_wait(a, R("args"), 1000, -1);
+	CHECK(l == NULL && a->err == FENCE_ERR_ARG);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	l = fence_acquire(a, big, 1000);
+	CHECK(l == NULL && a->err == FENCE_ERR_ARG);
+	CHECK(strcmp(fence_strerror(FENCE_ERR_STALE), "stale fencing token") == 0);
+	rc = 0;
+fail:
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+static int
+test_acquire_wait(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("wait");
+	long long	t0,
+				dt;
+	int			rc = 1;
+
+	/* holder's lease runs out after 300 ms: the waiter gets it soon after */
+	rdo("SET %s %s PX 300", key(res, "lock"), "holder");
+	t0 = ms_now();
+	l = fence_acquire_wait(a, res, 5000, 3000);
+	dt = ms_now() - t0;
+	CHECKC(l != NULL, a);
+	CHECK(dt >= 250 && dt < 1500);
+	fence_release(a, l);
+	fence_lease_free(l);
+
+	/* a long holder: give up at the deadline, not before, not long after */
+	rdo("SET %s %s PX 10000", key(res, "lock"), "holder");
+	t0 = ms_now();
+	l = fence_acquire_wait(a, res, 5000, 400);
+	dt = ms_now() - t0;
+	CHECK(l == NULL && a->err == FENCE_ERR_TIMEOUT);
+	CHECK(dt >= 390 && dt < 900);
+	rc = 0;
+fail:
+	rdo("DEL %s%s", key(res, "lock"), "");
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/* Tokens above 2^53 stay exact; INCR at 2^63-1 is an error, not a wrap. */
+static int
+test_counter_exact(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("exact");
+	int			rc = 1;
+
+	rdo("SET %s %s", key(res, "token"), "9007199254740993");
+	l = fence_acquire(a, res, 5000);
+	CHECKC(l != NULL, a);
+	CHECK(fence_lease_token(l) == 9007199254740994LL);
+	fence_release(a, l);
+	fence_lease_free(l);
+
+	rdo("SET %s %s", key(res, "token"), "9223372036854775806");
+	l = fence_acquire(a, res, 5000);
+	CHECKC(l != NULL, a);
+	CHECK(fence_lease_token(l) == 9223372036854775807LL);
+	fence_release(a, l);
+	fence_lease_free(l);
+
+	l = fence_acquire(a, res, 5000);
+	CHECK(l == NULL && a->err == FENCE_ERR_OVERFLOW);
+	/* nothing left behind: no lock, counter unchanged */
+	CHECK(rnum("EXISTS %s", key(res, "lock")) == 0);
+	{
+		char	   *v = rget(key(res, "token"));
+		int			same = v && strcmp(v, "9223372036854775807") == 0;
+
+		free(v);
+		CHECK(same);
+	}
+	rc = 0;
+fail:
+	rdo("DEL %s %s", key(res, "token"), key(res, "lock"));
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+static int
+test_noscript_fallback(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("noscript");
+	int			rc = 1;
+
+	l = fence_acquire(a, res, 5000);
+	CHECKC(l != NULL, a);
+	/* the server forgets every script; the next EVALSHA gets NOSCRIPT */
+	freeReplyObject(rcmd("SCRIPT FLUSH"));
+	CHECKC(fence_extend(a, l, 5000) == FENCE_OK, a);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/* ACL user and SELECT from the URL. */
+static int
+test_auth_select(void)
+{
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	fence_url	u;
+	char		url[512],
+				err[256],
+				user[64];
+	const char *res = R("acl");
+	redisReply *r;
+	int			rc = 1;
+
+	memset(&u, 0, sizeof(u));
+	snprintf(user, sizeof(user), "fencetest%d", (int) getpid());
+	r = rcmd("ACL SETUSER %s on >pw%s ~* &* +@all", user, user);
+	CHECK(r && r->type == REDIS_REPLY_STATUS);
+	freeReplyObject(r);
+	CHECK(fence_parse_url(redis_url, &u, err, sizeof(err)) == FENCE_OK && !u.is_unix);
+	snprintf(url, sizeof(url), "redis://%s:pw%s@%s:%d/5", user, user, u.host, u.port);
+	a = fence_connect(url);
+	CHECKC(a->err == 0, a);
+	l = fence_acquire(a, res, 5000);
+	CHECKC(l != NULL, a);
+	/* it landed in database 5, not 0 */
+	CHECK(rnum("EXISTS %s", key(res, "lock")) == 0);
+	freeReplyObject(rcmd("SELECT 5"));
+	CHECK(rnum("EXISTS %s", key(res, "lock")) == 1);
+	rdo("DEL %s %s", key(res, "lock"), key(res, "token"));
+	freeReplyObject(rcmd("SELECT 0"));
+	fence_free(a);
+
+	snprintf(url, sizeof(url), "redis://%s:wrong@%s:%d", user, u.host, u.port);
+	a = fence_connect(url);
+	CHECK(a->err == FENCE_ERR_REPLY && strstr(a->errstr, "AUTH") != NULL);
+	rc = 0;
+fail:
+	freeReplyObject(rcmd("SELECT 0"));
+	freeReplyObject(rcmd("ACL DELUSER %s", user));
+	fence_url_free(&u);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/* --- heartbeat ------------------------------------------------------------ */
+
+static volatile int lost_calls;
+
+static void
+count_lost(fence_lease *lease, void *arg)
+{
+	(void) lease;
+	(void) arg;
+	__atomic_add_fetch(&lost_calls, 1, __ATOMIC_SEQ_CST);
+}
+
+static int
+test_heartbeat_renews(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("hbrenew");
+	int			rc = 1;
+
+	lost_calls = 0;
+	l = fence_acquire(a, res, 300);
+	CHECKC(l != NULL, a);
+	CHECKC(fence_heartbeat_start(a, l, count_lost, NULL) == FENCE_OK, a);
+	CHECK(fence_heartbeat_start(a, l, count_lost, NULL) == FENCE_ERR && a->err == FENCE_ERR_ARG);
+	sleep_ms(1200);				/* four TTLs */
+	CHECK(fence_lease_state(l) == FENCE_LEASE_HELD);
+	CHECK(rnum("PTTL %s", key(res, "lock")) > 0);
+	CHECK(lost_calls == 0);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	CHECK(lost_calls == 0);
+	rc = 0;
+fail:
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/* The key expires under a running heartbeat: loss seen, callback, SQL refused. */
+static int
+test_heartbeat_expired(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("hbexpire");
+	PGresult   *r = NULL;
+	long long	t0;
+	int			rc = 1;
+
+	lost_calls = 0;
+	l = fence_acquire(a, res, 600);
+	CHECKC(l != NULL, a);
+	CHECKC(fence_heartbeat_start(a, l, count_lost, NULL) == FENCE_OK, a);
+	rdo("PEXPIRE %s %s", key(res, "lock"), "1");
+	t0 = ms_now();
+	while (lost_calls == 0 && ms_now() - t0 < 2000)
+		sleep_ms(10);
+	CHECK(lost_calls == 1);
+	CHECK(ms_now() - t0 <= 400);	/* within one heartbeat interval or so */
+	CHECK(fence_lease_state(l) == FENCE_LEASE_LOST);
+	if (pg_ready)
+	{
+		r = fence_exec(a, l, pg, "SELECT 1", 0, NULL);
+		CHECK(r == NULL && a->err == FENCE_ERR_LOST);
+		CHECK(fence_announce(a, l, pg) == FENCE_ERR && a->err == FENCE_ERR_LOST);
+	}
+	/* lost is final even if the key came back */
+	rdo("SET %s %s", key(res, "lock"), fence_lease_owner(l));
+	CHECK(fence_extend(a, l, 600) == FENCE_ERR && a->err == FENCE_ERR_LOST);
+	sleep_ms(300);
+	CHECK(lost_calls == 1);
+	rc = 0;
+fail:
+	PQclear(r);
+	rdo("DEL %s%s", key(res, "lock"), "");
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/*
+ * The heartbeat cannot reach Redis: a server that accepts connections and
+ * never answers.  The lease turns suspect (fenced SQL refused), then lost
+ * at the local deadline, with the callback.
+ */
+static int
+test_heartbeat_unreachable(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_ctx  *hole = NULL;
+	fence_lease *l = NULL;
+	const char *res = R("hbhole");
+	struct sockaddr_in sa;
+	socklen_t	salen = sizeof(sa);
+	char		url[64];
+	PGresult   *r = NULL;
+	int			fd = -1,
+				seen_suspect = 0;
+	long long	t0;
+	int			rc = 1;
+
+	lost_calls = 0;
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(fd >= 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK(bind(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0);
+	CHECK(listen(fd, 16) == 0);
+	CHECK(getsockname(fd, (struct sockaddr *) &sa, &salen) == 0);
+	snprintf(url, sizeof(url), "redis://127.0.0.1:%d", ntohs(sa.sin_port));
+	hole = fence_connect_timeout(url, 200, 200);
+
+	l = fence_acquire(a, res, 900);
+	CHECKC(l != NULL, a);
+	t0 = ms_now();
+	/* the heartbeat connects to the black hole instead of Redis */
+	CHECKC(fence_heartbeat_start(hole, l, count_lost, NULL) == FENCE_OK, hole);
+	while (lost_calls == 0 && ms_now() - t0 < 3000)
+	{
+		if (fence_lease_state(l) == FENCE_LEASE_SUSPECT && !seen_suspect)
+		{
+			seen_suspect = 1;
+			if (pg_ready)
+			{
+				r = fence_exec(a, l, pg, "SELECT 1", 0, NULL);
+				CHECK(r == NULL && a->err == FENCE_ERR_SUSPECT);
+			}
+		}
+		sleep_ms(5);
+	}
+	CHECK(seen_suspect);
+	CHECK(lost_calls == 1);
+	/* lost no earlier than the deadline (ttl - drift), not much later */
+	CHECK(ms_now() - t0 >= 850 && ms_now() - t0 < 1600);
+	CHECK(fence_lease_state(l) == FENCE_LEASE_LOST);
+	rc = 0;
+fail:
+	PQclear(r);
+	fence_lease_free(l);
+	fence_free(hole);
+	fence_free(a);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* --- PostgreSQL ------------------------------------------------------------ */
+
+static int
+test_announce_exec(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("exec");
+	const char *params[2] = {"20", "22"};
+	PGresult   *r = NULL;
+	int			rc = 1;
+
+	if (!pg_ready)
+		SKIP("extension fence not available");
+	l = fence_acquire(a, res, 5000);
+	CHECKC(l != NULL, a);
+	CHECKC(fence_announce(a, l, pg) == FENCE_OK, a);
+	CHECK(pg_mark(res) == fence_lease_token(l));
+	r = fence_exec(a, l, pg, "SELECT $1::int + $2::int", 2, params);
+	CHECKC(r != NULL, a);
+	CHECK(PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "42") == 0);
+	CHECK(PQtransactionStatus(pg) == PQTRANS_IDLE);
+	PQclear(r);
+
+	/* a failing statement: FENCE_ERR_PG, rolled back, connection usable */
+	r = fence_exec(a, l, pg, "SELECT nonsense FROM nowhere", 0, NULL);
+	CHECK(r == NULL && a->err == FENCE_ERR_PG && strstr(a->errstr, "nowhere") != NULL);
+	CHECK(PQtransactionStatus(pg) == PQTRANS_IDLE);
+
+	/* inside the caller's transaction: the caller decides */
+	r = PQexec(pg, "BEGIN");
+	PQclear(r);
+	r = fence_exec(a, l, pg, "SELECT 1", 0, NULL);
+	CHECKC(r != NULL, a);
+	CHECK(PQtransactionStatus(pg) == PQTRANS_INTRANS);
+	PQclear(r);
+	r = PQexec(pg, "ROLLBACK");
+	PQclear(r);
+	r = NULL;
+	CHECK(fence_exec(a, l, pg, NULL, 0, NULL) == NULL && a->err == FENCE_ERR_ARG);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	PQclear(r);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/* An older holder is fenced off once a newer one announced. */
+static int
+test_stale_after_takeover(void)
+{
+	fence_ctx  *a = fence_connect(redis_url),
+			   *b = fence_connect(redis_url);
+	fence_lease *la = NULL,
+			   *lb = NULL;
+	const char *res = R("takeover");
+	PGresult   *r = NULL;
+	char	   *v = NULL;
+	int			rc = 1;
+
+	if (!pg_ready)
+		SKIP("extension fence not available");
+	la = fence_acquire(a, res, 5000);
+	CHECKC(la != NULL, a);
+	CHECKC(fence_announce(a, la, pg) == FENCE_OK, a);
+	/* A's lock vanishes (as if it expired while A was paused); B takes over */
+	rdo("DEL %s%s", key(res, "lock"), "");
+	lb = fence_acquire(b, res, 5000);
+	CHECKC(lb != NULL, b);
+	CHECK(fence_lease_token(lb) > fence_lease_token(la));
+	CHECKC(fence_announce(b, lb, pg) == FENCE_OK, b);
+	/* A still believes (its local deadline has not passed) but PG says no */
+	CHECK(fence_lease_state(la) == FENCE_LEASE_HELD);
+	r = fence_exec(a, la, pg, "SELECT 1", 0, NULL);
+	CHECK(r == NULL && a->err == FENCE_ERR_STALE);
+	CHECK(PQtransactionStatus(pg) == PQTRANS_IDLE);
+	CHECK(pg_mark(res) == fence_lease_token(lb));
+	/* and A's release leaves B's lock alone */
+	CHECK(fence_release(a, la) == FENCE_ERR && a->err == FENCE_ERR_LOST);
+	v = rget(key(res, "lock"));
+	CHECK(v && strcmp(v, fence_lease_owner(lb)) == 0);
+	CHECKC(fence_release(b, lb) == FENCE_OK, b);
+	rc = 0;
+fail:
+	free(v);
+	PQclear(r);
+	fence_lease_free(la);
+	fence_lease_free(lb);
+	fence_free(a);
+	fence_free(b);
+	return rc;
+}
+
+/* Redis loses everything (FLUSHALL): the client lifts the counter past PG. */
+static int
+test_heal_flushall(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("heal");
+	long long	mark;
+	char	   *v = NULL;
+	int			rc = 1;
+
+	if (!pg_ready)
+		SKIP("extension fence not available");
+	/* push PostgreSQL's mark well ahead: 5 acquisitions */
+	for (int i = 0; i < 5; i++)
+	{
+		l = fence_acquire(a, res, 5000);
+		CHECKC(l != NULL, a);
+		CHECKC(fence_announce(a, l, pg) == FENCE_OK, a);
+		CHECKC(fence_release(a, l) == FENCE_OK, a);
+		fence_lease_free(l);
+		l = NULL;
+	}
+	mark = pg_mark(res);
+	CHECK(mark >= 5);
+
+	freeReplyObject(rcmd("FLUSHALL"));
+	l = fence_acquire(a, res, 5000);
+	CHECKC(l != NULL, a);
+	CHECK(fence_lease_token(l) == 1);	/* Redis starts over... */
+	CHECKC(fence_announce(a, l, pg) == FENCE_OK, a);
+	CHECK(fence_lease_token(l) > mark);	/* ...and the client catches up */
+	CHECK(pg_mark(res) == fence_lease_token(l));
+	v = rget(key(res, "token"));
+	CHECK(v && atoll(v) == fence_lease_token(l));
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	fence_lease_free(l);
+	l = NULL;
+
+	/* failover shape: Redis hands out PG's mark again, to another owner */
+	mark = pg_mark(res);
+	{
+		char		prev[32];
+
+		snprintf(prev, sizeof(prev), "%lld", mark - 1);
+		rdo("SET %s %s", key(res, "token"), prev);
+	}
+	l = fence_acquire(a, res, 5000);
+	CHECKC(l != NULL, a);
+	CHECK(fence_lease_token(l) == mark);
+	CHECKC(fence_announce(a, l, pg) == FENCE_OK, a);
+	CHECK(fence_lease_token(l) == mark + 1);
+	CHECK(pg_mark(res) == mark + 1);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	free(v);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/* Healing must not happen once the lock is someone else's. */
+static int
+test_heal_needs_lock(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("heallock");
+	char		big[32];
+	char	   *v = NULL;
+	int			rc = 1;
+
+	if (!pg_ready)
+		SKIP("extension fence not available");
+	/* PostgreSQL at 100, Redis counter lost */
+	l = fence_acquire(a, res, 5000);
+	CHECKC(l != NULL, a);
+	rdo("SET %s %s", key(res, "token"), "99");
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	fence_lease_free(l);
+	l = fence_acquire(a, res, 5000);
+	CHECKC(l != NULL, a);
+	CHECK(fence_lease_token(l) == 100);
+	CHECKC(fence_announce(a, l, pg) == FENCE_OK, a);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	fence_lease_free(l);
+	rdo("DEL %s%s", key(res, "token"), "");
+
+	l = fence_acquire(a, res, 5000);
+	CHECKC(l != NULL, a);
+	rdo("SET %s %s", key(res, "lock"), "thief");
+	CHECK(fence_announce(a, l, pg) == FENCE_ERR && a->err == FENCE_ERR_LOST);
+	v = rget(key(res, "token"));
+	snprintf(big, sizeof(big), "%s", v ? v : "");
+	CHECK(strcmp(big, "1") == 0);	/* counter untouched */
+	rc = 0;
+fail:
+	free(v);
+	rdo("DEL %s %s", key(res, "lock"), key(res, "token"));
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+int
+main(void)
+{
+	fence_url	u;
+	char		err[256];
+
+	redis_url = getenv("FENCE_REDIS_URL");
+	if (redis_url == NULL || *redis_url == '\0')
+		redis_url = FENCE_DEFAULT_URL;
+	if (fence_parse_url(redis_url, &u, err, sizeof(err)) != FENCE_OK || u.is_unix)
+	{
+		printf("not ok - client_setup\n#   FENCE_REDIS_URL: %s\n", err);
+		return 1;
+	}
+	raw = redisConnect(u.host, u.port);
+	fence_url_free(&u);
+	if (raw == NULL || raw->err)
+	{
+		printf("not ok - client_setup\n#   cannot reach Redis at %s\n", redis_url);
+		return 1;
+	}
+	pg = PQconnectdb("");
+	if (PQstatus(pg) == CONNECTION_OK)
+	{
+		PGresult   *r = PQexec(pg, "SET client_min_messages = warning");
+
+		PQclear(r);
+		r = PQexec(pg, "CREATE EXTENSION IF NOT EXISTS fence");
+		PQclear(r);
+		r = PQexec(pg, "SELECT to_regprocedure('fence.advance(text,bigint,text)') IS NOT NULL");
+		pg_ready = PQresultStatus(r) == PGRES_TUPLES_OK && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+		PQclear(r);
+	}
+
+	TEST(url_good);
+	TEST(url_malformed);
+	TEST(duration_good);
+	TEST(duration_malformed);
+	TEST(connect_refused);
+	TEST(acquire_busy_release);
+	TEST(extend);
+	TEST(owner_mismatch);
+	TEST(bad_arguments);
+	TEST(acquire_wait);
+	TEST(counter_exact);
+	TEST(noscript_fallback);
+	TEST(auth_select);
+	TEST(heartbeat_renews);
+	TEST(heartbeat_expired);
+	TEST(heartbeat_unreachable);
+	TEST(announce_exec);
+	TEST(stale_after_takeover);
+	TEST(heal_flushall);
+	TEST(heal_needs_lock);
+
+	PQfinish(pg);
+	redisFree(raw);
+	printf("# client C tests: %d passed, %d failed, %d skipped\n", tap_passed, tap_failed, tap_skipped);
+	return tap_failed ? 1 : 0;
+}
