@@ -1,0 +1,254 @@
+# test/e2e/lib.sh: shared helpers of the end-to-end fault tests.
+#
+# A test sources this file and calls e2e_init NAME first.  test/run.sh runs
+# the tests against its shared servers (PG* variables, FENCE_REDIS_URL,
+# FENCE_BIN); run on its own, a test starts throwaway servers of its own.
+# Exit status: 0 pass, 77 skip, anything else fail.
+#
+# Histories: every event of a test is one line of $HIST (see
+# check_history.py for the format and what is checked).  The order of
+# accepted writes comes from PostgreSQL, not from clocks: each write inserts
+# a row into the test's log table in the same transaction, after it wrote
+# the data row, and the log's serial is dumped as the commit sequence.
+#
+# Waiting: nothing here sleeps and hopes.  wait_for polls a condition every
+# 50 ms with a bound, and says what it waited for when the bound runs out.
+
+set -euo pipefail
+
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$E2E_DIR/../.." && pwd)
+# shellcheck source=../lib/servers.sh
+. "$TOP/test/lib/servers.sh"
+
+E2E_PIDS=()
+E2E_OWN_SERVERS=0
+E2E_PY=${E2E_PY:-python3}
+
+# e2e_init NAME: work directory, history file, servers, extension.
+e2e_init() {
+	E2E_NAME=$1
+	FENCE_TMP=$(mktemp -d "${TMPDIR:-/tmp}/pgfence-$E2E_NAME.XXXXXX")
+	chmod 755 "$FENCE_TMP"
+	WORK=$FENCE_TMP
+	HIST=$WORK/history
+	: >"$HIST"
+	trap e2e_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	if [ -z "${PGPORT:-}" ] || [ -z "${FENCE_REDIS_URL:-}" ]; then
+		E2E_OWN_SERVERS=1
+		pg_start
+		redis_start main
+		FENCE_REDIS_URL=$(redis_url main)
+	fi
+	export FENCE_REDIS_URL PGHOST PGPORT PGUSER PGDATABASE
+	unset PGOPTIONS
+	FENCE_BIN=${FENCE_BIN:-$TOP/client/fence}
+	PGCONN="host=$PGHOST port=$PGPORT user=$PGUSER dbname=$PGDATABASE"
+	sql -c 'CREATE EXTENSION IF NOT EXISTS fence' 2>/dev/null ||
+		sql -c 'CREATE EXTENSION IF NOT EXISTS fence'
+	say "work dir $WORK"
+}
+
+e2e_cleanup() {
+	local rc=$? pid
+	trap - EXIT
+	for pid in "${E2E_PIDS[@]}" $(cat "$WORK"/*.pid 2>/dev/null); do
+		kill -CONT "$pid" 2>/dev/null || true
+		pkill -9 -P "$pid" 2>/dev/null || true
+		kill -9 "$pid" 2>/dev/null || true
+	done
+	for pid in "${E2E_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && [ -s "$HIST" ]; then
+		echo "--- history ($HIST)"
+		cat "$HIST"
+	fi
+	# servers.sh stops our own Redis servers and, if we started it, PostgreSQL
+	[ "$E2E_OWN_SERVERS" = 1 ] || FENCE_PGDATA=
+	FENCE_KEEP_TMP=${FENCE_KEEP_TMP:-}
+	servers_stop
+	exit "$rc"
+}
+
+say() { printf '%s %s: %s\n' "$(date +%T.%3N)" "${E2E_NAME:-e2e}" "$*"; }
+fail() { say "FAIL: $*"; exit 1; }
+skip() { say "SKIP: $*"; exit 77; }
+now_ms() { date +%s%3N; }
+
+# need_client: skip unless the fence command has been built.
+need_client() {
+	[ -x "$FENCE_BIN" ] || skip "no fence command at $FENCE_BIN (build client/ first)"
+}
+
+# have_guard: true when the extension has the guard trigger (fence.protect).
+have_guard() {
+	[ "$(sql -c "SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+		WHERE n.nspname = 'fence' AND p.proname = 'protect'")" -gt 0 ]
+}
+
+sql() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
+sqlq() { local s=${1//\'/\'\'}; printf "'%s'" "$s"; }
+
+# sqlstate CMD...: run a psql command, print the SQLSTATE it failed with
+# ("00000" when it succeeded).
+sqlstate() {
+	local err
+	if err=$(psql -X -qAt -v ON_ERROR_STOP=1 -v VERBOSITY=verbose "$@" 2>&1 >/dev/null); then
+		echo 00000
+	else
+		echo "$err" | grep -o -m1 -E '(ERROR|FATAL):  [0-9A-Z]{5}' | awk '{print $2}' || echo unknown
+	fi
+}
+
+# hist WORKER OP RESOURCE TOKEN OWNER START END OUTCOME [KEY=VALUE...]
+hist() {
+	local IFS=$'\t'
+	printf '%s\n' "$*" >>"$HIST"
+}
+
+# wait_for DESCRIPTION TIMEOUT_S CMD...: poll CMD until it succeeds.
+wait_for() {
+	local what=$1 limit=$2 t0=$SECONDS
+	shift 2
+	until "$@"; do
+		((SECONDS - t0 < limit)) || fail "timed out after ${limit}s waiting for $what"
+		sleep 0.05
+	done
+}
+
+# A stock table with one row (id 1) and the log table of accepted writes.
+# make_tables PREFIX QTY
+make_tables() {
+	sql <<-SQL
+		DROP TABLE IF EXISTS ${1}_stock, ${1}_log;
+		CREATE TABLE ${1}_stock (id int PRIMARY KEY, qty int NOT NULL);
+		INSERT INTO ${1}_stock VALUES (1, $2);
+		CREATE TABLE ${1}_log (
+			seq bigserial PRIMARY KEY, worker text, resource text,
+			token bigint, owner text, xid bigint DEFAULT txid_current());
+	SQL
+}
+
+qty() { sql -c "SELECT qty FROM ${1}_stock WHERE id = 1"; }
+
+# dump_commits PREFIX: the committed writes, in commit order, into $HIST.
+dump_commits() {
+	sql -F $'\t' -c "SELECT worker, 'commit', resource, token, coalesce(owner, '-'),
+		'-', '-', 'committed', 'seq=' || seq, 'xid=' || xid FROM ${1}_log ORDER BY seq" >>"$HIST"
+}
+
+# record_counter PREFIX RESOURCE INITIAL STEP: the counter's end state.
+record_counter() {
+	hist check counter "$2" - - - - "value=$(qty "$1")" "initial=$3" "final=$(qty "$1")" "step=$4"
+}
+
+# check_ok: the history passes the checker.
+check_ok() {
+	say "checker on $HIST"
+	"$E2E_PY" "$E2E_DIR/check_history.py" "$HIST" | sed 's/^/    /'
+	[ "${PIPESTATUS[0]}" -eq 0 ] || fail "the checker found a violation"
+}
+
+# check_fails KIND...: the checker reports each violation KIND (negative
+# control: the hazard must show, or the test proves nothing).
+check_fails() {
+	local out rc kind
+	say "checker on $HIST (negative control, must fail)"
+	set +e
+	out=$("$E2E_PY" "$E2E_DIR/check_history.py" "$HIST")
+	rc=$?
+	set -e
+	echo "$out" | sed 's/^/    /'
+	[ "$rc" -eq 1 ] || fail "negative control: checker exit $rc, expected 1 (the hazard did not show)"
+	for kind in "$@"; do
+		grep -q "^violation $kind:" <<<"$out" || fail "negative control: no $kind violation"
+	done
+}
+
+# new_history: start a fresh history (a test with several phases).
+new_history() {
+	HIST=$WORK/history.$1
+	: >"$HIST"
+}
+
+# --- Redis
+
+lock_key() { printf 'fence:{%s}:lock' "$1"; }
+token_key() { printf 'fence:{%s}:token' "$1"; }
+# rcli [URL] ...: redis-cli against FENCE_REDIS_URL or the URL given first.
+rcli() {
+	local url=$FENCE_REDIS_URL
+	case ${1:-} in redis://*) url=$1; shift ;; esac
+	redis-cli -u "$url" --no-raw "$@" | sed 's/^"\(.*\)"$/\1/; s/^(integer) //; s/^(nil)$//'
+}
+# lock_owner [URL] RESOURCE, lock_gone [URL] RESOURCE
+lock_owner() {
+	if [ $# = 2 ]; then rcli "$1" GET "$(lock_key "$2")"; else rcli GET "$(lock_key "$1")"; fi
+}
+lock_gone() { [ "$(lock_owner "$@")" = "" ]; }
+
+# --- workers
+
+# start_worker NAME RESOURCE MODE [FENCE-RUN OPTION...]: start
+# "fence run RESOURCE OPTIONS -- worker.sh" in the background.  The worker
+# is configured by the variables TBL (table prefix), PAUSE, HOLD, WRITES,
+# GAP_MS, STEP (see worker.sh).  Sets LAST_PID to the fence process.
+start_worker() {
+	local name=$1 res=$2 mode=$3
+	shift 3
+	W=$name RES_HINT=$res MODE=$mode STATE=$WORK HIST=$HIST \
+		"$FENCE_BIN" run "$res" "$@" -- bash "$E2E_DIR/worker.sh" \
+		>"$WORK/$name.out" 2>"$WORK/$name.err" &
+	LAST_PID=$!
+	E2E_PIDS+=("$LAST_PID")
+	echo "$LAST_PID" >"$WORK/$name.fence.pid"
+}
+
+# state_is NAME STATE: the worker has reached STATE (read, wrote, done).
+state_is() { [ -e "$WORK/$1.$2" ]; }
+worker_pid() { cat "$WORK/$1.pid"; }
+go() { touch "$WORK/$1.go"; }
+quit() { touch "$WORK/$1.quit"; }
+outcome() { cat "$WORK/$1.wrote" 2>/dev/null; }
+token_of() { sed -n 's/^token=//p' "$WORK/$1.env"; }
+owner_of() { sed -n 's/^owner=//p' "$WORK/$1.env"; }
+
+# wait_exit PID TIMEOUT_S: wait for a background process of this shell;
+# its exit status goes to RC (not printed: a subshell cannot wait for it).
+wait_exit() {
+	local pid=$1 limit=$2 t0=$SECONDS
+	while kill -0 "$pid" 2>/dev/null; do
+		if ((SECONDS - t0 >= limit)); then
+			# a stopped or zombie process: let wait decide
+			[ "$(ps -o stat= -p "$pid" 2>/dev/null | cut -c1)" = Z ] && break
+			fail "process $pid still running after ${limit}s"
+		fi
+		sleep 0.05
+	done
+	RC=0
+	wait "$pid" || RC=$?
+}
+
+# --- the proxy of F2
+
+# proxy_start: proxy in front of PostgreSQL's TCP port; sets PROXY_PORT.
+proxy_start() {
+	PROXY_PORT=$(spare_port)
+	PROXY_CTL=$(spare_port)
+	mkdir -p "$WORK/proxy"
+	"$E2E_PY" "$E2E_DIR/proxy.py" "$PROXY_PORT" 127.0.0.1 "$PGPORT" "$PROXY_CTL" "$WORK/proxy" &
+	E2E_PIDS+=("$!")
+	wait_for "the proxy" 10 proxy_ctl status
+}
+
+# proxy_ctl COMMAND: send a control command, print the reply.
+proxy_ctl() {
+	local reply
+	exec {fd}<>"/dev/tcp/127.0.0.1/$PROXY_CTL" 2>/dev/null || return 1
+	echo "$1" >&"$fd"
+	read -r reply <&"$fd"
+	exec {fd}>&-
+	echo "$reply"
+}
+proxy_field() { proxy_ctl status | tr ' ' '\n' | sed -n "s/^$1=//p"; }

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# test/e2e/worker.sh: the worker of the fault tests, run under
+# "fence run RESOURCE --pg ... -- bash worker.sh" (or by hand with the
+# FENCE_* variables set).  It does what the seed's story does: read the
+# quantity, compute the new one in the application, write it back under
+# the lease, and records every step in the history.
+#
+# Environment (set by lib.sh's start_worker):
+#   W          worker name          STATE  directory for state files
+#   TBL        table prefix         HIST   history file
+#   MODE       how the write carries the token:
+#                guard    plain UPDATE, the table's guard trigger checks
+#                         fence.resource/fence.token/fence.owner (PGOPTIONS)
+#                advance  SELECT fence.advance(...) first, same transaction
+#                fenced   fence.fenced_update(...) does the UPDATE
+#                none     no check at all (the negative control)
+#   PAUSE=1    after the first read, wait for STATE/W.go before writing
+#   HOLD=1     after the writes, wait for STATE/W.quit before exiting
+#   WRITES=N   read-modify-write N times (default 1), GAP_MS apart
+#   STEP=S     change of the quantity per write (default -1)
+#   PGCONN     libpq connection string (default: the PG* variables)
+#
+# State files: W.pid, W.env (token, owner), W.read, W.wrote (outcome of
+# the last write), W.done.  Exit: 0 all writes accepted, 3 one refused.
+set -uo pipefail
+
+: "${W:?}" "${STATE:?}" "${TBL:?}" "${HIST:?}" "${MODE:?}"
+RES=${FENCE_RESOURCE:-${RES_HINT:-}}
+TOKEN=${FENCE_TOKEN:-}
+OWNER=${FENCE_OWNER:-}
+WRITES=${WRITES:-1}
+STEP=${STEP:--1}
+GAP_MS=${GAP_MS:-0}
+
+echo $$ >"$STATE/$W.pid"
+printf 'token=%s\nowner=%s\n' "$TOKEN" "$OWNER" >"$STATE/$W.env"
+
+now_ms() { date +%s%3N; }
+hist() {
+	local IFS=$'\t'
+	printf '%s\n' "$*" >>"$HIST"
+}
+q() { local s=${1//\'/\'\'}; printf "'%s'" "$s"; }
+pg() { psql -X -qAt -v ON_ERROR_STOP=1 -v VERBOSITY=verbose ${PGCONN:+-d "$PGCONN"} "$@"; }
+
+trap 'hist "$W" term "$RES" "$TOKEN" "${OWNER:--}" "$(now_ms)" - SIGTERM; exit 143' TERM
+
+hist "$W" acquire "$RES" "$TOKEN" "${OWNER:--}" "$(now_ms)" - "pgoptions=${PGOPTIONS:-}"
+
+# wait_file FILE: bounded wait for a file the test creates (60 s).
+wait_file() {
+	local t0=$SECONDS
+	while [ ! -e "$1" ]; do
+		((SECONDS - t0 < 60)) || { hist "$W" note "$RES" - - - - "gave up waiting for $1"; exit 4; }
+		sleep 0.02
+	done
+}
+
+owner_sql=NULL
+[ -n "$OWNER" ] && owner_sql=$(q "$OWNER")
+rc=0
+for ((i = 1; i <= WRITES; i++)); do
+	t=$(now_ms)
+	if ! cur=$(pg -c "SELECT qty FROM ${TBL}_stock WHERE id = 1" 2>"$STATE/$W.psql.err"); then
+		hist "$W" read "$RES" "$TOKEN" "${OWNER:--}" "$t" "$(now_ms)" error
+		rc=3
+		break
+	fi
+	hist "$W" read "$RES" "$TOKEN" "${OWNER:--}" "$t" "$(now_ms)" "value=$cur"
+	new=$((cur + STEP))
+	if [ "$i" = 1 ] && [ "${PAUSE:-0}" = 1 ]; then
+		touch "$STATE/$W.read"
+		wait_file "$STATE/$W.go"
+	fi
+	case $MODE in
+	guard | none) check= ;
+		update="UPDATE ${TBL}_stock SET qty = $new WHERE id = 1;" ;;
+	advance) check="SELECT 'mark:' || fence.advance($(q "$RES"), $TOKEN, $owner_sql);"
+		update="UPDATE ${TBL}_stock SET qty = $new WHERE id = 1;" ;;
+	fenced) check=
+		update="SELECT 'rows:' || fence.fenced_update($(q "$RES"), $TOKEN, 'UPDATE ${TBL}_stock SET qty = \$1 WHERE id = 1', $new);" ;;
+	*) echo "worker: bad MODE $MODE" >&2; exit 64 ;;
+	esac
+	# One message, so that a proxy holding it delays the whole transaction.
+	t=$(now_ms)
+	out=$(pg -c "BEGIN; $check $update
+		INSERT INTO ${TBL}_log (worker, resource, token, owner)
+		VALUES ($(q "$W"), $(q "$RES"), ${TOKEN:-NULL}, $owner_sql) RETURNING 'seq:' || seq;
+		COMMIT;" 2>"$STATE/$W.psql.err")
+	st=$?
+	if [ $st = 0 ]; then
+		seq=$(sed -n 's/^seq://p' <<<"$out")
+		hist "$W" write "$RES" "$TOKEN" "${OWNER:--}" "$t" "$(now_ms)" ok "seq=$seq" "value=$new"
+		echo ok >"$STATE/$W.wrote"
+	else
+		code=$(grep -o -m1 -E 'ERROR:  [0-9A-Z]{5}' "$STATE/$W.psql.err" | awk '{print $2}')
+		hist "$W" write "$RES" "$TOKEN" "${OWNER:--}" "$t" "$(now_ms)" "${code:-error}" "value=$new"
+		echo "${code:-error}" >"$STATE/$W.wrote"
+		rc=3
+		break
+	fi
+	[ "$GAP_MS" -gt 0 ] && [ "$i" -lt "$WRITES" ] && sleep "$(printf '%d.%03d' $((GAP_MS / 1000)) $((GAP_MS % 1000)))"
+done
+touch "$STATE/$W.done"
+if [ "${HOLD:-0}" = 1 ]; then
+	wait_file "$STATE/$W.quit"
+fi
+exit $rc
