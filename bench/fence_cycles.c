@@ -1,0 +1,129 @@
+/*
+ * bench/fence_cycles.c
+ *	  Scenario 4: acquire + release cycles per second on Redis through
+ *	  libfence, each thread on its own connection and its own resource.
+ *
+ *	  fence_cycles [-t THREADS] [-s SECONDS]     (Redis: $FENCE_REDIS_URL)
+ *
+ *	  Prints one line: cycles_per_s=N acquire_p50_us=N acquire_p99_us=N.
+ *	  A cycle is fence_acquire (one EVALSHA: SET NX PX + INCR + GET) and
+ *	  fence_release (one EVALSHA: GET + DEL): two round trips.
+ */
+#include <getopt.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "bench.h"
+#include "fence.h"
+
+static const char *redis_url;
+static int	seconds = 5;
+
+typedef struct worker
+{
+	pthread_t	thread;
+	int			id;
+	long long	cycles;
+	int			failed;
+	bench_lat	acquire;
+} worker;
+
+static void *
+run(void *arg)
+{
+	worker	   *w = arg;
+	fence_ctx  *ctx = fence_connect(redis_url);
+	char		resource[64];
+	int64_t		end;
+
+	if (ctx == NULL || ctx->err)
+	{
+		fprintf(stderr, "worker %d: %s\n", w->id, ctx ? ctx->errstr : "out of memory");
+		w->failed = 1;
+		return NULL;
+	}
+	snprintf(resource, sizeof(resource), "bench:cycles:%d", w->id);
+	end = bench_now_ns() + (int64_t) seconds * 1000000000;
+	while (bench_now_ns() < end)
+	{
+		int64_t		t0 = bench_now_ns();
+		fence_lease *l = fence_acquire(ctx, resource, 10000);
+
+		if (l == NULL)
+		{
+			fprintf(stderr, "worker %d: acquire: %s\n", w->id, ctx->errstr);
+			w->failed = 1;
+			break;
+		}
+		bench_lat_add(&w->acquire, bench_now_ns() - t0);
+		if (fence_release(ctx, l) != FENCE_OK)
+		{
+			fprintf(stderr, "worker %d: release: %s\n", w->id, ctx->errstr);
+			w->failed = 1;
+			fence_lease_free(l);
+			break;
+		}
+		fence_lease_free(l);
+		w->cycles++;
+	}
+	fence_free(ctx);
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	int			nthreads = 1,
+				i,
+				c,
+				failed = 0;
+	long long	cycles = 0;
+	worker	   *ws;
+	bench_lat	all = {0};
+	int64_t		t0,
+				t1;
+
+	while ((c = getopt(argc, argv, "t:s:")) != -1)
+	{
+		switch (c)
+		{
+			case 't':
+				nthreads = atoi(optarg);
+				break;
+			case 's':
+				seconds = atoi(optarg);
+				break;
+			default:
+				fprintf(stderr, "usage: fence_cycles [-t THREADS] [-s SECONDS]\n");
+				return 64;
+		}
+	}
+	redis_url = getenv("FENCE_REDIS_URL");
+	if (redis_url == NULL || nthreads < 1 || seconds < 1)
+	{
+		fprintf(stderr, "fence_cycles: set FENCE_REDIS_URL; THREADS and SECONDS must be positive\n");
+		return 64;
+	}
+
+	ws = calloc(nthreads, sizeof(worker));
+	t0 = bench_now_ns();
+	for (i = 0; i < nthreads; i++)
+	{
+		ws[i].id = i;
+		pthread_create(&ws[i].thread, NULL, run, &ws[i]);
+	}
+	for (i = 0; i < nthreads; i++)
+	{
+		pthread_join(ws[i].thread, NULL);
+		cycles += ws[i].cycles;
+		failed |= ws[i].failed;
+		bench_lat_merge(&all, &ws[i].acquire);
+	}
+	t1 = bench_now_ns();
+	if (failed)
+		return 1;
+	printf("cycles_per_s=%.1f acquire_p50_us=%.1f acquire_p99_us=%.1f\n",
+		   (double) cycles * 1e9 / (double) (t1 - t0),
+		   bench_lat_pct_us(&all, 50), bench_lat_pct_us(&all, 99));
+	return 0;
+}

@@ -1,0 +1,134 @@
+# bench/lib.sh: helpers shared by the scenario scripts (sourced, not run).
+#
+# run.sh starts the servers and exports PGHOST/PGPORT/PGUSER/PGDATABASE,
+# FENCE_REDIS_URL and BENCH_OUT; each scenario script then sources this file,
+# measures its variants round by round (interleaved with its baseline, in an
+# order that rotates each round), records every run in $BENCH_OUT/raw.tsv and
+# adds its rows to $BENCH_OUT/table.md from the medians.
+#
+# Knobs (environment):
+#   BENCH_ROUNDS   runs of each variant (default 3)
+#   BENCH_SECS     seconds per timed pgbench / client run (default 5)
+#   BENCH_CLIENTS  pgbench clients (default 2 x cores)
+#   BENCH_ROWS     rows of the bulk UPDATE in scenario 3 (default 1000000)
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BENCH_OUT=${BENCH_OUT:-$BENCH_DIR/out}
+ROUNDS=${BENCH_ROUNDS:-3}
+SECS=${BENCH_SECS:-5}
+CORES=$(nproc)
+CLIENTS=${BENCH_CLIENTS:-$((2 * CORES))}
+mkdir -p "$BENCH_OUT"
+
+log() {
+	echo "[$(date +%T)] $*" >&2
+}
+
+die() {
+	log "error: $*"
+	exit 1
+}
+
+# sql [psql args...]: psql that stops at the first error and prints bare values.
+sql() {
+	psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"
+}
+
+# record SCENARIO VARIANT VALUE: one measured run.
+record() {
+	printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$BENCH_OUT/raw.tsv"
+	log "  $1 $2: $3"
+}
+
+# median SCENARIO VARIANT: median of the recorded runs ("nan" if none).
+median() {
+	awk -F'\t' -v s="$1" -v v="$2" '$1 == s && $2 == v { print $3 }' \
+		"$BENCH_OUT/raw.tsv" 2>/dev/null | sort -g |
+		awk '{ a[NR] = $1 }
+		END {
+			if (NR == 0) { print "nan"; exit }
+			m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+			printf "%.6g\n", m
+		}'
+}
+
+# interleave FN VARIANT...: call "FN VARIANT ROUND" for ROUNDS rounds; the
+# order of the variants rotates by one each round, so that no variant is
+# always the one that runs first (cold caches) or right after another.
+interleave() {
+	local fn=$1 round i n
+	shift
+	local variants=("$@")
+	n=${#variants[@]}
+	for ((round = 1; round <= ROUNDS; round++)); do
+		for ((i = 0; i < n; i++)); do
+			"$fn" "${variants[$(((i + round - 1) % n))]}" "$round"
+		done
+	done
+}
+
+# fmt NUMBER: a readable figure (three significant digits, no exponent).
+fmt() {
+	awk -v x="$1" 'BEGIN {
+		if (x == "nan" || x == "") { print "n/a"; exit }
+		if (x >= 1000) printf "%.0f\n", x
+		else if (x >= 100) printf "%.1f\n", x
+		else if (x >= 10) printf "%.2f\n", x
+		else printf "%.3f\n", x
+	}'
+}
+
+# row SCENARIO WHAT VALUE UNIT [BASELINE_NAME BASELINE_VALUE [TARGET]]
+#   Add a line to the results table.  With a baseline, the ratio is
+#   VALUE / BASELINE_VALUE; TARGET is ">=0.80" or "<=1.05".
+row() {
+	local scen=$1 what=$2 value=$3 unit=$4 bname=${5:-} bvalue=${6:-} target=${7:-}
+	local ratio= met= vs=
+	if [ -n "$bname" ]; then
+		ratio=$(awk -v a="$value" -v b="$bvalue" 'BEGIN {
+			if (a == "nan" || b == "nan" || b == 0) print "n/a"; else printf "%.2f\n", a / b }')
+		vs="$bname ($(fmt "$bvalue"))"
+	fi
+	if [ -n "$target" ] && [ "$ratio" != n/a ]; then
+		met=$(awk -v r="$ratio" -v t="$target" 'BEGIN {
+			op = substr(t, 1, 2); x = substr(t, 3) + 0
+			ok = (op == ">=") ? (r >= x) : (r <= x)
+			print ok ? "yes" : "**no**" }')
+	elif [ -n "$target" ]; then
+		met="**no**"
+	fi
+	printf '| %s | %s | %s %s | %s | %s | %s | %s |\n' "$scen" "$what" \
+		"$(fmt "$value")" "$unit" "$vs" "${ratio:+${ratio}x}" \
+		"${target:+${target:0:2} ${target:2}x}" "$met" >>"$BENCH_OUT/table.md"
+}
+
+# note TEXT: a line printed under the table (how a scenario was run).
+note() {
+	echo "- $*" >>"$BENCH_OUT/notes.md"
+}
+
+# pgb SCRIPT [pgbench args...]: run one pgbench script for SECS seconds with
+# CLIENTS clients and print its tps.  Prepared statements, no vacuum.
+pgb() {
+	local script=$1 out
+	shift
+	out=$(pgbench -n -M prepared -c "$CLIENTS" -j "$CORES" -T "$SECS" \
+		-f "$BENCH_DIR/$script" "$@" 2>&1) || {
+		echo "$out" | tail -20 >&2
+		die "pgbench $script failed"
+	}
+	# a client that failed (a rejected token) must not pass for a fast run
+	if echo "$out" | grep -q 'client [0-9]* aborted'; then
+		echo "$out" | grep -m3 -i error >&2
+		die "pgbench $script: a client aborted"
+	fi
+	echo "$out" | awk '/^tps = / { print $3; exit }'
+}
+
+# elapsed_ms PSQL_SCRIPT: run SQL in one psql session with \timing and print
+# the time of its last timed statement in milliseconds.
+elapsed_ms() {
+	printf '\\timing on\n%s\n' "$1" | psql -X -q -v ON_ERROR_STOP=1 2>&1 |
+		awk '/^Time: / { t = $2 } /ERROR/ { err = 1; print > "/dev/stderr" }
+			END { if (err || t == "") exit 1; print t }'
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# bench/s1_fenced_update.sh: scenario 1, a single-row write under pgbench,
+# one statement per transaction.
+#
+#   plain        UPDATE pgbench_accounts ... (autocommit)         baseline
+#   fenced       SELECT fence.fenced_update(R, T, 'UPDATE ...', delta, aid)
+#   handwritten  BEGIN; INSERT ... ON CONFLICT ... WHERE token <= T; UPDATE; COMMIT
+#   plpgsql      SELECT bench.fenced_deposit(R, T, aid, delta)
+#
+# Each pgbench client writes under its own resource "bench:<client>" with a
+# token announced before the runs, as a worker holding a lease would.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+accounts=100000
+token=7
+
+log "s1: fenced_update vs plain UPDATE and the hand-written baselines"
+pgbench -i -q -s $((accounts / 100000)) -I dtgvp >/dev/null 2>&1 || die "pgbench -i failed"
+sql -f "$BENCH_DIR/handwritten.sql"
+sql >/dev/null <<SQL
+TRUNCATE bench.fences;
+SELECT fence.advance('bench:' || c, $token) FROM generate_series(0, $CLIENTS - 1) c;
+INSERT INTO bench.fences SELECT 'bench:' || c, $token FROM generate_series(0, $CLIENTS - 1) c;
+SQL
+
+declare -A script=(
+	[plain]=update_plain.pgbench
+	[fenced]=update_fenced.pgbench
+	[handwritten]=update_handwritten.pgbench
+	[plpgsql]=update_plpgsql.pgbench
+)
+
+run_variant() {
+	record s1 "$1" "$(pgb "${script[$1]}" -D accounts=$accounts -D token=$token)"
+}
+
+interleave run_variant plain fenced handwritten plpgsql
+
+plain=$(median s1 plain)
+row 1 "plain autocommit UPDATE (pgbench)" "$plain" tx/s
+row 1 "fence.fenced_update vs plain" "$(median s1 fenced)" tx/s plain "$plain" ">=0.80"
+row 1 "hand-written SQL transaction vs plain" "$(median s1 handwritten)" tx/s plain "$plain"
+row 1 "hand-written PL/pgSQL function vs plain" "$(median s1 plpgsql)" tx/s plain "$plain"
+row 1 "fence.fenced_update vs hand-written SQL" "$(median s1 fenced)" tx/s "hand SQL" "$(median s1 handwritten)" ">=2.50"
+row 1 "fence.fenced_update vs hand-written PL/pgSQL" "$(median s1 fenced)" tx/s "PL/pgSQL" "$(median s1 plpgsql)" ">=2.50"
+note "Scenario 1: pgbench -M prepared, $CLIENTS clients, $CORES threads, ${SECS}s per run, $ROUNDS runs each; one resource per client; round trips per write: plain 1, fenced_update 1, hand-written SQL 4, PL/pgSQL 1."

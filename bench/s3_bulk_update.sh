@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# bench/s3_bulk_update.sh: scenario 3, one UPDATE of every row of a
+# BENCH_ROWS-row table (default 1M), timed by psql, under:
+#
+#   none      no trigger                                           baseline
+#   table     fence.protect(tbl, R): one check per statement
+#   column    fence.protect(tbl, R, 'token'): the token stamped into each row
+#   noop      an empty C row trigger (bench/noop_trigger), for reference
+#   plpgsql   the guard written in PL/pgSQL (handwritten.sql), for reference
+#
+# The token comes from the session's settings fence.resource / fence.token.
+# Each variant's triggers are installed right before its run and dropped
+# after it, then the table is vacuumed and checkpointed (untimed), so every
+# run starts from the same state: live rows on one half of the pages, the
+# other half free.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+rows=${BENCH_ROWS:-1000000}
+token=7
+resource=bench:bulk
+
+log "s3: bulk UPDATE of $rows rows"
+sql -f "$BENCH_DIR/handwritten.sql"
+sql >/dev/null <<SQL
+DROP TABLE IF EXISTS bench.bulk;
+CREATE TABLE bench.bulk (id int PRIMARY KEY, token bigint NOT NULL DEFAULT 0, val int NOT NULL)
+    WITH (autovacuum_enabled = off);
+INSERT INTO bench.bulk (id, val) SELECT g, 0 FROM generate_series(1, $rows) g;
+SELECT fence.advance('$resource', $token);
+INSERT INTO bench.fences VALUES ('$resource', $token) ON CONFLICT DO NOTHING;
+SQL
+
+install() {
+	case $1 in
+	none) ;;
+	table) echo "SELECT fence.protect('bench.bulk', '$resource');" ;;
+	column) echo "SELECT fence.protect('bench.bulk', '$resource', 'token');" ;;
+	noop) echo "CREATE TRIGGER bulk_noop BEFORE UPDATE ON bench.bulk
+		FOR EACH ROW EXECUTE FUNCTION bench_noop_trigger();" ;;
+	plpgsql) echo "CREATE TRIGGER bulk_guard_statement BEFORE UPDATE ON bench.bulk
+		FOR EACH STATEMENT EXECUTE FUNCTION bench.guard_statement('$resource');
+		CREATE TRIGGER bulk_guard_row BEFORE UPDATE ON bench.bulk
+		FOR EACH ROW EXECUTE FUNCTION bench.guard_row();" ;;
+	esac
+}
+
+uninstall() {
+	case $1 in
+	none) ;;
+	table | column) echo "SELECT fence.unprotect('bench.bulk');" ;;
+	noop) echo "DROP TRIGGER bulk_noop ON bench.bulk;" ;;
+	plpgsql) echo "DROP TRIGGER bulk_guard_statement ON bench.bulk;
+		DROP TRIGGER bulk_guard_row ON bench.bulk;" ;;
+	esac
+}
+
+settle() {
+	sql -c 'VACUUM bench.bulk' -c 'CHECKPOINT'
+}
+
+run_variant() {
+	local ms
+	install "$1" | sql >/dev/null
+	ms=$(elapsed_ms "SET fence.resource = '$resource';
+		SET fence.token = '$token';
+		UPDATE bench.bulk SET val = val + 1;") || die "s3 $1 failed"
+	uninstall "$1" | sql >/dev/null
+	settle
+	record s3 "$1" "$ms"
+}
+
+# warm up: the first UPDATE doubles the table, later ones reuse the space
+sql -c 'UPDATE bench.bulk SET val = val + 1'
+settle
+
+interleave run_variant none table column noop plpgsql
+
+none=$(median s3 none)
+row 3 "UPDATE of $rows rows, no trigger" "$none" ms
+row 3 "table-level guard vs none" "$(median s3 table)" ms none "$none" "<=1.05"
+row 3 "token-column guard vs none" "$(median s3 column)" ms none "$none" "<=1.25"
+row 3 "empty C row trigger vs none (reference)" "$(median s3 noop)" ms none "$none"
+row 3 "PL/pgSQL guard trigger vs none (reference)" "$(median s3 plpgsql)" ms none "$none"
+note "Scenario 3: UPDATE bench.bulk SET val = val + 1 over $rows rows (id int primary key, token bigint, val int), time as psql's \\timing; VACUUM and CHECKPOINT between runs, untimed; ratio is time / unprotected time (lower is better)."
