@@ -1,1 +1,379 @@
-echo "# cli tests: todo"
+#!/usr/bin/env bash
+# client/test/cli.sh: tests of the fence command against the real Redis
+# (FENCE_REDIS_URL) and PostgreSQL (PG* variables), one "ok - NAME" /
+# "not ok - NAME" / "skip - NAME" line per test.
+#
+# FENCE_BIN names the binary under test (default: ./fence next to this
+# directory).  Resource names carry the pid: other suites share the servers.
+set -u
+cd "$(dirname "$0")/.."
+F=${FENCE_BIN:-$PWD/fence}
+: "${FENCE_REDIS_URL:=redis://127.0.0.1:6379}"
+export FENCE_REDIS_URL
+PGC="dbname=${PGDATABASE:-postgres}"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/fence-cli.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+failed=0 passed=0 skipped=0
+
+rcli() { redis-cli -u "$FENCE_REDIS_URL" "$@"; }
+rname() { echo "cli-$$-$1"; }
+lockkey() { echo "fence:{$1}:lock"; }
+
+# dead PID: gone, or a zombie nobody has reaped yet
+dead() {
+	! kill -0 "$1" 2>/dev/null || grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null
+}
+
+# wait_for COND...: retry COND for up to 5 s
+wait_for() {
+	local i
+	for i in $(seq 100); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# expect_rc WANT CMD...: run CMD, fail unless it exits with WANT
+expect_rc() {
+	local want=$1 rc=0
+	shift
+	"$@" >"$TMP/out" 2>"$TMP/err" || rc=$?
+	if [ "$rc" != "$want" ]; then
+		echo "expected exit $want, got $rc from: $*"
+		cat "$TMP/out" "$TMP/err"
+		return 1
+	fi
+}
+
+pg_ready=0
+if psql -XAtqc "SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS fence" >/dev/null 2>&1 ||
+	[ "$(psql -XAtc "SELECT to_regprocedure('fence.advance(text,bigint,text)') IS NOT NULL" 2>/dev/null)" = t ]; then
+	pg_ready=1
+fi
+
+run_test() {
+	local name=$1 needs_pg=${2:-}
+	if [ "$needs_pg" = pg ] && [ $pg_ready = 0 ]; then
+		echo "skip - $name # extension fence not available"
+		skipped=$((skipped + 1))
+		return
+	fi
+	# not inside "if": errexit would be ignored there
+	(set -e; "test_$name") >"$TMP/log" 2>&1
+	if [ $? = 0 ]; then
+		echo "ok - $name"
+		passed=$((passed + 1))
+	else
+		echo "not ok - $name"
+		sed 's/^/#   /' "$TMP/log" | tail -n 30
+		failed=$((failed + 1))
+	fi
+}
+
+# --- usage ----------------------------------------------------------------
+
+test_cli_help() {
+	expect_rc 0 "$F" --help
+	grep -q '^Usage:' "$TMP/out"
+	grep -q -- '--ttl=DURATION' "$TMP/out"
+	grep -q '(default: 30s)' "$TMP/out"
+	grep -q '^Exit status:' "$TMP/out"
+	expect_rc 0 "$F" acquire -?
+	grep -q '^Usage:' "$TMP/out"
+}
+
+test_cli_version() {
+	expect_rc 0 "$F" --version
+	grep -q '^fence (pgfence) [0-9]' "$TMP/out"
+}
+
+test_cli_usage_errors() {
+	expect_rc 64 "$F" --bogus
+	grep -qx 'Try "fence --help" for more information.' "$TMP/err"
+	expect_rc 64 "$F" -x acquire r
+	grep -qx 'Try "fence --help" for more information.' "$TMP/err"
+	expect_rc 64 "$F"
+	expect_rc 64 "$F" frobnicate r
+	expect_rc 64 "$F" acquire
+	expect_rc 64 "$F" acquire a b
+	expect_rc 64 "$F" release r
+	expect_rc 64 "$F" run r
+	expect_rc 64 "$F" exec r 'select 1'
+	expect_rc 64 "$F" acquire r --ttl
+	expect_rc 64 "$F" acquire r --ttl 10x
+	grep -q 'invalid duration' "$TMP/err"
+	expect_rc 64 "$F" acquire r --ttl 0
+	expect_rc 64 "$F" acquire r --wait -1s
+	expect_rc 64 "$F" acquire r --redis 'http://localhost'
+	grep -q 'unsupported Redis URL scheme' "$TMP/err"
+	expect_rc 64 "$F" acquire r --redis 'redis://host:99999'
+}
+
+test_cli_redis_down() {
+	expect_rc 69 "$F" acquire "$(rname down)" --redis redis://127.0.0.1:1
+	grep -q 'could not connect to Redis' "$TMP/err"
+	expect_rc 69 "$F" show "$(rname down)" --redis redis://127.0.0.1:1
+}
+
+# --- acquire, release, extend, show -----------------------------------------
+
+test_cli_acquire_release() {
+	local res owner
+	res=$(rname acq)
+	eval "$("$F" acquire "$res" --ttl 10s)"
+	[ "$FENCE_RESOURCE" = "$res" ]
+	[ "$FENCE_TOKEN" -ge 1 ]
+	[ ${#FENCE_OWNER} = 32 ]
+	owner=$FENCE_OWNER
+	[ "$(rcli GET "$(lockkey "$res")")" = "$owner" ]
+	# busy: 75, and no token taken
+	expect_rc 75 "$F" acquire "$res"
+	grep -q 'held by another owner' "$TMP/err"
+	# wrong owner: 76, key untouched
+	expect_rc 76 "$F" release "$res" deadbeef
+	expect_rc 76 "$F" extend "$res" deadbeef --ttl 60s
+	[ "$(rcli GET "$(lockkey "$res")")" = "$owner" ]
+	[ "$(rcli PTTL "$(lockkey "$res")")" -le 10000 ]
+	expect_rc 0 "$F" extend "$res" "$owner" --ttl 20s
+	[ "$(rcli PTTL "$(lockkey "$res")")" -gt 19000 ]
+	expect_rc 0 "$F" show "$res"
+	grep -qx "FENCE_OWNER=$owner" "$TMP/out"
+	grep -qx "FENCE_TOKEN=$FENCE_TOKEN" "$TMP/out"
+	expect_rc 0 "$F" release "$res" "$owner"
+	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]
+	expect_rc 76 "$F" release "$res" "$owner"
+	expect_rc 0 "$F" show "$res"
+	grep -qx "FENCE_OWNER=''" "$TMP/out"
+	eval "$("$F" acquire "$res")"
+	[ "$FENCE_TOKEN" -gt 1 ]
+	"$F" release "$res" "$FENCE_OWNER"
+}
+
+test_cli_acquire_quoting() {
+	local res
+	res=$(rname "it's a \$(test) \\ name")
+	eval "$("$F" acquire "$res" --ttl 5s)"
+	[ "$FENCE_RESOURCE" = "$res" ]
+	"$F" release "$res" "$FENCE_OWNER"
+}
+
+test_cli_json() {
+	local res owner
+	res=$(rname json)
+	expect_rc 0 "$F" acquire "$res" --json
+	grep -q '^{"resource":"'"$res"'","token":[0-9]*,"owner":"[0-9a-f]\{32\}","ttl_ms":30000}$' "$TMP/out"
+	owner=$(sed 's/.*"owner":"\([0-9a-f]*\)".*/\1/' "$TMP/out")
+	expect_rc 0 "$F" show "$res" --json
+	grep -q '"owner":"'"$owner"'"' "$TMP/out"
+	expect_rc 0 "$F" release "$res" "$owner" --json
+	grep -qx '{"released":true}' "$TMP/out"
+}
+
+test_cli_wait() {
+	local res start end
+	res=$(rname wait)
+	rcli SET "$(lockkey "$res")" holder PX 400 >/dev/null
+	expect_rc 0 "$F" acquire "$res" --wait 3s
+	rcli DEL "$(lockkey "$res")" >/dev/null
+	rcli SET "$(lockkey "$res")" holder PX 10000 >/dev/null
+	start=$(date +%s%N)
+	expect_rc 75 "$F" acquire "$res" --wait 300ms
+	end=$(date +%s%N)
+	[ $(((end - start) / 1000000)) -ge 290 ]
+	rcli DEL "$(lockkey "$res")" >/dev/null
+}
+
+# --- run --------------------------------------------------------------------
+
+test_cli_run_status_env() {
+	local res
+	res=$(rname run)
+	PGOPTIONS='-c work_mem=64kB' expect_rc 7 "$F" run "$res" --ttl 5s -- sh -c '
+		printf "%s\n" "$FENCE_RESOURCE" "$FENCE_TOKEN" "$FENCE_OWNER" "$PGOPTIONS"
+		exit 7'
+	{ read -r r; read -r t; read -r o; read -r opts; } <"$TMP/out"
+	[ "$r" = "$res" ]
+	[ "$t" -ge 1 ]
+	[ ${#o} = 32 ]
+	[ "$opts" = "-c work_mem=64kB -c fence.resource=$res -c fence.token=$t -c fence.owner=$o" ]
+	# the lease was given back when the command ended
+	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]
+	# killed by a signal: 128 + N
+	expect_rc 143 "$F" run "$res" -- sh -c 'kill -TERM $$'
+	expect_rc 0 "$F" run "$res" -- true
+	expect_rc 127 "$F" run "$res" -- /nonexistent/command
+}
+
+test_cli_run_busy() {
+	local res
+	res=$(rname runbusy)
+	rcli SET "$(lockkey "$res")" holder PX 5000 >/dev/null
+	expect_rc 75 "$F" run "$res" -- true
+	expect_rc 75 "$F" run "$res" --wait 200ms -- true
+	rcli DEL "$(lockkey "$res")" >/dev/null
+}
+
+test_cli_run_forward_signal() {
+	local res fpid rc=0
+	res=$(rname fwd)
+	"$F" run "$res" -- sh -c "echo \$\$ > $TMP/fwd; exec sleep 30" &
+	fpid=$!
+	wait_for test -s "$TMP/fwd"
+	kill -TERM $fpid
+	wait $fpid || rc=$?
+	[ $rc = 143 ]
+	dead "$(cat "$TMP/fwd")"
+	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]
+}
+
+# start "fence run" on a child that leaves a background sleep behind
+start_group() {
+	local res=$1
+	shift
+	rm -f "$TMP/sh" "$TMP/bg"
+	"$F" run "$res" "$@" -- sh -c "$GROUP_SCRIPT" &
+	fpid=$!
+	wait_for test -s "$TMP/bg"
+	wait_for test -s "$TMP/sh"
+}
+GROUP_SCRIPT="sleep 60 & echo \$! > $TMP/bg; echo \$\$ > $TMP/sh; wait"
+
+test_cli_run_lost_del() {
+	local res rc=0
+	res=$(rname lostdel)
+	start_group "$res" --ttl 600ms --grace 2s
+	rcli DEL "$(lockkey "$res")" >/dev/null
+	wait $fpid || rc=$?
+	[ $rc = 76 ]
+	wait_for dead "$(cat "$TMP/sh")"
+	wait_for dead "$(cat "$TMP/bg")"
+}
+
+test_cli_run_lost_takeover() {
+	local res rc=0
+	res=$(rname losttake)
+	start_group "$res" --ttl 600ms --grace 2s
+	rcli SET "$(lockkey "$res")" intruder PX 5000 >/dev/null
+	wait $fpid || rc=$?
+	[ $rc = 76 ]
+	wait_for dead "$(cat "$TMP/sh")"
+	wait_for dead "$(cat "$TMP/bg")"
+	# fence did not delete the new owner's lock
+	[ "$(rcli GET "$(lockkey "$res")")" = intruder ]
+	rcli DEL "$(lockkey "$res")" >/dev/null
+}
+
+test_cli_run_lost_sigkill() {
+	local res rc=0 start end
+	res=$(rname lostkill)
+	GROUP_SCRIPT="trap '' TERM; sleep 60 & echo \$! > $TMP/bg; echo \$\$ > $TMP/sh; wait" \
+		start_group "$res" --ttl 600ms --grace 700ms
+	start=$(date +%s%N)
+	rcli DEL "$(lockkey "$res")" >/dev/null
+	wait $fpid || rc=$?
+	end=$(date +%s%N)
+	[ $rc = 76 ]
+	# SIGTERM was ignored: SIGKILL came after the grace period
+	[ $(((end - start) / 1000000)) -ge 700 ]
+	wait_for dead "$(cat "$TMP/sh")"
+	wait_for dead "$(cat "$TMP/bg")"
+}
+
+test_cli_run_psql() {
+	local res
+	res=$(rname "sp ace\\x")
+	SQL="SELECT current_setting('fence.resource'), current_setting('fence.token'), current_setting('work_mem')" \
+	PGOPTIONS='-c work_mem=64kB' expect_rc 0 "$F" run "$res" --pg "$PGC" -- sh -c '
+		psql -XAt -c "$SQL"
+		printf "%s\n" "$FENCE_TOKEN"'
+	[ "$(sed -n 1p "$TMP/out")" = "$res|$(sed -n 2p "$TMP/out")|64kB" ]
+	# --pg announced the token before the command started
+	[ "$(psql -XAtc "SELECT token FROM fence.fences WHERE resource = '$res'")" = "$(sed -n 2p "$TMP/out")" ]
+}
+
+# --- exec -----------------------------------------------------------------
+
+test_cli_exec() {
+	local res tok
+	res=$(rname exec)
+	expect_rc 0 "$F" exec "$res" --pg "$PGC" 'SELECT $1::int * 2, $2::text' 21 'a b'
+	[ "$(cat "$TMP/out")" = "42|a b" ]
+	expect_rc 0 "$F" show "$res" --pg "$PGC"
+	tok=$(sed -n 's/^FENCE_TOKEN=//p' "$TMP/out")
+	grep -qx "FENCE_PG_TOKEN=$tok" "$TMP/out"
+	grep -qx "FENCE_OWNER=''" "$TMP/out"
+	expect_rc 0 "$F" exec "$res" --pg "$PGC" --json 'SELECT 1'
+	grep -q '"result":\[\["1"\]\]' "$TMP/out"
+	# an SQL error is neither stale nor unreachable
+	expect_rc 1 "$F" exec "$res" --pg "$PGC" 'SELECT nonsense FROM nowhere'
+}
+
+# Another holder advanced the fence past the token the statement carries.
+test_cli_exec_stale() {
+	local res
+	res=$(rname stale)
+	expect_rc 0 "$F" exec "$res" --pg "$PGC" 'SELECT 1'
+	expect_rc 77 "$F" exec "$res" --pg "$PGC" 'SELECT fence.advance($1, 1::bigint)' "$res"
+	# and the lease was released on the way out
+	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]
+}
+
+test_cli_exec_unreachable() {
+	local res
+	res=$(rname exec69)
+	expect_rc 69 "$F" exec "$res" --redis redis://127.0.0.1:1 --pg "$PGC" 'SELECT 1'
+	expect_rc 69 "$F" exec "$res" --pg 'host=127.0.0.1 port=1 connect_timeout=2' 'SELECT 1'
+	grep -q 'could not connect to PostgreSQL' "$TMP/err"
+	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]
+	expect_rc 64 "$F" exec "$res" --pg 'nonsense' 'SELECT 1'
+}
+
+test_cli_exec_busy() {
+	local res
+	res=$(rname exec75)
+	rcli SET "$(lockkey "$res")" holder PX 5000 >/dev/null
+	expect_rc 75 "$F" exec "$res" --pg "$PGC" --wait 300ms 'SELECT 1'
+	rcli DEL "$(lockkey "$res")" >/dev/null
+	expect_rc 0 "$F" exec "$res" --pg "$PGC" --wait 300ms 'SELECT 1'
+}
+
+# Redis forgets everything: the next acquire with --pg ends above PG's mark.
+test_cli_heal_flushall() {
+	local res mark
+	res=$(rname heal)
+	"$F" exec "$res" --pg "$PGC" 'SELECT 1' >/dev/null
+	"$F" exec "$res" --pg "$PGC" 'SELECT 1' >/dev/null
+	"$F" exec "$res" --pg "$PGC" 'SELECT 1' >/dev/null
+	mark=$(psql -XAtc "SELECT token FROM fence.fences WHERE resource = '$res'")
+	[ "$mark" -ge 3 ]
+	rcli FLUSHALL >/dev/null
+	eval "$("$F" acquire "$res" --pg "$PGC")"
+	[ "$FENCE_TOKEN" -gt "$mark" ]
+	[ "$(psql -XAtc "SELECT token FROM fence.fences WHERE resource = '$res'")" = "$FENCE_TOKEN" ]
+	"$F" release "$res" "$FENCE_OWNER"
+}
+
+run_test cli_help
+run_test cli_version
+run_test cli_usage_errors
+run_test cli_redis_down
+run_test cli_acquire_release
+run_test cli_acquire_quoting
+run_test cli_json
+run_test cli_wait
+run_test cli_run_status_env
+run_test cli_run_busy
+run_test cli_run_forward_signal
+run_test cli_run_lost_del
+run_test cli_run_lost_takeover
+run_test cli_run_lost_sigkill
+run_test cli_run_psql pg
+run_test cli_exec pg
+run_test cli_exec_stale pg
+run_test cli_exec_unreachable pg
+run_test cli_exec_busy pg
+run_test cli_heal_flushall pg
+
+echo "# client CLI tests: $passed passed, $failed failed, $skipped skipped"
+[ $failed = 0 ]
