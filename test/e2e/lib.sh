@@ -23,7 +23,8 @@ TOP=$(cd "$E2E_DIR/../.." && pwd)
 
 E2E_PIDS=()
 E2E_OWN_SERVERS=0
-E2E_PY=${E2E_PY:-python3}
+# /usr/bin/python3 (Debian's) starts faster than a version manager's shim
+E2E_PY=${E2E_PY:-$(command -v /usr/bin/python3 || command -v python3)}
 
 # e2e_init NAME: work directory, history file, servers, extension.
 e2e_init() {
@@ -121,6 +122,7 @@ wait_for() {
 # make_tables PREFIX QTY
 make_tables() {
 	sql <<-SQL
+		SET client_min_messages = warning;
 		DROP TABLE IF EXISTS ${1}_stock, ${1}_log;
 		CREATE TABLE ${1}_stock (id int PRIMARY KEY, qty int NOT NULL);
 		INSERT INTO ${1}_stock VALUES (1, $2);
@@ -208,6 +210,8 @@ start_worker() {
 # state_is NAME STATE: the worker has reached STATE (read, wrote, done).
 state_is() { [ -e "$WORK/$1.$2" ]; }
 worker_pid() { cat "$WORK/$1.pid"; }
+# psql_pid NAME: the worker's psql (its libpq client)
+psql_pid() { pgrep -P "$(worker_pid "$1")" -x psql; }
 go() { touch "$WORK/$1.go"; }
 quit() { touch "$WORK/$1.quit"; }
 outcome() { cat "$WORK/$1.wrote" 2>/dev/null; }
@@ -237,18 +241,21 @@ proxy_start() {
 	PROXY_PORT=$(spare_port)
 	PROXY_CTL=$(spare_port)
 	mkdir -p "$WORK/proxy"
-	"$E2E_PY" "$E2E_DIR/proxy.py" "$PROXY_PORT" 127.0.0.1 "$PGPORT" "$PROXY_CTL" "$WORK/proxy" &
+	"$E2E_PY" "$E2E_DIR/proxy.py" "$PROXY_PORT" 127.0.0.1 "$PGPORT" "$PROXY_CTL" "$WORK/proxy" 2>"$WORK/proxy.log" &
 	E2E_PIDS+=("$!")
-	wait_for "the proxy" 10 proxy_ctl status
+	wait_for "the proxy" 10 proxy_up
 }
 
 # proxy_ctl COMMAND: send a control command, print the reply.
 proxy_ctl() {
 	local reply
-	exec {fd}<>"/dev/tcp/127.0.0.1/$PROXY_CTL" 2>/dev/null || return 1
+	{ exec {fd}<>"/dev/tcp/127.0.0.1/$PROXY_CTL"; } 2>/dev/null || return 1
 	echo "$1" >&"$fd"
 	read -r reply <&"$fd"
 	exec {fd}>&-
 	echo "$reply"
 }
+proxy_up() { proxy_ctl status >/dev/null; }
 proxy_field() { proxy_ctl status | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+proxy_holds() { [ "$(proxy_field held)" -gt 0 ]; }
+proxy_idle() { [ "$(proxy_field open)" = 0 ]; }

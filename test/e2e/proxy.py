@@ -148,7 +148,9 @@ class Conn:
         except OSError:
             self.cwriter.close()
             return
-        await asyncio.gather(self.up(), self.down(sreader), return_exceptions=True)
+        for r in await asyncio.gather(self.up(), self.down(sreader), return_exceptions=True):
+            if isinstance(r, Exception):
+                print("proxy: connection %d: %r" % (self.id, r), file=sys.stderr)
         self.swriter.close()
 
 

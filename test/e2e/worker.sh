@@ -15,13 +15,15 @@
 #                fenced   fence.fenced_update(...) does the UPDATE
 #                none     no check at all (the negative control)
 #   PAUSE=1    after the first read, wait for STATE/W.go before writing
+#   INTX_PAUSE=1  in the first write, after the check and the UPDATE, create
+#              STATE/W.intx and wait for STATE/W.go before logging and COMMIT
 #   HOLD=1     after the writes, wait for STATE/W.quit before exiting
 #   WRITES=N   read-modify-write N times (default 1), GAP_MS apart
 #   STEP=S     change of the quantity per write (default -1)
-#   PGCONN     libpq connection string (default: the PG* variables)
+#   W_PG       libpq connection string (default: the PG* variables)
 #
-# State files: W.pid, W.env (token, owner), W.read, W.wrote (outcome of
-# the last write), W.done.  Exit: 0 all writes accepted, 3 one refused.
+# State files: W.pid, W.env (token, owner), W.read, W.intx, W.wrote
+# (outcome of the last write), W.done.  Exit: 0 all writes accepted, 3 one refused.
 set -uo pipefail
 
 : "${W:?}" "${STATE:?}" "${TBL:?}" "${HIST:?}" "${MODE:?}"
@@ -41,7 +43,25 @@ hist() {
 	printf '%s\n' "$*" >>"$HIST"
 }
 q() { local s=${1//\'/\'\'}; printf "'%s'" "$s"; }
-pg() { psql -X -qAt -v ON_ERROR_STOP=1 -v VERBOSITY=verbose ${PGCONN:+-d "$PGCONN"} "$@"; }
+
+# One psql session for the whole run, connected before anything is read:
+# a fault that holds bytes in the network then holds a write, not a
+# connection attempt.  pg SQL sends SQL (one message: statements joined by
+# "\;") and sets OUT to its rows and CODE to its SQLSTATE (00000 on success).
+coproc PSQL { exec psql -X -qAt -v VERBOSITY=verbose ${W_PG:+-d "$W_PG"} 2>>"$STATE/$W.psql.err"; }
+pg() {
+	local line
+	OUT= CODE=
+	printf '%s\n\\echo __end__ :SQLSTATE\n' "$1" >&"${PSQL[1]}" || { CODE=08006; return 1; }
+	while IFS= read -r -t 120 line <&"${PSQL[0]}"; do
+		case $line in
+		__end__\ *) CODE=${line#__end__ }; break ;;
+		*) OUT+=$line$'\n' ;;
+		esac
+	done
+	[ -n "$CODE" ] || CODE=08006
+	[ "$CODE" = 00000 ]
+}
 
 trap 'hist "$W" term "$RES" "$TOKEN" "${OWNER:--}" "$(now_ms)" - SIGTERM; exit 143' TERM
 
@@ -61,41 +81,45 @@ owner_sql=NULL
 rc=0
 for ((i = 1; i <= WRITES; i++)); do
 	t=$(now_ms)
-	if ! cur=$(pg -c "SELECT qty FROM ${TBL}_stock WHERE id = 1" 2>"$STATE/$W.psql.err"); then
-		hist "$W" read "$RES" "$TOKEN" "${OWNER:--}" "$t" "$(now_ms)" error
+	if ! pg "SELECT qty FROM ${TBL}_stock WHERE id = 1;"; then
+		hist "$W" read "$RES" "$TOKEN" "${OWNER:--}" "$t" "$(now_ms)" "$CODE"
 		rc=3
 		break
 	fi
+	cur=${OUT%$'\n'}
 	hist "$W" read "$RES" "$TOKEN" "${OWNER:--}" "$t" "$(now_ms)" "value=$cur"
 	new=$((cur + STEP))
 	if [ "$i" = 1 ] && [ "${PAUSE:-0}" = 1 ]; then
 		touch "$STATE/$W.read"
 		wait_file "$STATE/$W.go"
 	fi
+	update="UPDATE ${TBL}_stock SET qty = $new WHERE id = 1"
 	case $MODE in
-	guard | none) check= ;
-		update="UPDATE ${TBL}_stock SET qty = $new WHERE id = 1;" ;;
-	advance) check="SELECT 'mark:' || fence.advance($(q "$RES"), $TOKEN, $owner_sql);"
-		update="UPDATE ${TBL}_stock SET qty = $new WHERE id = 1;" ;;
+	guard | none) check= ;;
+	advance) check="SELECT 'mark:' || fence.advance($(q "$RES"), $TOKEN, $owner_sql) \\; " ;;
 	fenced) check=
-		update="SELECT 'rows:' || fence.fenced_update($(q "$RES"), $TOKEN, 'UPDATE ${TBL}_stock SET qty = \$1 WHERE id = 1', $new);" ;;
+		update="SELECT 'rows:' || fence.fenced_update($(q "$RES"), $TOKEN, 'UPDATE ${TBL}_stock SET qty = \$1 WHERE id = 1', $new)" ;;
 	*) echo "worker: bad MODE $MODE" >&2; exit 64 ;;
 	esac
-	# One message, so that a proxy holding it delays the whole transaction.
+	log="INSERT INTO ${TBL}_log (worker, resource, token, owner)
+		VALUES ($(q "$W"), $(q "$RES"), ${TOKEN:-NULL}, $owner_sql) RETURNING 'seq:' || seq"
 	t=$(now_ms)
-	out=$(pg -c "BEGIN; $check $update
-		INSERT INTO ${TBL}_log (worker, resource, token, owner)
-		VALUES ($(q "$W"), $(q "$RES"), ${TOKEN:-NULL}, $owner_sql) RETURNING 'seq:' || seq;
-		COMMIT;" 2>"$STATE/$W.psql.err")
-	st=$?
-	if [ $st = 0 ]; then
-		seq=$(sed -n 's/^seq://p' <<<"$out")
+	if [ "$i" = 1 ] && [ "${INTX_PAUSE:-0}" = 1 ]; then
+		# stop inside the transaction, holding the row locks
+		pg "BEGIN \\; $check$update;" && touch "$STATE/$W.intx" &&
+			{ wait_file "$STATE/$W.go"; pg "$log \\; COMMIT;"; }
+	else
+		# one message, so that a proxy holding it delays the whole transaction
+		pg "BEGIN \\; $check$update \\; $log \\; COMMIT;"
+	fi
+	if [ "$CODE" = 00000 ]; then
+		seq=$(sed -n 's/^seq://p' <<<"$OUT")
 		hist "$W" write "$RES" "$TOKEN" "${OWNER:--}" "$t" "$(now_ms)" ok "seq=$seq" "value=$new"
 		echo ok >"$STATE/$W.wrote"
 	else
-		code=$(grep -o -m1 -E 'ERROR:  [0-9A-Z]{5}' "$STATE/$W.psql.err" | awk '{print $2}')
-		hist "$W" write "$RES" "$TOKEN" "${OWNER:--}" "$t" "$(now_ms)" "${code:-error}" "value=$new"
-		echo "${code:-error}" >"$STATE/$W.wrote"
+		hist "$W" write "$RES" "$TOKEN" "${OWNER:--}" "$t" "$(now_ms)" "$CODE" "value=$new"
+		echo "$CODE" >"$STATE/$W.wrote"
+		pg "ROLLBACK;" || true
 		rc=3
 		break
 	fi
