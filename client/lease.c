@@ -173,20 +173,30 @@ try_acquire(fence_ctx *ctx, fence_lease *l)
 			return -1;
 		}
 		freeReplyObject(r);
-		pthread_mutex_lock(&l->mu);
-		l->state = FENCE_LEASE_HELD;
-		l->deadline_ns = t0 + (l->ttl_ms - fence_drift_ms(l->ttl_ms)) * 1000000;
-		pthread_mutex_unlock(&l->mu);
-		return 1;
+		goto acquired;
 	}
-	if (r->type == REDIS_REPLY_INTEGER)
+	if (r->type == REDIS_REPLY_INTEGER && r->integer > 0)
 	{
-		ctx->conn->busy_pttl = r->integer;
+		l->token = r->integer;
+		freeReplyObject(r);
+		goto acquired;
+	}
+	if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+		r->element[0]->type == REDIS_REPLY_INTEGER)
+	{
+		ctx->conn->busy_pttl = r->element[0]->integer;
 		freeReplyObject(r);
 		return 0;
 	}
 	fence_reply_error(ctx, r);
 	return -1;
+
+acquired:
+	pthread_mutex_lock(&l->mu);
+	l->state = FENCE_LEASE_HELD;
+	l->deadline_ns = t0 + (l->ttl_ms - fence_drift_ms(l->ttl_ms)) * 1000000;
+	pthread_mutex_unlock(&l->mu);
+	return 1;
 }
 
 /*

@@ -8,8 +8,9 @@
  *
  * Redis converts integers to Lua numbers, which are doubles: above 2^53
  * they stop being exact.  So no script lets the counter pass through a Lua
- * number: tokens come back as the counter's string (GET after INCR), and
- * the heal script compares decimal strings by length, then bytes.  INCR
+ * number above 2^53: tokens that large come back as the counter's string
+ * (GET after INCR), and the heal script compares decimal strings by length,
+ * then bytes.  INCR
  * itself is exact and refuses to wrap at 2^63-1; that error is passed on.
  *
  * Scripts are sent with EVALSHA.  The SHA is learned with SCRIPT LOAD the
@@ -24,10 +25,13 @@
 
 /*
  * ACQUIRE  KEYS: lock, token  ARGV: owner, ttl_ms
- * Takes the lock if free and only then takes a token.  Returns the token as
- * a bulk string, or the holder's PTTL as an integer when the lock is busy.
- * If INCR fails (overflow, or a counter that is not an integer) the lock
- * just taken is dropped again so that the failure leaves nothing behind.
+ * Takes the lock if free and only then takes a token.  Returns the token,
+ * or {PTTL} (a one-element array) when the lock is busy.  A token below 2^53
+ * comes back as an integer (a double holds it exactly, and it spares a GET);
+ * from 2^53 on, the comparison still decides correctly and the token is
+ * read back as the counter's string.  If INCR fails (overflow, or a counter
+ * that is not an integer) the lock just taken is dropped again so that the
+ * failure leaves nothing behind.
  */
 static const char acquire_lua[] =
 "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
@@ -36,9 +40,10 @@ static const char acquire_lua[] =
 "    redis.call('DEL', KEYS[1])\n"
 "    return r\n"
 "  end\n"
+"  if r < 9007199254740992 then return r end\n"
 "  return redis.call('GET', KEYS[2])\n"
 "end\n"
-"return redis.call('PTTL', KEYS[1])\n";
+"return {redis.call('PTTL', KEYS[1])}\n";
 
 /* RELEASE  KEYS: lock  ARGV: owner.  1 = deleted, 0 = not ours. */
 static const char release_lua[] =
