@@ -53,3 +53,38 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fence.reset(text, bigint) FROM PUBLIC;
 COMMENT ON FUNCTION fence.reset(text, bigint) IS
     'Administrators only: set the mark of resource to token, or remove it (0); logged';
+
+-- Guard trigger ---------------------------------------------------------------
+-- fence.guard() fences plain SQL writes to a table; fence.protect() and
+-- fence.unprotect() install and remove it (extension/guard.c, protect.c).
+-- Writers of a protected table need no grant: a trigger function is not
+-- checked for EXECUTE when it fires, and the check runs as the owner of
+-- fence.fences.  Installing a guard, on the other hand, chooses a resource
+-- that the table's writers may then advance, so like fence.advance it is
+-- not open to PUBLIC.
+
+CREATE FUNCTION fence.guard()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'fence_guard'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.guard() FROM PUBLIC;
+COMMENT ON FUNCTION fence.guard() IS
+    'Trigger that refuses writes without a valid fencing token; install it with fence.protect';
+
+CREATE FUNCTION fence.protect(tbl regclass, resource text,
+                              token_column name DEFAULT NULL,
+                              key_column name DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'fence_protect'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.protect(regclass, text, name, name) FROM PUBLIC;
+COMMENT ON FUNCTION fence.protect(regclass, text, name, name) IS
+    'Install the guard on a table you own: one check per statement, or per row with key_column (resource:key) and token_column (stamped, never lowered)';
+
+CREATE FUNCTION fence.unprotect(tbl regclass)
+RETURNS void
+AS 'MODULE_PATHNAME', 'fence_unprotect'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.unprotect(regclass) FROM PUBLIC;
+COMMENT ON FUNCTION fence.unprotect(regclass) IS
+    'Remove the guard from a table you own';

@@ -1,0 +1,582 @@
+/*
+ * extension/guard.c
+ *	  fence.guard(): the trigger that fences plain SQL writes to a table.
+ *
+ * fence.protect() (protect.c) installs this function with three trigger
+ * arguments: the resource, the token column and the key column, '' standing
+ * for "no column".  The arguments choose the mode:
+ *
+ *	- neither column: a BEFORE ... FOR EACH STATEMENT trigger that checks the
+ *	  resource once per statement, so rows cost nothing extra;
+ *	- key column: a BEFORE ... FOR EACH ROW trigger; the resource of a row is
+ *	  resource || ':' || key (an UPDATE that changes the key checks both);
+ *	- token column: a BEFORE ... FOR EACH ROW trigger that stamps the accepted
+ *	  token into the column and refuses an UPDATE or DELETE whose token is
+ *	  lower than the one the row already holds, so a row never goes back to
+ *	  an older holder, even after an administrator lowered the fence with
+ *	  fence.reset().
+ *
+ * The token for a resource is the one accepted for it earlier in this
+ * transaction (fence.advance(), or an earlier guard check), else the one in
+ * the settings fence.resource / fence.token / fence.owner when fence.resource
+ * names exactly that resource.  The rule itself, and the row lock that makes
+ * it hold against concurrent writers, is fence_check_and_advance() in rule.c.
+ *
+ * Row triggers keep their configuration and the last resource they accepted
+ * in fn_extra, which lives as long as the statement: a bulk UPDATE of one
+ * resource resolves the columns once and checks the fence once, and every
+ * further row costs a string comparison.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "errcodes.h"
+#include "fence.h"
+#include "guard.h"
+
+PG_FUNCTION_INFO_V1(fence_guard);
+
+/* What fn_extra holds for one guard trigger during one statement. */
+typedef struct GuardState
+{
+	Oid			tgoid;			/* the trigger this state was built for */
+	MemoryContext mcxt;			/* fn_mcxt: lives as long as the statement */
+	char	   *resource;		/* base resource, the trigger's first argument */
+	AttrNumber	token_attnum;	/* token column, or InvalidAttrNumber */
+	AttrNumber	key_attnum;		/* key column, or InvalidAttrNumber */
+	FmgrInfo	key_output;		/* output function of the key column's type */
+	bool		key_byval;
+	int16		key_len;
+
+	/*
+	 * The key formatted last and its resource, so that the rows of one key
+	 * cost a datum comparison instead of an output function call.
+	 */
+	bool		have_key;
+	Datum		key_datum;
+	char	   *key_resource;
+
+	/*
+	 * The resource accepted last, with its token.  Valid only in the
+	 * (sub)transaction that accepted it: a rolled-back subtransaction takes
+	 * its fence row lock with it.
+	 */
+	bool		have_last;
+	TransactionId last_xid;
+	SubTransactionId last_subxid;
+	StringInfoData last_resource;
+	int64		last_token;
+} GuardState;
+
+static GuardState *guard_state(FunctionCallInfo fcinfo, TriggerData *trigdata);
+static AttrNumber guard_column(Relation rel, Trigger *trigger,
+							   const char *colname, const char *role);
+static int64 guard_accept(GuardState *state, const char *resource);
+static int64 guard_setting_token(const char *resource);
+static char *guard_row_resource(GuardState *state, Relation rel, HeapTuple tuple);
+static bool guard_same_key(GuardState *state, Relation rel, HeapTuple oldtuple,
+						   HeapTuple newtuple);
+static void guard_check_row_token(GuardState *state, Relation rel,
+								  HeapTuple oldtuple, const char *resource,
+								  int64 token);
+static HeapTuple guard_stamp(GuardState *state, Relation rel, HeapTuple tuple,
+							 int64 token);
+
+/*
+ * fence.guard() RETURNS trigger
+ */
+Datum
+fence_guard(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	Relation	rel;
+	TriggerEvent event;
+	GuardState *state;
+	HeapTuple	oldtuple;
+	HeapTuple	newtuple;
+	char	   *resource;
+	char	   *new_resource;
+	int64		token;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("fence guard function was not called by the trigger manager"),
+				 errhint("Install it on a table with fence.protect().")));
+
+	rel = trigdata->tg_relation;
+	event = trigdata->tg_event;
+
+	if (!TRIGGER_FIRED_BEFORE(event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("fence guard trigger \"%s\" on \"%s\" must be fired BEFORE the write",
+						trigdata->tg_trigger->tgname, RelationGetRelationName(rel)),
+				 errhint("Install it with fence.protect().")));
+
+	state = guard_state(fcinfo, trigdata);
+
+	if (!TRIGGER_FIRED_FOR_ROW(event))
+	{
+		/* table-level guard, or the TRUNCATE guard of any mode */
+		(void) guard_accept(state, state->resource);
+		return PointerGetDatum(NULL);
+	}
+
+	if (TRIGGER_FIRED_BY_INSERT(event))
+	{
+		newtuple = trigdata->tg_trigtuple;
+		resource = guard_row_resource(state, rel, newtuple);
+		token = guard_accept(state, resource);
+		return PointerGetDatum(guard_stamp(state, rel, newtuple, token));
+	}
+
+	if (TRIGGER_FIRED_BY_DELETE(event))
+	{
+		oldtuple = trigdata->tg_trigtuple;
+		resource = guard_row_resource(state, rel, oldtuple);
+		token = guard_accept(state, resource);
+		guard_check_row_token(state, rel, oldtuple, resource, token);
+		return PointerGetDatum(oldtuple);
+	}
+
+	if (TRIGGER_FIRED_BY_UPDATE(event))
+	{
+		oldtuple = trigdata->tg_trigtuple;
+		newtuple = trigdata->tg_newtuple;
+
+		if (state->key_attnum != InvalidAttrNumber &&
+			!guard_same_key(state, rel, oldtuple, newtuple))
+		{
+			/* copied: the next call replaces the cached key resource */
+			resource = pstrdup(guard_row_resource(state, rel, oldtuple));
+			new_resource = guard_row_resource(state, rel, newtuple);
+		}
+		else
+			resource = new_resource = guard_row_resource(state, rel, oldtuple);
+
+		if (resource == new_resource || strcmp(resource, new_resource) == 0)
+			token = guard_accept(state, resource);
+		else
+		{
+			/*
+			 * The row moves from one key to another: the writer must hold
+			 * both.  Lock the two fence rows in name order, so that two
+			 * writers moving rows in opposite directions cannot deadlock.
+			 * The row's old token is compared with the old key's token; the
+			 * new key's token is stamped.
+			 */
+			int64		old_token;
+
+			if (strcmp(resource, new_resource) < 0)
+			{
+				old_token = guard_accept(state, resource);
+				token = guard_accept(state, new_resource);
+			}
+			else
+			{
+				token = guard_accept(state, new_resource);
+				old_token = guard_accept(state, resource);
+			}
+			guard_check_row_token(state, rel, oldtuple, resource, old_token);
+			return PointerGetDatum(guard_stamp(state, rel, newtuple, token));
+		}
+		guard_check_row_token(state, rel, oldtuple, resource, token);
+		return PointerGetDatum(guard_stamp(state, rel, newtuple, token));
+	}
+
+	elog(ERROR, "fence guard fired by unexpected event %u", event);	/* internal error */
+	return PointerGetDatum(NULL);	/* keep compiler quiet */
+}
+
+/*
+ * guard_state: the configuration of the trigger being fired, read from its
+ * arguments and the table's descriptor on the first call of a statement and
+ * kept in fn_extra for the rest of it.  A guard whose arguments do not fit
+ * its level is refused here rather than silently checking too little.
+ */
+static GuardState *
+guard_state(FunctionCallInfo fcinfo, TriggerData *trigdata)
+{
+	Trigger    *trigger = trigdata->tg_trigger;
+	Relation	rel = trigdata->tg_relation;
+	GuardState *state = (GuardState *) fcinfo->flinfo->fn_extra;
+	MemoryContext oldcxt;
+	bool		row_level = TRIGGER_FIRED_FOR_ROW(trigdata->tg_event);
+
+	if (state != NULL && state->tgoid == trigger->tgoid)
+		return state;
+
+	if (trigger->tgnargs != 3 || trigger->tgargs[0][0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("fence guard trigger \"%s\" on \"%s\" has invalid arguments",
+						trigger->tgname, RelationGetRelationName(rel)),
+				 errdetail("A guard takes three arguments: a non-empty resource, the token column and the key column, '' for no column."),
+				 errhint("Install it with fence.protect().")));
+
+	oldcxt = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	if (state == NULL)
+	{
+		state = palloc0(sizeof(GuardState));
+		state->mcxt = fcinfo->flinfo->fn_mcxt;
+		initStringInfo(&state->last_resource);
+	}
+	else
+		pfree(state->resource);
+	state->have_last = false;
+	state->have_key = false;
+	state->tgoid = InvalidOid;	/* until fully built */
+	state->resource = pstrdup(trigger->tgargs[0]);
+	state->token_attnum = InvalidAttrNumber;
+	state->key_attnum = InvalidAttrNumber;
+
+	/* a TRUNCATE guard checks the table's resource whatever the mode */
+	if (row_level)
+	{
+		if (trigger->tgargs[1][0] == '\0' && trigger->tgargs[2][0] == '\0')
+			ereport(ERROR,
+					(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+					 errmsg("fence guard trigger \"%s\" on \"%s\" without a token or key column must be fired FOR EACH STATEMENT",
+							trigger->tgname, RelationGetRelationName(rel)),
+					 errhint("Install it with fence.protect().")));
+		if (trigger->tgargs[1][0] != '\0')
+		{
+			state->token_attnum = guard_column(rel, trigger, trigger->tgargs[1], "token");
+			if (TupleDescAttr(RelationGetDescr(rel), state->token_attnum - 1)->atttypid != INT8OID)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("token column \"%s\" of protected table \"%s\" is not of type bigint",
+								trigger->tgargs[1], RelationGetRelationName(rel)),
+						 errhint("Call fence.unprotect() and fence.protect() again with a bigint column.")));
+		}
+		if (trigger->tgargs[2][0] != '\0')
+		{
+			Oid			typoutput;
+			bool		typisvarlena;
+
+			Form_pg_attribute attr;
+			const char *setting;
+
+			state->key_attnum = guard_column(rel, trigger, trigger->tgargs[2], "key");
+			attr = TupleDescAttr(RelationGetDescr(rel), state->key_attnum - 1);
+			setting = guard_key_type_setting(attr->atttypid);
+			if (setting != NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("key column \"%s\" of protected table \"%s\" has type %s, whose text form depends on %s",
+								trigger->tgargs[2], RelationGetRelationName(rel),
+								format_type_be(attr->atttypid), setting),
+						 errhint("Call fence.unprotect() and fence.protect() again with a key column whose text form does not depend on settings.")));
+			getTypeOutputInfo(attr->atttypid, &typoutput, &typisvarlena);
+			fmgr_info_cxt(typoutput, &state->key_output, fcinfo->flinfo->fn_mcxt);
+			state->key_byval = attr->attbyval;
+			state->key_len = attr->attlen;
+		}
+	}
+	else if (trigger->tgargs[1][0] != '\0' || trigger->tgargs[2][0] != '\0')
+	{
+		if (!TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event))
+			ereport(ERROR,
+					(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+					 errmsg("fence guard trigger \"%s\" on \"%s\" with a token or key column must be fired FOR EACH ROW",
+							trigger->tgname, RelationGetRelationName(rel)),
+					 errhint("Install it with fence.protect().")));
+	}
+
+	state->tgoid = trigger->tgoid;
+	fcinfo->flinfo->fn_extra = state;
+	MemoryContextSwitchTo(oldcxt);
+	return state;
+}
+
+/*
+ * guard_column: the attribute number of column "colname" of "rel", which
+ * the trigger names as its "role" ("token" or "key") column.  A column that
+ * was dropped or renamed after fence.protect() stops every write rather than
+ * letting them through unchecked.
+ */
+static AttrNumber
+guard_column(Relation rel, Trigger *trigger, const char *colname,
+			 const char *role)
+{
+	TupleDesc	tupdesc = RelationGetDescr(rel);
+	int			i;
+
+	for (i = 0; i < tupdesc->natts; i++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(tupdesc, i);
+
+		if (!attr->attisdropped && strcmp(NameStr(attr->attname), colname) == 0)
+			return attr->attnum;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_COLUMN),
+			 errmsg("%s column \"%s\" of protected table \"%s\" does not exist",
+					role, colname, RelationGetRelationName(rel)),
+			 errdetail("Trigger \"%s\" names it.", trigger->tgname),
+			 errhint("Call fence.unprotect() and fence.protect() again after renaming or dropping a fenced column.")));
+	return InvalidAttrNumber;	/* keep compiler quiet */
+}
+
+/*
+ * guard_accept: have the rule accept the token this transaction carries for
+ * "resource", and return that token.  Raises LF001, LF002 or LF003.
+ */
+static int64
+guard_accept(GuardState *state, const char *resource)
+{
+	const FenceGrant *grant;
+	TransactionId xid;
+	SubTransactionId subxid = GetCurrentSubTransactionId();
+	int64		token;
+	const char *owner;
+
+	/*
+	 * The same statement already accepted this resource, in this very
+	 * (sub)transaction: its fence row is still locked by us, nothing to do.
+	 */
+	if (state->have_last &&
+		state->last_subxid == subxid &&
+		TransactionIdEquals(state->last_xid, GetTopTransactionIdIfAny()) &&
+		strcmp(state->last_resource.data, resource) == 0)
+		return state->last_token;
+
+	grant = fence_registry_lookup(resource);
+	if (grant != NULL)
+	{
+		token = grant->token;
+		owner = grant->owner;
+	}
+	else
+	{
+		token = guard_setting_token(resource);
+		owner = (fence_setting_owner != NULL && fence_setting_owner[0] != '\0') ?
+			fence_setting_owner : NULL;
+	}
+
+	/* cheap when the registry already holds it: rule.c short-circuits */
+	(void) fence_check_and_advance(resource, token, owner);
+
+	xid = GetTopTransactionIdIfAny();
+	if (TransactionIdIsValid(xid))
+	{
+		state->have_last = true;
+		state->last_xid = xid;
+		state->last_subxid = subxid;
+		resetStringInfo(&state->last_resource);
+		appendStringInfoString(&state->last_resource, resource);
+		state->last_token = token;
+	}
+	return token;
+}
+
+/*
+ * guard_setting_token: the token in fence.token, when fence.resource names
+ * "resource".  The text is parsed strictly: digits only, 1 to 2^63 - 1, no
+ * sign, no spaces, nothing after the number.  A token that a careless parser
+ * would read as 12 or 0 must not reach the rule.
+ */
+static int64
+guard_setting_token(const char *resource)
+{
+	const char *setting_resource = fence_setting_resource;
+	const char *text = fence_setting_token;
+	const char *p;
+	uint64		value = 0;
+
+	if (setting_resource == NULL || setting_resource[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_FENCE_MISSING_TOKEN),
+				 errmsg("missing fencing token for resource \"%s\"", resource),
+				 errdetail("No token was accepted for this resource in this transaction, and fence.resource is not set."),
+				 errhint("Call fence.advance() in this transaction, or set fence.resource and fence.token with SET LOCAL, SET or PGOPTIONS.")));
+	if (strcmp(setting_resource, resource) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FENCE_MISSING_TOKEN),
+				 errmsg("missing fencing token for resource \"%s\"", resource),
+				 errdetail("No token was accepted for this resource in this transaction, and fence.resource is \"%s\".",
+						   setting_resource),
+				 errhint("Call fence.advance() in this transaction, or set fence.resource and fence.token with SET LOCAL, SET or PGOPTIONS.")));
+	if (text == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FENCE_MISSING_TOKEN),
+				 errmsg("missing fencing token for resource \"%s\"", resource),
+				 errdetail("The setting fence.resource names this resource, but fence.token is not set."),
+				 errhint("Set fence.token to the token of your lease.")));
+
+	for (p = text; *p != '\0'; p++)
+	{
+		int			digit = *p - '0';
+
+		if (digit < 0 || digit > 9 ||
+			value > ((uint64) PG_INT64_MAX - digit) / 10)
+			break;
+		value = value * 10 + digit;
+	}
+	if (*p != '\0' || p == text || value == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FENCE_INVALID_TOKEN),
+				 errmsg("invalid fencing token \"%s\" for resource \"%s\"", text, resource),
+				 errdetail("The setting fence.token must be a whole number from 1 to 9223372036854775807, written with digits only."),
+				 errhint("Set fence.token to the token of your lease.")));
+	return (int64) value;
+}
+
+/*
+ * guard_row_resource: the resource a row belongs to: the trigger's resource,
+ * or resource:key with a key column.  The result belongs to "state" and is
+ * valid until the next call.
+ */
+static char *
+guard_row_resource(GuardState *state, Relation rel, HeapTuple tuple)
+{
+	TupleDesc	tupdesc = RelationGetDescr(rel);
+	Datum		key;
+	bool		isnull;
+	char	   *text;
+	MemoryContext oldcxt;
+
+	if (state->key_attnum == InvalidAttrNumber)
+		return state->resource;
+
+	key = heap_getattr(tuple, state->key_attnum, tupdesc, &isnull);
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("null value in key column \"%s\" of protected table \"%s\"",
+						NameStr(TupleDescAttr(tupdesc, state->key_attnum - 1)->attname),
+						RelationGetRelationName(rel)),
+				 errdetail("The row's fencing resource is \"%s:\" followed by its key, so the key must not be null.",
+						   state->resource)));
+
+	if (state->have_key &&
+		datumIsEqual(key, state->key_datum, state->key_byval, state->key_len))
+		return state->key_resource;
+
+	text = OutputFunctionCall(&state->key_output, key);
+	oldcxt = MemoryContextSwitchTo(state->mcxt);
+	if (state->have_key)
+	{
+		if (!state->key_byval)
+			pfree(DatumGetPointer(state->key_datum));
+		pfree(state->key_resource);
+	}
+	state->key_datum = datumCopy(key, state->key_byval, state->key_len);
+	state->key_resource = psprintf("%s:%s", state->resource, text);
+	state->have_key = true;
+	MemoryContextSwitchTo(oldcxt);
+	return state->key_resource;
+}
+
+/*
+ * guard_same_key: whether an UPDATE leaves the key column as it was, judged
+ * by its binary value.  Equal text forms of unequal binaries are caught by
+ * the caller comparing the resources.
+ */
+static bool
+guard_same_key(GuardState *state, Relation rel, HeapTuple oldtuple,
+			   HeapTuple newtuple)
+{
+	TupleDesc	tupdesc = RelationGetDescr(rel);
+	Datum		oldkey;
+	Datum		newkey;
+	bool		oldnull;
+	bool		newnull;
+
+	oldkey = heap_getattr(oldtuple, state->key_attnum, tupdesc, &oldnull);
+	newkey = heap_getattr(newtuple, state->key_attnum, tupdesc, &newnull);
+	return !oldnull && !newnull &&
+		datumIsEqual(oldkey, newkey, state->key_byval, state->key_len);
+}
+
+/*
+ * guard_key_type_setting: the setting that the text form of type "typid"
+ * depends on, or NULL.  A key of such a type would name different resources
+ * in sessions with different settings, and so fence nothing.
+ */
+const char *
+guard_key_type_setting(Oid typid)
+{
+	switch (getBaseType(typid))
+	{
+		case DATEOID:
+		case TIMESTAMPOID:
+			return "DateStyle";
+		case TIMESTAMPTZOID:
+			return "TimeZone and DateStyle";
+		case INTERVALOID:
+			return "IntervalStyle";
+		case FLOAT4OID:
+		case FLOAT8OID:
+			return "extra_float_digits";
+		case MONEYOID:
+			return "lc_monetary";
+		case BYTEAOID:
+			return "bytea_output";
+		default:
+			return NULL;
+	}
+}
+
+/*
+ * guard_check_row_token: refuse to overwrite or delete a row that holds a
+ * higher token than "token".  The fence row alone cannot promise this once
+ * an administrator has lowered it with fence.reset(); the row can.  A row
+ * without a token (null, e.g. written before fence.protect()) is anyone's.
+ */
+static void
+guard_check_row_token(GuardState *state, Relation rel, HeapTuple oldtuple,
+					  const char *resource, int64 token)
+{
+	Datum		stored;
+	bool		isnull;
+
+	if (state->token_attnum == InvalidAttrNumber)
+		return;
+
+	stored = heap_getattr(oldtuple, state->token_attnum,
+						  RelationGetDescr(rel), &isnull);
+	if (!isnull && DatumGetInt64(stored) > token)
+		ereport(ERROR,
+				(errcode(ERRCODE_FENCE_STALE_TOKEN),
+				 errmsg("stale fencing token for resource \"%s\"", resource),
+				 errdetail("Token " INT64_FORMAT " is lower than token " INT64_FORMAT " stored in column \"%s\" of the row.",
+						   token, DatumGetInt64(stored),
+						   NameStr(TupleDescAttr(RelationGetDescr(rel), state->token_attnum - 1)->attname)),
+				 errhint("Acquire a new lease and retry with its token.")));
+}
+
+/*
+ * guard_stamp: the row to write, with "token" in the token column.  The row
+ * is copied only when the column does not hold that token already.
+ */
+static HeapTuple
+guard_stamp(GuardState *state, Relation rel, HeapTuple tuple, int64 token)
+{
+	Datum		stored;
+	bool		isnull;
+	Datum		value = Int64GetDatum(token);
+	bool		nulls = false;
+	int			attnum = state->token_attnum;
+
+	if (attnum == InvalidAttrNumber)
+		return tuple;
+
+	stored = heap_getattr(tuple, attnum, RelationGetDescr(rel), &isnull);
+	if (!isnull && DatumGetInt64(stored) == token)
+		return tuple;
+
+	return heap_modify_tuple_by_cols(tuple, RelationGetDescr(rel),
+									 1, &attnum, &value, &nulls);
+}

@@ -1,0 +1,174 @@
+-- Privileges, run as roles that are not superusers.  Out of the box an
+-- application role that may write a protected table writes it with a valid
+-- token through the guard, and can do nothing else with fences: not call
+-- fence.advance or fence.fenced_update (until granted, as the README shows),
+-- not touch fence.fences, not call fence.reset, not disable or remove the
+-- guard of a table it does not own, not switch triggers off with
+-- session_replication_role.
+
+CREATE ROLE regress_fence_owner;	-- owns the tables (the migration role)
+CREATE ROLE regress_fence_app;		-- the application: may write them
+CREATE ROLE regress_fence_other;	-- another table owner
+GRANT CREATE ON SCHEMA public TO regress_fence_owner, regress_fence_other;
+
+-- Nothing in the extension is open to PUBLIC but what must be, and no
+-- function runs as its owner
+SELECT p.oid::regprocedure AS function,
+       has_function_privilege('regress_fence_app', p.oid, 'EXECUTE') AS app_may_execute,
+       p.prosecdef AS security_definer, p.proconfig
+  FROM pg_proc p WHERE p.pronamespace = 'fence'::regnamespace ORDER BY 1;
+SELECT has_schema_privilege('regress_fence_app', 'fence', 'USAGE') AS schema_usage,
+       has_table_privilege('regress_fence_app', 'fence.fences', 'SELECT') AS fences_select,
+       has_table_privilege('regress_fence_app', 'fence.fences', 'INSERT, UPDATE, DELETE, TRUNCATE') AS fences_write;
+
+-- Installing a guard is granted like fence.advance: it chooses a resource
+-- that the table's writers may then advance
+SET ROLE regress_fence_other;
+CREATE TABLE pv_other (id int);
+SELECT fence.protect('pv_other', 'pv');
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION fence.protect(regclass, text, name, name),
+                          fence.unprotect(regclass), fence.guard()
+   TO regress_fence_owner, regress_fence_other;
+
+-- The owner protects its table and lets the application write it
+SET ROLE regress_fence_owner;
+CREATE TABLE pv_stock (id int PRIMARY KEY, qty int NOT NULL);
+INSERT INTO pv_stock VALUES (1, 100), (2, 100);
+SELECT fence.protect('pv_stock', 'pv');
+CREATE TABLE pv_jobs (id int PRIMARY KEY, state text, fence_token bigint);
+SELECT fence.protect('pv_jobs', 'pvj', 'fence_token');
+GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON pv_stock, pv_jobs TO regress_fence_app;
+RESET ROLE;
+
+-- The application writes with a token and no grant on anything in fence
+SET ROLE regress_fence_app;
+BEGIN;
+SET LOCAL fence.resource = 'pv';
+SET LOCAL fence.token = '5';
+UPDATE pv_stock SET qty = qty - 1 WHERE id = 1;
+INSERT INTO pv_stock VALUES (3, 100);
+DELETE FROM pv_stock WHERE id = 3;
+COMMIT;
+BEGIN;
+SET LOCAL fence.resource = 'pvj';
+SET LOCAL fence.token = '5';
+INSERT INTO pv_jobs VALUES (1, 'new', NULL);
+COMMIT;
+SELECT * FROM pv_jobs;
+-- ... and the guard still refuses what it must: no token, a stale token
+UPDATE pv_stock SET qty = 0;
+\echo :LAST_ERROR_SQLSTATE
+BEGIN;
+SET LOCAL fence.resource = 'pv';
+SET LOCAL fence.token = '4';
+UPDATE pv_stock SET qty = 0;
+ROLLBACK;
+\echo :LAST_ERROR_SQLSTATE
+BEGIN;
+SET LOCAL fence.resource = 'pv';
+SET LOCAL fence.token = '5';
+TRUNCATE pv_stock;
+ROLLBACK;
+
+-- It cannot call fence.advance or fence.fenced_update without a grant ...
+SELECT fence.advance('pv', 6);
+\echo :LAST_ERROR_SQLSTATE
+SELECT fence.fenced_update('pv', 6, 'UPDATE pv_stock SET qty = 0');
+\echo :LAST_ERROR_SQLSTATE
+SELECT fence.fenced_update('pv', 6, 'UPDATE pv_stock SET qty = $1', 0);
+\echo :LAST_ERROR_SQLSTATE
+-- ... nor lower a fence, nor read or write the fence table directly
+SELECT fence.reset('pv');
+\echo :LAST_ERROR_SQLSTATE
+SELECT fence.reset('pv', 1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM fence.fences;
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO fence.fences (resource, token) VALUES ('pv2', 1);
+\echo :LAST_ERROR_SQLSTATE
+UPDATE fence.fences SET token = 1 WHERE resource = 'pv';
+\echo :LAST_ERROR_SQLSTATE
+DELETE FROM fence.fences WHERE resource = 'pv';
+\echo :LAST_ERROR_SQLSTATE
+TRUNCATE fence.fences;
+\echo :LAST_ERROR_SQLSTATE
+-- ... nor switch the guard off: not by disabling, dropping or replacing the
+-- trigger, not through fence.unprotect or fence.protect, not with
+-- session_replication_role
+ALTER TABLE pv_stock DISABLE TRIGGER fence_guard;
+\echo :LAST_ERROR_SQLSTATE
+ALTER TABLE pv_stock DISABLE TRIGGER ALL;
+\echo :LAST_ERROR_SQLSTATE
+ALTER TABLE pv_stock ENABLE REPLICA TRIGGER fence_guard;
+\echo :LAST_ERROR_SQLSTATE
+DROP TRIGGER fence_guard ON pv_stock;
+\echo :LAST_ERROR_SQLSTATE
+CREATE OR REPLACE TRIGGER fence_guard BEFORE UPDATE ON pv_stock
+    FOR EACH STATEMENT EXECUTE FUNCTION fence.guard('mine', '', '');
+\echo :LAST_ERROR_SQLSTATE
+SELECT fence.unprotect('pv_stock');
+\echo :LAST_ERROR_SQLSTATE
+SELECT fence.protect('pv_stock', 'mine');
+\echo :LAST_ERROR_SQLSTATE
+SET session_replication_role = replica;
+\echo :LAST_ERROR_SQLSTATE
+-- ... nor raise the step limit
+SET fence.max_step = 0;
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+
+-- Another owner, even one allowed to protect its own tables, cannot
+-- protect, unprotect or disable the guard of a table it does not own
+SET ROLE regress_fence_other;
+SELECT fence.protect('pv_other', 'pv');
+SELECT fence.unprotect('pv_stock');
+\echo :LAST_ERROR_SQLSTATE
+SELECT fence.protect('pv_stock', 'mine');
+\echo :LAST_ERROR_SQLSTATE
+ALTER TABLE pv_stock DISABLE TRIGGER fence_guard;
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+
+-- The grant an application role needs to announce tokens and use
+-- fence.fenced_update, as the README shows
+GRANT EXECUTE ON FUNCTION fence.advance(text, bigint, text),
+                          fence.fenced_update(text, bigint, text),
+                          fence.fenced_update(text, bigint, text, "any")
+   TO regress_fence_app;
+SET ROLE regress_fence_app;
+BEGIN;
+SELECT fence.advance('pv', 6);
+UPDATE pv_stock SET qty = qty - 1 WHERE id = 2;
+COMMIT;
+SELECT fence.fenced_update('pv', 7, 'UPDATE pv_stock SET qty = qty - $1 WHERE id = 1', 10);
+SELECT fence.fenced_update('pv', 6, 'UPDATE pv_stock SET qty = qty - $1 WHERE id = 1', 10);
+\echo :LAST_ERROR_SQLSTATE
+SELECT id, qty FROM pv_stock ORDER BY id;
+-- the grant opens nothing else
+SELECT fence.reset('pv', 1);
+\echo :LAST_ERROR_SQLSTATE
+UPDATE fence.fences SET token = 1 WHERE resource = 'pv';
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+SELECT resource, token FROM fence.fences WHERE resource IN ('pv', 'pvj', 'mine') ORDER BY 1;
+
+-- The owner may remove its own guard (the bypass that separate owner and
+-- application roles close)
+SET ROLE regress_fence_owner;
+SELECT fence.unprotect('pv_stock');
+RESET ROLE;
+
+DROP TABLE pv_stock, pv_jobs, pv_other;
+REVOKE CREATE ON SCHEMA public FROM regress_fence_owner, regress_fence_other;
+REVOKE EXECUTE ON FUNCTION fence.protect(regclass, text, name, name),
+                           fence.unprotect(regclass), fence.guard()
+    FROM regress_fence_owner, regress_fence_other;
+REVOKE EXECUTE ON FUNCTION fence.advance(text, bigint, text),
+                           fence.fenced_update(text, bigint, text),
+                           fence.fenced_update(text, bigint, text, "any")
+    FROM regress_fence_app;
+DROP ROLE regress_fence_owner, regress_fence_app, regress_fence_other;
+SELECT fence.reset(resource) FROM fence.fences
+ WHERE resource IN ('pv', 'pvj') ORDER BY resource;
