@@ -207,6 +207,16 @@ start_worker() {
 	echo "$LAST_PID" >"$WORK/$name.fence.pid"
 }
 
+# start_plain_worker NAME MODE: the same worker without "fence run" (no
+# heartbeat, nothing stops it): the caller exports FENCE_RESOURCE,
+# FENCE_TOKEN and FENCE_OWNER (say, from "fence acquire").
+start_plain_worker() {
+	W=$1 MODE=$2 STATE=$WORK HIST=$HIST bash "$E2E_DIR/worker.sh" \
+		>"$WORK/$1.out" 2>"$WORK/$1.err" &
+	LAST_PID=$!
+	E2E_PIDS+=("$LAST_PID")
+}
+
 # state_is NAME STATE: the worker has reached STATE (read, wrote, done).
 state_is() { [ -e "$WORK/$1.$2" ]; }
 worker_pid() { cat "$WORK/$1.pid"; }
