@@ -22,9 +22,7 @@ story() {
 	local p=$1 mode=$2 res=$1:stock a b rc
 	new_history "$p"
 	make_tables "$p" 100
-	if [ "$mode" = guard ]; then
-		sql -c "SELECT fence.protect('${p}_stock', '$res')" >/dev/null
-	fi
+	protect_if "$mode" "$p" "$res"
 
 	PAUSE=1 HOLD=1 TBL=$p start_worker A "$res" "$mode" --ttl 1s --pg "$PGCONN"
 	a=$LAST_PID
@@ -68,8 +66,8 @@ story() {
 	record_counter "$p" "$res" 100 -1
 }
 
-mode=guard
-have_guard || { mode=advance; say "no guard trigger yet: writes call fence.advance"; }
+mode=$(guarded_mode)
+say "guarded writes: $mode"
 story f01g "$mode"
 [ "$(outcome A)" = LF001 ] || fail "A's stale write: $(outcome A), expected LF001"
 [ "$(qty f01g)" = 99 ] || fail "quantity $(qty f01g), expected 99"

@@ -88,6 +88,30 @@ have_guard() {
 		WHERE n.nspname = 'fence' AND p.proname = 'protect'")" -gt 0 ]
 }
 
+# guarded_mode: how the fault tests carry the token into a write: "guard"
+# (plain UPDATE on a table under fence.protect) once the extension has the
+# guard trigger, else "advance" (fence.advance in the same transaction).
+guarded_mode() {
+	if have_guard; then echo guard; else echo advance; fi
+}
+
+# protect_if MODE PREFIX RESOURCE: put PREFIX_stock under the guard when
+# MODE is guard.
+protect_if() {
+	[ "$1" = guard ] || return 0
+	sql -c "SELECT fence.protect('${2}_stock', $(sqlq "$3"))" >/dev/null
+}
+
+# export_lease: export the FENCE_* variables that "eval $(fence acquire)"
+# set, and PGOPTIONS the way "fence run" does.
+export_lease() {
+	export FENCE_RESOURCE FENCE_TOKEN FENCE_OWNER
+	export PGOPTIONS="-c fence.resource=$FENCE_RESOURCE -c fence.token=$FENCE_TOKEN -c fence.owner=$FENCE_OWNER"
+}
+unexport_lease() {
+	unset FENCE_RESOURCE FENCE_TOKEN FENCE_OWNER PGOPTIONS
+}
+
 sql() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
 sqlq() { local s=${1//\'/\'\'}; printf "'%s'" "$s"; }
 
