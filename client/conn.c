@@ -34,6 +34,15 @@ transport_error(fence_ctx *ctx, redisContext *rc, const char *what)
 
 	if (rc->err == REDIS_ERR_PROTOCOL)
 		err = FENCE_ERR_PROTOCOL;
+#ifdef FENCE_HIREDIS_HAS_TIMEOUT
+	/* hiredis 1.x names timeouts; 0.14 reports them as REDIS_ERR_IO */
+	else if (rc->err == REDIS_ERR_TIMEOUT)
+	{
+		fence_set_error(ctx, FENCE_ERR_IO, "%s: timed out", what);
+		fence_conn_drop(ctx);
+		return;
+	}
+#endif
 	else if (rc->err == REDIS_ERR_OOM)
 		err = FENCE_ERR_OOM;
 	fence_set_error(ctx, err, "%s: %s", what,

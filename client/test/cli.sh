@@ -354,6 +354,12 @@ test_cli_heal_flushall() {
 	"$F" release "$res" "$FENCE_OWNER"
 }
 
+# The example program runs its whole path against the real servers.
+test_example() {
+	expect_rc 0 "$PWD/examples/example" "$FENCE_REDIS_URL" "$PGC" "$(rname example)"
+	grep -q '^token [0-9]*, owner [0-9a-f]\{32\}$' "$TMP/out"
+}
+
 run_test cli_help
 run_test cli_version
 run_test cli_usage_errors
@@ -374,6 +380,7 @@ run_test cli_exec_stale pg
 run_test cli_exec_unreachable pg
 run_test cli_exec_busy pg
 run_test cli_heal_flushall pg
+run_test example pg
 
 echo "# client CLI tests: $passed passed, $failed failed, $skipped skipped"
 [ $failed = 0 ]
