@@ -145,6 +145,30 @@ fence_random_bytes(void *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Owner ids: "len" bytes from the kernel's random source, drawn from a
+ * per-context pool so that a busy acquire loop does not pay a system call
+ * each time.  Bytes are used once and wiped as they are handed out.
+ */
+int
+fence_owner_bytes(fence_ctx *ctx, unsigned char *buf, size_t len)
+{
+	struct fence_conn *c = ctx->conn;
+
+	if (len > sizeof(c->pool))
+		return fence_random_bytes(buf, len);
+	if (c->pool_used == 0 || c->pool_used + len > sizeof(c->pool))
+	{
+		if (fence_random_bytes(c->pool, sizeof(c->pool)) != 0)
+			return -1;
+		c->pool_used = 0;
+	}
+	memcpy(buf, c->pool + c->pool_used, len);
+	memset(c->pool + c->pool_used, 0, len);
+	c->pool_used += len;
+	return 0;
+}
+
 /* xorshift64*: jitter for backoff, not secrets. */
 uint64_t
 fence_rand(fence_ctx *ctx)

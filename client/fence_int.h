@@ -16,7 +16,7 @@
 
 /* hiredis 1.x added a distinct timeout error and made the reply sizes
  * size_t; both versions are supported. */
-#if HIREDIS_MAJOR >= 1
+#if HIREDIS_MAJOR >= 1 && defined(REDIS_ERR_TIMEOUT)
 #define FENCE_HIREDIS_HAS_TIMEOUT 1
 #endif
 
@@ -42,6 +42,8 @@ struct fence_conn
 	redisContext *rc;			/* NULL while disconnected */
 	char		sha[FENCE_NSCRIPTS][41];	/* "" until SCRIPT LOAD */
 	uint64_t	rng;			/* xorshift state for backoff jitter */
+	unsigned char pool[512];	/* kernel randomness for owner ids */
+	size_t		pool_used;		/* bytes of "pool" already handed out */
 	long long	busy_pttl;		/* PTTL seen by the last busy acquire */
 };
 
@@ -74,6 +76,7 @@ void		fence_clear_error(fence_ctx *ctx);
 int64_t		fence_now_ns(void);
 void		fence_sleep_ns(int64_t ns);
 int			fence_random_bytes(void *buf, size_t len);
+int			fence_owner_bytes(fence_ctx *ctx, unsigned char *buf, size_t len);
 uint64_t	fence_rand(fence_ctx *ctx);
 fence_ctx  *fence_ctx_clone(fence_ctx *ctx, long command_ms);
 

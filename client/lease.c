@@ -110,7 +110,7 @@ lease_new(fence_ctx *ctx, const char *resource, long long ttl_ms)
 	l->token_key = fence_key(resource, "token");
 	if (l->resource == NULL || l->lock_key == NULL || l->token_key == NULL)
 		goto oom;
-	if (fence_random_bytes(raw, sizeof(raw)) != 0)
+	if (fence_owner_bytes(ctx, raw, sizeof(raw)) != 0)
 	{
 		fence_set_error(ctx, FENCE_ERR_IO, "could not read the kernel's random source: %s",
 						strerror(errno));
