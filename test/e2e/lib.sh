@@ -208,6 +208,7 @@ rcli() {
 	case ${1:-} in redis://*) url=$1; shift ;; esac
 	redis-cli -u "$url" --no-raw "$@" | sed 's/^"\(.*\)"$/\1/; s/^(integer) //; s/^(nil)$//'
 }
+rkeys() { redis-cli -u "$FENCE_REDIS_URL" --raw KEYS "$1"; }
 # lock_owner [URL] RESOURCE, lock_gone [URL] RESOURCE
 lock_owner() {
 	if [ $# = 2 ]; then rcli "$1" GET "$(lock_key "$2")"; else rcli GET "$(lock_key "$1")"; fi
