@@ -52,9 +52,13 @@ e2e_init() {
 	say "work dir $WORK"
 }
 
+# A test may set E2E_ON_EXIT to a command run first on exit (say, to drop
+# roles it made); the exit status is kept.
+E2E_ON_EXIT=
 e2e_cleanup() {
 	local rc=$? pid
 	trap - EXIT
+	[ -z "$E2E_ON_EXIT" ] || $E2E_ON_EXIT >/dev/null 2>&1 || true
 	for pid in "${E2E_PIDS[@]}" $(cat "$WORK"/*.pid 2>/dev/null); do
 		kill -CONT "$pid" 2>/dev/null || true
 		pkill -9 -P "$pid" 2>/dev/null || true
