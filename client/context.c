@@ -147,8 +147,8 @@ fence_random_bytes(void *buf, size_t len)
 
 /*
  * Owner ids: "len" bytes from the kernel's random source, drawn from a
- * per-context pool so that a busy acquire loop does not pay a system call
- * each time.  Bytes are used once and wiped as they are handed out.
+ * per-context pool so that a busy acquire loop does not pay for a
+ * getrandom() call each time.  Bytes are used once and wiped as they are handed out.
  */
 int
 fence_owner_bytes(fence_ctx *ctx, unsigned char *buf, size_t len)
@@ -157,11 +157,15 @@ fence_owner_bytes(fence_ctx *ctx, unsigned char *buf, size_t len)
 
 	if (len > sizeof(c->pool))
 		return fence_random_bytes(buf, len);
-	if (c->pool_used == 0 || c->pool_used + len > sizeof(c->pool))
+	/* After fork() parent and child hold the same pool: refill in the child,
+	 * or two processes would present the same owner id. */
+	if (c->pool_used == 0 || c->pool_used + len > sizeof(c->pool) ||
+		c->pool_pid != getpid())
 	{
 		if (fence_random_bytes(c->pool, sizeof(c->pool)) != 0)
 			return -1;
 		c->pool_used = 0;
+		c->pool_pid = getpid();
 	}
 	memcpy(buf, c->pool + c->pool_used, len);
 	memset(c->pool + c->pool_used, 0, len);

@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <hiredis/hiredis.h>
 
@@ -44,6 +45,7 @@ struct fence_conn
 	uint64_t	rng;			/* xorshift state for backoff jitter */
 	unsigned char pool[512];	/* kernel randomness for owner ids */
 	size_t		pool_used;		/* bytes of "pool" already handed out */
+	pid_t		pool_pid;		/* process that filled "pool" */
 	long long	busy_pttl;		/* PTTL seen by the last busy acquire */
 };
 

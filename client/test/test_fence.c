@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -502,6 +503,77 @@ fail:
 	return rc;
 }
 
+/* Owner ids stay unique across fork(): the child must not reuse the pool. */
+static int
+test_owner_after_fork(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	char		child_owner[64] = "";
+	int			fds[2] = {-1, -1};
+	pid_t		pid;
+	int			status,
+				rc = 1;
+
+	CHECKC(a->err == 0, a);
+	/* fill the pool in the parent first */
+	l = fence_acquire(a, R("fork-p0"), 5000);
+	CHECKC(l != NULL, a);
+	fence_release(a, l);
+	fence_lease_free(l);
+	l = NULL;
+	CHECK(pipe(fds) == 0);
+	fflush(stdout);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+	{
+		/* a fresh context in the child */
+		fence_ctx  *c = fence_connect(redis_url);
+		fence_lease *cl;
+		ssize_t		n = 0;
+
+		(void) a;
+		cl = fence_acquire(c, R("fork-c"), 5000);
+		if (cl != NULL)
+			n = write(fds[1], fence_lease_owner(cl), 32);
+		(void) n;
+		fence_free(c);
+		/* and the inherited one (the parent waits meanwhile, so the shared
+		 * socket is the child's alone): its pool must be refilled */
+		cl = fence_acquire(a, R("fork-c2"), 5000);
+		if (cl != NULL)
+			n = write(fds[1], fence_lease_owner(cl), 32);
+		_exit(0);
+	}
+	close(fds[1]);
+	fds[1] = -1;
+	{
+		size_t		got = 0;
+		ssize_t		n;
+
+		while (got < 64 && (n = read(fds[0], child_owner + got, 64 - got)) > 0)
+			got += (size_t) n;
+		CHECK(got == 64);
+	}
+	waitpid(pid, &status, 0);
+	l = fence_acquire(a, R("fork-p"), 5000);
+	CHECKC(l != NULL, a);
+	CHECK(strncmp(child_owner + 32, fence_lease_owner(l), 32) != 0);
+	CHECK(strncmp(child_owner, fence_lease_owner(l), 32) != 0);
+	fence_release(a, l);
+	rc = 0;
+fail:
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
+	rdo("DEL %s %s", key(R("fork-c"), "lock"), key(R("fork-c2"), "lock"));
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
 /* ACL user and SELECT from the URL. */
 static int
 test_auth_select(void)
@@ -941,6 +1013,7 @@ main(void)
 	TEST(acquire_wait);
 	TEST(counter_exact);
 	TEST(noscript_fallback);
+	TEST(owner_after_fork);
 	TEST(auth_select);
 	TEST(heartbeat_renews);
 	TEST(heartbeat_expired);
