@@ -421,7 +421,7 @@ test_acquire_wait(void)
 	l = fence_acquire_wait(a, res, 5000, 3000);
 	dt = ms_now() - t0;
 	CHECKC(l != NULL, a);
-	CHECK(dt >= 250 && dt < 1500);
+	CHECK(dt >= 250 && dt < 2500);
 	fence_release(a, l);
 	fence_lease_free(l);
 
@@ -431,7 +431,7 @@ test_acquire_wait(void)
 	l = fence_acquire_wait(a, res, 5000, 400);
 	dt = ms_now() - t0;
 	CHECK(l == NULL && a->err == FENCE_ERR_TIMEOUT);
-	CHECK(dt >= 390 && dt < 900);
+	CHECK(dt >= 390 && dt < 1500);
 	rc = 0;
 fail:
 	rdo("DEL %s%s", key(res, "lock"), "");
@@ -641,11 +641,11 @@ test_heartbeat_renews(void)
 	int			rc = 1;
 
 	lost_calls = 0;
-	l = fence_acquire(a, res, 300);
+	l = fence_acquire(a, res, 1000);
 	CHECKC(l != NULL, a);
 	CHECKC(fence_heartbeat_start(a, l, count_lost, NULL) == FENCE_OK, a);
 	CHECK(fence_heartbeat_start(a, l, count_lost, NULL) == FENCE_ERR && a->err == FENCE_ERR_ARG);
-	sleep_ms(1200);				/* four TTLs */
+	sleep_ms(2500);				/* two and a half TTLs */
 	CHECK(fence_lease_state(l) == FENCE_LEASE_HELD);
 	CHECK(rnum("PTTL %s", key(res, "lock")) > 0);
 	CHECK(lost_calls == 0);
@@ -678,7 +678,7 @@ test_heartbeat_expired(void)
 	while (lost_calls == 0 && ms_now() - t0 < 2000)
 		sleep_ms(10);
 	CHECK(lost_calls == 1);
-	CHECK(ms_now() - t0 <= 400);	/* within one heartbeat interval or so */
+	CHECK(ms_now() - t0 <= 1000);	/* one heartbeat interval, plus slack for a loaded host */
 	CHECK(fence_lease_state(l) == FENCE_LEASE_LOST);
 	if (pg_ready)
 	{
@@ -754,7 +754,7 @@ test_heartbeat_unreachable(void)
 	CHECK(seen_suspect);
 	CHECK(lost_calls == 1);
 	/* lost no earlier than the deadline (ttl - drift), not much later */
-	CHECK(ms_now() - t0 >= 850 && ms_now() - t0 < 1600);
+	CHECK(ms_now() - t0 >= 850 && ms_now() - t0 < 2500);
 	CHECK(fence_lease_state(l) == FENCE_LEASE_LOST);
 	rc = 0;
 fail:
