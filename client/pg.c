@@ -24,6 +24,12 @@
 #include "fence_int.h"
 
 #define FENCE_HEAL_ATTEMPTS 5
+#define ADVANCE_SQL "SELECT fence.advance($1::text, $2::bigint, $3::text)"
+
+/* libpq 14 brought pipeline mode; FENCE_NO_PIPELINE tests the other path. */
+#if defined(LIBPQ_HAS_PIPELINING) && !defined(FENCE_NO_PIPELINE)
+#define FENCE_USE_PIPELINE 1
+#endif
 
 /*
  * Record a failed PostgreSQL call.  "res" may be NULL (then the connection's
@@ -47,6 +53,7 @@ pg_error(fence_ctx *ctx, PGconn *pg, PGresult *res, const char *what)
 	PQclear(res);
 }
 
+#ifndef FENCE_USE_PIPELINE
 /* Run a statement that returns no rows; FENCE_OK if it worked. */
 static int
 simple_command(fence_ctx *ctx, PGconn *pg, const char *sql)
@@ -61,6 +68,7 @@ simple_command(fence_ctx *ctx, PGconn *pg, const char *sql)
 	PQclear(res);
 	return FENCE_OK;
 }
+#endif
 
 /* SELECT fence.advance(R, T, O) in whatever transaction "pg" is in. */
 static int
@@ -71,7 +79,7 @@ advance(fence_ctx *ctx, PGconn *pg, fence_lease *l)
 	PGresult   *res;
 
 	snprintf(token, sizeof(token), "%lld", l->token);
-	res = PQexecParams(pg, "SELECT fence.advance($1::text, $2::bigint, $3::text)",
+	res = PQexecParams(pg, ADVANCE_SQL,
 					   3, NULL, params, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
 	{
@@ -204,43 +212,19 @@ fence_announce(fence_ctx *ctx, fence_lease *l, PGconn *pg)
 	return FENCE_ERR;
 }
 
+#ifndef FENCE_USE_PIPELINE
 /*
- * Run "sql" with "params" (text, $1..$n) fenced by the lease's token: one
- * transaction does fence.advance(R, T, O), then the statement.  On an idle
- * connection the library opens and commits that transaction; inside the
- * caller's transaction it leaves the COMMIT to the caller.  Refused while
- * the lease is suspect or lost.  Returns the statement's result (PQclear
- * it), or NULL: FENCE_ERR_STALE when PostgreSQL has seen a newer token.
+ * Without pipeline mode (libpq before 14): BEGIN, advance, the statement,
+ * COMMIT, one round trip each.  The lease is checked once more before the
+ * COMMIT.
  */
-PGresult *
-fence_exec(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
-		   int nparams, const char *const *params)
+static PGresult *
+exec_stepwise(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
+			  int nparams, const char *const *params, int own_tx)
 {
 	PGresult   *res;
-	int			own_tx;
 	ExecStatusType st;
 
-	fence_clear_error(ctx);
-	if (pg == NULL || l == NULL || sql == NULL || nparams < 0 ||
-		(nparams > 0 && params == NULL))
-	{
-		fence_set_error(ctx, FENCE_ERR_ARG, "fence_exec needs a connection, a lease and a statement");
-		return NULL;
-	}
-	if (fence_lease_usable(ctx, l) != FENCE_OK)
-		return NULL;
-	switch (PQtransactionStatus(pg))
-	{
-		case PQTRANS_IDLE:
-			own_tx = 1;
-			break;
-		case PQTRANS_INTRANS:
-			own_tx = 0;
-			break;
-		default:
-			fence_set_error(ctx, FENCE_ERR_PG, "PostgreSQL connection is not ready (failed transaction or broken connection)");
-			return NULL;
-	}
 	if (own_tx && simple_command(ctx, pg, "BEGIN") != FENCE_OK)
 		return NULL;
 	if (advance(ctx, pg, l) != FENCE_OK)
@@ -276,4 +260,151 @@ fail:
 		PQclear(rb);
 	}
 	return NULL;
+}
+#endif
+
+#ifdef FENCE_USE_PIPELINE
+/*
+ * One round trip: fence.advance and the statement go out in a pipeline
+ * ended by a Sync.  Statements before a Sync run in one transaction that the
+ * Sync commits (or, inside the caller's transaction, leaves open), and after
+ * an error the server skips the rest: so the statement never runs without
+ * the check, and the advance never commits without the statement.
+ */
+static PGresult *
+exec_pipelined(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
+			   int nparams, const char *const *params)
+{
+	char		token[24];
+	const char *aparams[3] = {l->resource, token, l->owner};
+	PGresult   *out = NULL;
+	int			failed = 0,
+				query = 0,		/* 0: advance, 1: statement, 2: done */
+				nulls = 0;
+
+	snprintf(token, sizeof(token), "%lld", l->token);
+	if (PQenterPipelineMode(pg) != 1)
+	{
+		pg_error(ctx, pg, NULL, "could not enter pipeline mode");
+		return NULL;
+	}
+	if (PQsendQueryParams(pg, ADVANCE_SQL, 3, NULL, aparams, NULL, NULL, 0) != 1 ||
+		PQsendQueryParams(pg, sql, nparams, NULL, params, NULL, NULL, 0) != 1)
+	{
+		pg_error(ctx, pg, NULL, "could not send the fenced statement");
+		failed = 1;
+	}
+	/* Always end the pipeline, so that draining it cannot hang. */
+	if (PQpipelineSync(pg) != 1)
+	{
+		if (!failed)
+			pg_error(ctx, pg, NULL, "could not send the fenced statement");
+		failed = 1;
+	}
+
+	/*
+	 * Each query's results end with a NULL; the Sync's result ends the
+	 * pipeline.  Two NULLs in a row mean nothing more is coming (a broken
+	 * connection).
+	 */
+	for (;;)
+	{
+		PGresult   *res = PQgetResult(pg);
+		ExecStatusType st;
+
+		if (res == NULL)
+		{
+			if (++nulls >= 2 || PQstatus(pg) == CONNECTION_BAD)
+				break;
+			query++;
+			continue;
+		}
+		nulls = 0;
+		st = PQresultStatus(res);
+		if (st == PGRES_PIPELINE_SYNC)
+		{
+			PQclear(res);
+			break;
+		}
+		if (st == PGRES_FATAL_ERROR && !failed)
+		{
+			pg_error(ctx, pg, res, query == 0 ? "fence.advance failed" :
+					 query == 1 ? "fenced statement failed" : "commit failed");
+			failed = 1;
+		}
+		else if (query == 1 && !failed &&
+				 (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK))
+		{
+			PQclear(out);
+			out = res;
+		}
+		else if (query <= 1 && !failed && st != PGRES_TUPLES_OK &&
+				 st != PGRES_COMMAND_OK && st != PGRES_PIPELINE_ABORTED)
+		{
+			PQclear(res);
+			fence_set_error(ctx, FENCE_ERR_PG, "unexpected result status %s from the fenced statement",
+							PQresStatus(st));
+			failed = 1;
+		}
+		else
+			PQclear(res);
+	}
+	if (PQexitPipelineMode(pg) != 1 && !failed)
+	{
+		pg_error(ctx, pg, NULL, "could not leave pipeline mode");
+		failed = 1;
+	}
+	if (failed || out == NULL)
+	{
+		if (!failed)
+			fence_set_error(ctx, FENCE_ERR_PG, "fenced statement returned no result");
+		PQclear(out);
+		return NULL;
+	}
+	return out;
+}
+#endif
+
+/*
+ * Run "sql" with "params" (text, $1..$n) fenced by the lease's token: one
+ * transaction does fence.advance(R, T, O), then the statement.  On an idle
+ * connection that transaction commits before this returns; inside the
+ * caller's transaction the COMMIT is left to the caller.  Refused while the
+ * lease is suspect or lost.  Returns the statement's result (PQclear it), or
+ * NULL: FENCE_ERR_STALE when PostgreSQL has seen a newer token.  With libpq
+ * 14 or later this is one round trip (pipeline mode).
+ */
+PGresult *
+fence_exec(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
+		   int nparams, const char *const *params)
+{
+	int			own_tx;
+
+	fence_clear_error(ctx);
+	if (pg == NULL || l == NULL || sql == NULL || nparams < 0 ||
+		(nparams > 0 && params == NULL))
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG, "fence_exec needs a connection, a lease and a statement");
+		return NULL;
+	}
+	if (fence_lease_usable(ctx, l) != FENCE_OK)
+		return NULL;
+	switch (PQtransactionStatus(pg))
+	{
+		case PQTRANS_IDLE:
+			own_tx = 1;
+			break;
+		case PQTRANS_INTRANS:
+			own_tx = 0;
+			break;
+		default:
+			fence_set_error(ctx, FENCE_ERR_PG, "PostgreSQL connection is not ready (failed transaction or broken connection)");
+			return NULL;
+	}
+#ifdef FENCE_USE_PIPELINE
+	(void) own_tx;
+	return exec_pipelined(ctx, l, pg, sql, nparams, params);
+#else
+	return exec_stepwise(ctx, l, pg, sql, nparams, params, own_tx);
+#endif
 }

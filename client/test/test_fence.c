@@ -783,8 +783,23 @@ test_announce_exec(void)
 		SKIP("extension fence not available");
 	l = fence_acquire(a, res, 5000);
 	CHECKC(l != NULL, a);
+	/* a statement that fails takes its advance down with it */
+	r = fence_exec(a, l, pg, "SELECT 1/0", 0, NULL);
+	CHECK(r == NULL && a->err == FENCE_ERR_PG && strstr(a->errstr, "division by zero") != NULL);
+	CHECK(pg_mark(res) == 0);
 	CHECKC(fence_announce(a, l, pg) == FENCE_OK, a);
 	CHECK(pg_mark(res) == fence_lease_token(l));
+	/* a write commits with the check */
+	r = PQexec(pg, "CREATE TEMP TABLE IF NOT EXISTS fence_client_t (x int)");
+	CHECK(PQresultStatus(r) == PGRES_COMMAND_OK);
+	PQclear(r);
+	r = fence_exec(a, l, pg, "INSERT INTO fence_client_t VALUES ($1), ($2)", 2, params);
+	CHECKC(r != NULL, a);
+	CHECK(strcmp(PQcmdTuples(r), "2") == 0);
+	PQclear(r);
+	r = PQexec(pg, "SELECT sum(x) FROM fence_client_t");
+	CHECK(PQresultStatus(r) == PGRES_TUPLES_OK && strcmp(PQgetvalue(r, 0, 0), "42") == 0);
+	PQclear(r);
 	r = fence_exec(a, l, pg, "SELECT $1::int + $2::int", 2, params);
 	CHECKC(r != NULL, a);
 	CHECK(PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "42") == 0);
@@ -842,8 +857,16 @@ test_stale_after_takeover(void)
 	CHECKC(fence_announce(b, lb, pg) == FENCE_OK, b);
 	/* A still believes (its local deadline has not passed) but PG says no */
 	CHECK(fence_lease_state(la) == FENCE_LEASE_HELD);
-	r = fence_exec(a, la, pg, "SELECT 1", 0, NULL);
+	r = PQexec(pg, "CREATE TEMP TABLE IF NOT EXISTS fence_client_s (x int)");
+	CHECK(PQresultStatus(r) == PGRES_COMMAND_OK);
+	PQclear(r);
+	r = fence_exec(a, la, pg, "INSERT INTO fence_client_s VALUES (1)", 0, NULL);
 	CHECK(r == NULL && a->err == FENCE_ERR_STALE);
+	/* the stale write did not land */
+	r = PQexec(pg, "SELECT count(*) FROM fence_client_s");
+	CHECK(PQresultStatus(r) == PGRES_TUPLES_OK && strcmp(PQgetvalue(r, 0, 0), "0") == 0);
+	PQclear(r);
+	r = NULL;
 	CHECK(PQtransactionStatus(pg) == PQTRANS_IDLE);
 	CHECK(pg_mark(res) == fence_lease_token(lb));
 	/* and A's release leaves B's lock alone */
