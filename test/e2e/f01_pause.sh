@@ -13,7 +13,7 @@
 # lock; the history passes the checker.
 # Negative control: the same story on an unguarded table; A's stale write
 # lands, and the checker must see the token go down and the lost update.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 e2e_init f01
 need_client
 

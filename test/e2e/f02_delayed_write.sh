@@ -13,7 +13,7 @@
 # B's write only, and the history passes the checker.
 # Negative control: the same with a plain UPDATE: the delayed write lands
 # over B's, and the checker must see the token go down and the lost update.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 e2e_init f02
 need_client
 proxy_start

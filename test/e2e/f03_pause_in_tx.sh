@@ -15,7 +15,7 @@
 # Negative control: B does not announce (fence run without --pg) and checks
 # its token only at write time: it reads while A's write is uncommitted,
 # and the checker must see the lost update.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 e2e_init f03
 need_client
 

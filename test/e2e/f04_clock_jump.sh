@@ -15,7 +15,7 @@
 # under the same jump back: its renewals stop, its lock expires in Redis,
 # another worker takes the lease and writes, the holder still believes it
 # holds and writes too; the checker must see the token go down.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 e2e_init f04
 need_client
 

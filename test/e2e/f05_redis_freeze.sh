@@ -14,7 +14,7 @@
 # Negative control: a holder that took its token with "fence acquire" and
 # writes on without a heartbeat and without a token check: it goes on
 # writing after B, and the checker must see the token go down.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 e2e_init f05
 need_client
 redis_start f05

@@ -13,7 +13,7 @@
 # Negative control: the same without the token check and without the
 # announce: the repeated tokens land and the checker must see the token go
 # down.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 e2e_init f06
 need_client
 redis_start f06

@@ -16,7 +16,7 @@
 # the history passes the checker.
 # Negative control: a third resource without the token check: the repeated
 # token lands for a second owner, and the checker must say so.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 e2e_init f07
 need_client
 redis_start f07p --repl-diskless-sync-delay 0

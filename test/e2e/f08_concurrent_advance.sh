@@ -15,7 +15,7 @@
 # equals the number of accepted writes, and the history passes the checker.
 # Negative control: the same crowd without the check commits in start
 # order, and the checker must see the token go down.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 e2e_init f08
 
 ORDER=(5 2 7 1 8 3 6 4)

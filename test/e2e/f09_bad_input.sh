@@ -11,7 +11,7 @@
 # Negative control: the same bad tokens written to a table without the
 # guard land (0, -1, none at all), and the checker must see the token go
 # down.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 e2e_init f09
 
 # --- SQL

@@ -20,7 +20,7 @@
 # Negative control: the table's owner may disable the guard on its own
 # table (why owner and application must be different roles); after it does,
 # the stale write lands and the checker must see the token go down.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 e2e_init f10
 need_client
 have_guard || skip "the extension has no guard trigger (fence.protect) yet"

@@ -9,7 +9,7 @@
 # database and a Redis of their own (fresh: no earlier token counters), so
 # that a block may use what an earlier one created, as a reader would.
 # Each block gets 60 s.  Exit 77 (skip) when the README marks no block.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 e2e_init readme
 README=$TOP/README.md
 [ -f "$README" ] || skip "no README.md"

@@ -1,4 +1,8 @@
-# test/e2e/lib.sh: shared helpers of the end-to-end fault tests.
+# test/e2e/lib/lib.sh: shared helpers of the end-to-end fault tests.
+#
+# test/run.sh runs every test/e2e/*.sh as a test; the helpers (this file,
+# worker.sh, wallclock_holder.sh, proxy.py, check_history.py) live in lib/
+# so that they are not taken for tests.
 #
 # A test sources this file and calls e2e_init NAME first.  test/run.sh runs
 # the tests against its shared servers (PG* variables, FENCE_REDIS_URL,
@@ -17,7 +21,7 @@
 set -euo pipefail
 
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-TOP=$(cd "$E2E_DIR/../.." && pwd)
+TOP=$(cd "$E2E_DIR/../../.." && pwd)
 # shellcheck source=../lib/servers.sh
 . "$TOP/test/lib/servers.sh"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test/e2e/proxy.py: a TCP proxy that can hold bytes in flight (fault F2).
+"""test/e2e/lib/proxy.py: a TCP proxy that can hold bytes in flight (fault F2).
 
     proxy.py LISTEN_PORT TARGET_HOST TARGET_PORT CONTROL_PORT [LOGDIR]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/e2e/wallclock_holder.sh: the negative control of F4, a lease holder
+# test/e2e/lib/wallclock_holder.sh: the negative control of F4, a lease holder
 # that does what pgfence must not do: it keeps its lease deadline and its
 # renewal times on the wall clock (date), and writes without a token check.
 #

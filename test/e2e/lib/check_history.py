@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test/e2e/check_history.py: check the history of a fault test.
+"""test/e2e/lib/check_history.py: check the history of a fault test.
 
 A history is a text file, one event a line, tab-separated:
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/e2e/worker.sh: the worker of the fault tests, run under
+# test/e2e/lib/worker.sh: the worker of the fault tests, run under
 # "fence run RESOURCE --pg ... -- bash worker.sh" (or by hand with the
 # FENCE_* variables set).  It does what the seed's story does: read the
 # quantity, compute the new one in the application, write it back under
