@@ -660,6 +660,14 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		for (i = 0; i < NFORWARDED; i++)
 			sigaction(forwarded[i], &dfl, NULL);
 		setpgid(0, 0);
+		if (own_tty)
+		{
+			/* as shells do: take the terminal before exec, or a read from it
+			 * could stop the command (SIGTTIN) before the parent hands it over */
+			sigaction(SIGTTOU, &(struct sigaction) {.sa_handler = SIG_IGN}, NULL);
+			tcsetpgrp(STDIN_FILENO, getpid());
+			sigaction(SIGTTOU, &dfl, NULL);
+		}
 		execvp(argv[1], argv + 1);
 		fprintf(stderr, "%s: could not run \"%s\": %s\n", progname, argv[1], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
