@@ -32,10 +32,9 @@ story() {
 	wait_for "A's write to reach the proxy" 20 proxy_holds
 	say "A (token $(token_of A)) sent its write; the proxy holds $(proxy_field held) bytes"
 	pid=$(worker_pid A)
-	kill -9 "$a"
 	pkill -9 -P "$pid" || true
 	kill -9 "$pid"
-	wait "$a" 2>/dev/null || true
+	kill9 "$a"
 	hist test note "$res" - - "$(now_ms)" - "A killed, its write still held"
 	say "A killed"
 

@@ -56,7 +56,7 @@ for p in f07g f07h f07c; do
 done
 say "on the primary: token 1 taken, announced and written on three resources"
 
-kill -9 "$REDIS_PID_f07p"
+kill9 "$REDIS_PID_f07p"
 kill -CONT "$REDIS_PID_f07r"
 rcli "$R_URL" REPLICAOF NO ONE >/dev/null
 export FENCE_REDIS_URL=$R_URL

@@ -77,12 +77,15 @@ e2e_cleanup() {
 	local rc=$? pid
 	trap - EXIT
 	[ -z "$E2E_ON_EXIT" ] || $E2E_ON_EXIT >/dev/null 2>&1 || true
-	for pid in "${E2E_PIDS[@]}" $(cat "$WORK"/*.pid 2>/dev/null); do
-		kill -CONT "$pid" 2>/dev/null || true
-		pkill -9 -P "$pid" 2>/dev/null || true
-		kill -9 "$pid" 2>/dev/null || true
-	done
-	for pid in "${E2E_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+	# (braces: keep bash's "Killed" job notices out of the log)
+	{
+		for pid in "${E2E_PIDS[@]}" $(cat "$WORK"/*.pid 2>/dev/null); do
+			kill -CONT "$pid" || true
+			pkill -9 -P "$pid" || true
+			kill -9 "$pid" || true
+		done
+		for pid in "${E2E_PIDS[@]}"; do wait "$pid" || true; done
+	} 2>/dev/null
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && [ -s "$HIST" ]; then
 		echo "--- history ($HIST)"
 		cat "$HIST"
@@ -218,6 +221,16 @@ check_fails() {
 new_history() {
 	HIST=$WORK/history.$1
 	: >"$HIST"
+}
+
+# kill9 PID...: SIGKILL background processes of this shell and reap them
+# quietly (no "Killed" job notice).
+kill9() {
+	local pid
+	{
+		for pid in "$@"; do kill -9 "$pid" || true; done
+		for pid in "$@"; do wait "$pid" || true; done
+	} 2>/dev/null
 }
 
 # --- Redis
