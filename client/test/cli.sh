@@ -116,6 +116,42 @@ test_cli_redis_down() {
 	expect_rc 69 "$F" show "$(rname down)" --redis redis://127.0.0.1:1
 }
 
+# spare_port: a TCP port on 127.0.0.1 that nothing listens on
+spare_port() {
+	local port
+	while :; do
+		port=$((20000 + RANDOM % 30000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			echo "$port"
+			return
+		fi
+	done
+}
+
+# A Redis of our own: password AUTH over TCP, then a Unix socket with a
+# database number (the shared server has neither).
+test_cli_redis_auth_unix() {
+	local port dir=$TMP/ownredis res
+	mkdir -p "$dir"
+	port=$(spare_port)
+	redis-server --port "$port" --bind 127.0.0.1 --requirepass 'p@ss:w' \
+		--unixsocket "$dir/r.sock" --unixsocketperm 700 --save '' --appendonly no \
+		--dir "$dir" --daemonize no --logfile "$dir/log" &
+	OWN_REDIS=$!
+	trap 'kill $OWN_REDIS 2>/dev/null; wait $OWN_REDIS 2>/dev/null' EXIT
+	wait_for redis-cli -p "$port" --no-auth-warning -a 'p@ss:w' ping >/dev/null
+	res=$(rname auth)
+	eval "$("$F" acquire "$res" --redis "redis://:p%40ss%3Aw@127.0.0.1:$port/2")"
+	[ "$(redis-cli -p "$port" --no-auth-warning -a 'p@ss:w' -n 2 GET "$(lockkey "$res")")" = "$FENCE_OWNER" ]
+	expect_rc 69 "$F" acquire "$res" --redis "redis://:wrong@127.0.0.1:$port"
+	grep -q 'AUTH' "$TMP/err"
+	redis-cli -p "$port" --no-auth-warning -a 'p@ss:w' CONFIG SET requirepass '' >/dev/null
+	eval "$("$F" acquire "$res" --redis "unix://$dir/r.sock?db=3")"
+	[ "$(redis-cli -s "$dir/r.sock" -n 3 GET "$(lockkey "$res")")" = "$FENCE_OWNER" ]
+	expect_rc 0 "$F" release "$res" "$FENCE_OWNER" --redis "unix://$dir/r.sock?db=3"
+	expect_rc 69 "$F" show "$res" --redis "unix://$dir/nonexistent.sock"
+}
+
 # --- acquire, release, extend, show -----------------------------------------
 
 test_cli_acquire_release() {
@@ -364,6 +400,7 @@ run_test cli_help
 run_test cli_version
 run_test cli_usage_errors
 run_test cli_redis_down
+run_test cli_redis_auth_unix
 run_test cli_acquire_release
 run_test cli_acquire_quoting
 run_test cli_json
