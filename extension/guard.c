@@ -30,6 +30,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/tupmacs.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
@@ -91,6 +92,7 @@ static void guard_check_row_token(GuardState *state, Relation rel,
 								  int64 token);
 static HeapTuple guard_stamp(GuardState *state, Relation rel, HeapTuple tuple,
 							 int64 token);
+static Size guard_attr_offset(HeapTuple tuple, TupleDesc tupdesc, int attnum);
 
 /*
  * fence.guard() RETURNS trigger
@@ -361,8 +363,7 @@ guard_accept(GuardState *state, const char *resource)
 	else
 	{
 		token = guard_setting_token(resource);
-		owner = (fence_setting_owner != NULL && fence_setting_owner[0] != '\0') ?
-			fence_setting_owner : NULL;
+		owner = fence_session_owner(resource);
 	}
 
 	/* cheap when the registry already holds it: rule.c short-circuits */
@@ -560,10 +561,18 @@ guard_check_row_token(GuardState *state, Relation rel, HeapTuple oldtuple,
 /*
  * guard_stamp: the row to write, with "token" in the token column.  The row
  * is copied only when the column does not hold that token already.
+ *
+ * This runs for every row of a bulk UPDATE by a new holder, so the common
+ * case avoids heap_modify_tuple_by_cols(), which takes the row apart and
+ * builds it again only for the executor to take it apart once more: when
+ * the column is present and not null, its eight bytes sit at a fixed place
+ * in the row, and a copy of the row with those bytes replaced is the same
+ * row that heap_modify_tuple_by_cols() would build.
  */
 static HeapTuple
 guard_stamp(GuardState *state, Relation rel, HeapTuple tuple, int64 token)
 {
+	TupleDesc	tupdesc = RelationGetDescr(rel);
 	Datum		stored;
 	bool		isnull;
 	Datum		value = Int64GetDatum(token);
@@ -573,10 +582,49 @@ guard_stamp(GuardState *state, Relation rel, HeapTuple tuple, int64 token)
 	if (attnum == InvalidAttrNumber)
 		return tuple;
 
-	stored = heap_getattr(tuple, attnum, RelationGetDescr(rel), &isnull);
-	if (!isnull && DatumGetInt64(stored) == token)
-		return tuple;
+	if (attnum <= HeapTupleHeaderGetNatts(tuple->t_data))
+	{
+		stored = heap_getattr(tuple, attnum, tupdesc, &isnull);
+		if (!isnull)
+		{
+			HeapTuple	copy;
 
-	return heap_modify_tuple_by_cols(tuple, RelationGetDescr(rel),
-									 1, &attnum, &value, &nulls);
+			if (DatumGetInt64(stored) == token)
+				return tuple;
+			copy = heap_copytuple(tuple);
+			memcpy((char *) copy->t_data + copy->t_data->t_hoff +
+				   guard_attr_offset(copy, tupdesc, attnum),
+				   &token, sizeof(int64));
+			return copy;
+		}
+	}
+
+	/* null, or missing from a row older than the column: build it anew */
+	return heap_modify_tuple_by_cols(tuple, tupdesc, 1, &attnum, &value, &nulls);
+}
+
+/*
+ * guard_attr_offset: where the value of attribute "attnum" (present, not
+ * null, fixed length) starts in the data area of "tuple": the walk over the
+ * attributes before it that heap_deform_tuple() makes.
+ */
+static Size
+guard_attr_offset(HeapTuple tuple, TupleDesc tupdesc, int attnum)
+{
+	HeapTupleHeader tup = tuple->t_data;
+	char	   *tp = (char *) tup + tup->t_hoff;
+	bool		hasnulls = HeapTupleHasNulls(tuple);
+	Size		off = 0;
+	int			i;
+
+	for (i = 0; i < attnum - 1; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(tupdesc, i);
+
+		if (hasnulls && att_isnull(i, tup->t_bits))
+			continue;
+		off = att_align_pointer(off, att->attalign, att->attlen, tp + off);
+		off = att_addlength_pointer(off, att->attlen, tp + off);
+	}
+	return att_align_nominal(off, TupleDescAttr(tupdesc, attnum - 1)->attalign);
 }

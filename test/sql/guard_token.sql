@@ -109,5 +109,32 @@ INSERT INTO gtk_jobs VALUES (6, 'upsert', 1) ON CONFLICT (id) DO UPDATE SET stat
 COMMIT;
 SELECT id, state, fence_token FROM gtk_jobs WHERE state = 'upsert' ORDER BY id;
 
-DROP TABLE gtk_jobs;
-SELECT fence.reset('jobs');
+-- The stamp lands in the right place whatever precedes the column: long
+-- and short text, nulls, a dropped column; and in a column added after the
+-- row was written (its value then comes from the column's default)
+CREATE TABLE gtk_shape (a text, b int, c smallint, tok bigint, d text);
+INSERT INTO gtk_shape VALUES (repeat('x', 300), 1, 1, 5, 'tail'),
+    (NULL, NULL, 2, 5, NULL), ('y', 1, NULL, 5, 'z'), ('q', 2, 4, NULL, 'n');
+ALTER TABLE gtk_shape DROP COLUMN b;
+ALTER TABLE gtk_shape ADD COLUMN tok2 bigint DEFAULT 42;
+SELECT fence.protect('gtk_shape', 'shape', 'tok');
+BEGIN;
+SELECT fence.advance('shape', 9);
+UPDATE gtk_shape SET d = coalesce(d, '') || '!';
+COMMIT;
+SELECT length(a), c, tok, d, tok2 FROM gtk_shape ORDER BY c NULLS LAST;
+SELECT fence.unprotect('gtk_shape');
+SELECT fence.protect('gtk_shape', 'shape2', 'tok2');
+BEGIN;
+SELECT fence.advance('shape2', 41);
+UPDATE gtk_shape SET d = d || '?';
+ROLLBACK;
+\echo :LAST_ERROR_SQLSTATE
+BEGIN;
+SELECT fence.advance('shape2', 43);
+UPDATE gtk_shape SET d = d || '?';
+COMMIT;
+SELECT length(a), c, tok, d, tok2 FROM gtk_shape ORDER BY c NULLS LAST;
+
+DROP TABLE gtk_jobs, gtk_shape;
+SELECT fence.reset('jobs'), fence.reset('shape'), fence.reset('shape2');
