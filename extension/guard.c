@@ -22,10 +22,19 @@
  * names exactly that resource.  The rule itself, and the row lock that makes
  * it hold against concurrent writers, is fence_check_and_advance() in rule.c.
  *
- * Row triggers keep their configuration and the last resource they accepted
- * in fn_extra, which lives as long as the statement: a bulk UPDATE of one
- * resource resolves the columns once and checks the fence once, and every
- * further row costs a string comparison.
+ * What the guard promises: no row of a protected table is inserted, updated
+ * or deleted, and the table is not truncated, unless the rule accepted a
+ * token in the writing transaction for every resource the row belonged to
+ * before the write and belongs to after it.  A row whose key is null belongs
+ * to no resource and is refused.  The guard runs as a BEFORE trigger, so
+ * the check happens before the write and holds the fence row's lock until
+ * the transaction ends, like any other check.
+ *
+ * Row triggers keep their configuration, the last key they formatted and
+ * the last resource they accepted in fn_extra, which lives as long as the
+ * statement: a bulk UPDATE of one resource resolves the columns once and
+ * checks the fence once, and every further row costs a datum and a string
+ * comparison.
  */
 #include "postgres.h"
 
