@@ -14,11 +14,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "fence_int.h"
+
+/* getrandom() arrived in glibc 2.25; older systems read /dev/urandom. */
+#if defined(__has_include)
+#if __has_include(<sys/random.h>)
+#include <sys/random.h>
+#define FENCE_HAVE_GETRANDOM 1
+#endif
+#endif
 
 void
 fence_set_error(fence_ctx *ctx, int err, const char *fmt,...)
@@ -110,6 +117,7 @@ fence_random_bytes(void *buf, size_t len)
 	size_t		got = 0;
 	int			fd;
 
+#ifdef FENCE_HAVE_GETRANDOM
 	while (got < len)
 	{
 		ssize_t		n = getrandom(p + got, len - got, 0);
@@ -118,12 +126,13 @@ fence_random_bytes(void *buf, size_t len)
 		{
 			if (errno == EINTR)
 				continue;
-			break;
+			break;				/* e.g. ENOSYS: fall back to the device */
 		}
 		got += (size_t) n;
 	}
 	if (got == len)
 		return 0;
+#endif
 
 	fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
