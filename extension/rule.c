@@ -30,12 +30,14 @@
 #include "postgres.h"
 
 #include "catalog/namespace.h"
+#include "common/hashfn.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/hsearch.h"
 #include "utils/syscache.h"
 #include "access/htup_details.h"
 #include "catalog/pg_class.h"
@@ -53,6 +55,7 @@ typedef struct Mark
 
 /* Plans are prepared once per backend and kept. */
 static SPIPlanPtr lock_plan = NULL;
+static SPIPlanPtr share_plan = NULL;
 static SPIPlanPtr insert_plan = NULL;
 static SPIPlanPtr update_plan = NULL;
 static SPIPlanPtr delete_plan = NULL;
@@ -99,18 +102,30 @@ run(SPIPlanPtr plan, const char *resource, int64 token, const char *owner)
 	return rc;
 }
 
-/* Read and row-lock the mark of "resource"; waits for concurrent checkers. */
+/*
+ * Read and row-lock the mark of "resource", waiting for concurrent checkers.
+ * A shared lock is enough to accept the token that is already the mark: it
+ * keeps the mark from moving until this transaction ends, and lets writers
+ * holding the same token proceed side by side.  Moving the mark takes the
+ * exclusive lock.
+ */
 static Mark
-lock_mark(const char *resource)
+lock_mark(const char *resource, bool shared)
 {
 	Mark		mark = {false, 0, NULL};
 	bool		isnull;
 	char	   *owner;
 
-	prepare_once(&lock_plan,
-				 "SELECT token, owner FROM fence.fences"
-				 " WHERE resource OPERATOR(pg_catalog.=) $1 FOR UPDATE", 1);
-	run(lock_plan, resource, 0, NULL);
+	if (shared)
+		run(prepare_once(&share_plan,
+						 "SELECT token, owner FROM fence.fences"
+						 " WHERE resource OPERATOR(pg_catalog.=) $1 FOR SHARE", 1),
+			resource, 0, NULL);
+	else
+		run(prepare_once(&lock_plan,
+						 "SELECT token, owner FROM fence.fences"
+						 " WHERE resource OPERATOR(pg_catalog.=) $1 FOR UPDATE", 1),
+			resource, 0, NULL);
 	if (SPI_processed == 0)
 		return mark;
 
@@ -156,6 +171,74 @@ delete_mark(const char *resource)
 				 "DELETE FROM fence.fences"
 				 " WHERE resource OPERATOR(pg_catalog.=) $1", 1);
 	run(delete_plan, resource, 0, NULL);
+}
+
+/*
+ * Marks this backend saw last, per resource: only a hint for choosing the
+ * lock mode before the row is read, never for a decision.  A worker writes
+ * with the token it announced, so after the first transaction the hint is
+ * nearly always right, and each check takes the shared lock at once.  When
+ * the hint is wrong the check still decides correctly on the locked row; it
+ * may then have to upgrade a shared lock.  Kept small: it is forgotten
+ * whole when it grows past MAX_HINTS entries.
+ */
+#define MAX_HINTS 10000
+
+typedef struct MarkHint
+{
+	uint64		hash;			/* of the resource name: hash key */
+	int64		token;
+	bool		has_owner;
+} MarkHint;
+
+static HTAB *mark_hints = NULL;
+
+static uint64
+name_hash(const char *resource)
+{
+	return hash_bytes_extended((const unsigned char *) resource,
+							   (int) strlen(resource), 0);
+}
+
+/* Is "token" (from "owner") likely to be accepted without moving the mark? */
+static bool
+hint_says_unchanged(const char *resource, int64 token, const char *owner)
+{
+	uint64		hash;
+	MarkHint   *hint;
+
+	if (mark_hints == NULL)
+		return false;
+	hash = name_hash(resource);
+	hint = hash_search(mark_hints, &hash, HASH_FIND, NULL);
+	return hint != NULL && hint->token == token &&
+		(owner == NULL || hint->has_owner);
+}
+
+static void
+remember_hint(const char *resource, int64 token, bool has_owner)
+{
+	uint64		hash = name_hash(resource);
+	MarkHint   *hint;
+
+	if (mark_hints != NULL && hash_get_num_entries(mark_hints) >= MAX_HINTS)
+	{
+		hash_destroy(mark_hints);
+		mark_hints = NULL;
+	}
+	if (mark_hints == NULL)
+	{
+		HASHCTL		ctl;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(uint64);
+		ctl.entrysize = sizeof(MarkHint);
+		mark_hints = hash_create("fence mark hints", 64, &ctl,
+								 HASH_ELEM | HASH_BLOBS);
+	}
+	hint = hash_search(mark_hints, &hash, HASH_ENTER, NULL);
+	hint->token = token;
+	hint->has_owner = has_owner;
 }
 
 /*
@@ -259,6 +342,7 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 	const FenceGrant *grant;
 	FenceScope	scope;
 	Mark		mark;
+	bool		shared;
 
 	fence_check_resource_name(resource);
 	if (token <= 0)
@@ -270,12 +354,14 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 		(owner == NULL || (grant->owner != NULL && strcmp(grant->owner, owner) == 0)))
 		return token;
 
+	shared = hint_says_unchanged(resource, token, owner);
 	enter_fences(&scope);
 	for (;;)
 	{
-		mark = lock_mark(resource);
+		mark = lock_mark(resource, shared);
 		if (mark.exists)
 			break;
+		shared = false;
 		if (fence_max_step > 0 && (uint64) token > (uint64) fence_max_step)
 			break;				/* refused below, without creating a row */
 		if (insert_mark(resource, token, owner))
@@ -327,8 +413,9 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 		update_mark(resource, token, owner);
 	leave_fences(&scope);
 
-	fence_registry_remember(resource, token,
-							owner || token > mark.token ? owner : mark.owner);
+	owner = owner || token > mark.token ? owner : mark.owner;
+	fence_registry_remember(resource, token, owner);
+	remember_hint(resource, token, owner != NULL);
 	return mark.exists ? mark.token : 0;
 }
 
@@ -386,7 +473,7 @@ fence_reset(PG_FUNCTION_ARGS)
 	enter_fences(&scope);
 	for (;;)
 	{
-		mark = lock_mark(resource);
+		mark = lock_mark(resource, false);
 		if (mark.exists || token == 0 || insert_mark(resource, token, NULL))
 			break;
 	}
