@@ -118,7 +118,12 @@ lease_new(fence_ctx *ctx, const char *resource, long long ttl_ms)
 		return NULL;
 	}
 	for (i = 0; i < FENCE_OWNER_BYTES; i++)
-		snprintf(l->owner + 2 * i, 3, "%02x", raw[i]);
+	{
+		l->owner[2 * i] = "0123456789abcdef"[raw[i] >> 4];
+		l->owner[2 * i + 1] = "0123456789abcdef"[raw[i] & 15];
+	}
+	l->owner[FENCE_OWNER_LEN] = '\0';
+	memset(raw, 0, sizeof(raw));
 	l->ttl_ms = ttl_ms;
 	l->state = FENCE_LEASE_LOST;	/* until acquired */
 	pthread_mutex_init(&l->mu, NULL);
