@@ -58,8 +58,6 @@ fence_conn_drop(fence_ctx *ctx)
 		redisFree(ctx->conn->rc);
 		ctx->conn->rc = NULL;
 	}
-	/* A restarted server has an empty script cache. */
-	memset(ctx->conn->sha, 0, sizeof(ctx->conn->sha));
 }
 
 /*

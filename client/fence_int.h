@@ -41,7 +41,6 @@ struct fence_conn
 	long		connect_ms;
 	long		command_ms;
 	redisContext *rc;			/* NULL while disconnected */
-	char		sha[FENCE_NSCRIPTS][41];	/* "" until SCRIPT LOAD */
 	uint64_t	rng;			/* xorshift state for backoff jitter */
 	unsigned char pool[512];	/* kernel randomness for owner ids */
 	size_t		pool_used;		/* bytes of "pool" already handed out */
@@ -88,6 +87,9 @@ redisReply *fence_command_argv(fence_ctx *ctx, int argc, const char **argv,
 							   const size_t *argvlen);
 void		fence_conn_drop(fence_ctx *ctx);
 int			fence_reply_error(fence_ctx *ctx, redisReply *r);
+
+/* sha1.c */
+void		fence_sha1_hex(const void *data, size_t len, char hex[41]);
 
 /* scripts.c */
 redisReply *fence_script_run(fence_ctx *ctx, enum fence_script which,

@@ -13,9 +13,10 @@
  * then bytes.  INCR
  * itself is exact and refuses to wrap at 2^63-1; that error is passed on.
  *
- * Scripts are sent with EVALSHA.  The SHA is learned with SCRIPT LOAD the
- * first time a connection needs a script; a NOSCRIPT reply (server
- * restarted, SCRIPT FLUSH) falls back to EVAL, which also caches it again.
+ * Scripts are always sent with EVALSHA, under the SHA-1 computed here
+ * (sha1.c), so that each operation is one round trip even for a process
+ * that has just started.  A NOSCRIPT reply (a fresh or restarted server,
+ * SCRIPT FLUSH) falls back to EVAL, which also caches the script again.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,21 +88,16 @@ static const char *const script_src[FENCE_NSCRIPTS] = {
 	acquire_lua, release_lua, extend_lua, heal_lua
 };
 
-/* Learn a script's SHA on this connection. */
-static int
-script_load(fence_ctx *ctx, enum fence_script which)
-{
-	const char *argv[3] = {"SCRIPT", "LOAD", script_src[which]};
-	redisReply *r = fence_command_argv(ctx, 3, argv, NULL);
+static char script_sha[FENCE_NSCRIPTS][41];
+static pthread_once_t script_sha_once = PTHREAD_ONCE_INIT;
 
-	if (r == NULL)
-		return FENCE_ERR;
-	if (r->type != REDIS_REPLY_STRING || r->len != 40)
-		return fence_reply_error(ctx, r);
-	memcpy(ctx->conn->sha[which], r->str, 40);
-	ctx->conn->sha[which][40] = '\0';
-	freeReplyObject(r);
-	return FENCE_OK;
+static void
+script_sha_init(void)
+{
+	int			i;
+
+	for (i = 0; i < FENCE_NSCRIPTS; i++)
+		fence_sha1_hex(script_src[i], strlen(script_src[i]), script_sha[i]);
 }
 
 /*
@@ -123,14 +119,10 @@ fence_script_run(fence_ctx *ctx, enum fence_script which,
 		fence_set_error(ctx, FENCE_ERR_ARG, "too many script arguments");
 		return NULL;
 	}
-	if (ctx->conn->sha[which][0] == '\0' || ctx->conn->rc == NULL)
-	{
-		if (script_load(ctx, which) != FENCE_OK)
-			return NULL;
-	}
+	pthread_once(&script_sha_once, script_sha_init);
 	snprintf(nk, sizeof(nk), "%d", nkeys);
 	argv[argc++] = "EVALSHA";
-	argv[argc++] = ctx->conn->sha[which];
+	argv[argc++] = script_sha[which];
 	argv[argc++] = nk;
 	for (i = 0; i < nkeys; i++)
 		argv[argc++] = keys[i];
@@ -142,7 +134,6 @@ fence_script_run(fence_ctx *ctx, enum fence_script which,
 	{
 		/* Script cache flushed under us: send the source instead. */
 		freeReplyObject(r);
-		ctx->conn->sha[which][0] = '\0';
 		argv[0] = "EVAL";
 		argv[1] = script_src[which];
 		r = fence_command_argv(ctx, argc, argv, NULL);

@@ -574,6 +574,84 @@ fail:
 	return rc;
 }
 
+/* Calls of "cmd" so far, from INFO commandstats (0 if none). */
+static long long
+cmd_calls(const char *cmd)
+{
+	redisReply *r = rcmd("INFO commandstats");
+	char		pat[64];
+	const char *p;
+	long long	n = 0;
+
+	snprintf(pat, sizeof(pat), "cmdstat_%s:calls=", cmd);
+	if (r && r->type == REDIS_REPLY_STRING && (p = strstr(r->str, pat)) != NULL)
+		n = atoll(p + strlen(pat));
+	freeReplyObject(r);
+	return n;
+}
+
+void		fence_sha1_hex(const void *data, size_t len, char hex[41]);
+
+/*
+ * One round trip per operation, even on a fresh connection: the script's
+ * SHA is computed locally, so no SCRIPT LOAD is needed once any client has
+ * run the script (a NOSCRIPT falls back to EVAL once).
+ */
+static int
+test_round_trips(void)
+{
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	const char *res = R("rtt");
+	redisReply *r;
+	char		sha[41];
+	long long	evalsha,
+				eval,
+				script,
+				total;
+	int			rc = 1;
+
+	/* our SHA-1 names scripts the way Redis does */
+	r = rcmd("SCRIPT LOAD %s", "return 'fence'");
+	CHECK(r && r->type == REDIS_REPLY_STRING);
+	fence_sha1_hex("return 'fence'", 14, sha);
+	CHECK(strcmp(sha, r->str) == 0);
+	freeReplyObject(r);
+
+	/* some client has run the scripts before (here: a warm-up) */
+	a = fence_connect(redis_url);
+	CHECKC(a->err == 0, a);
+	l = fence_acquire(a, R("rtt-warm"), 5000);
+	CHECKC(l != NULL, a);
+	CHECKC(fence_extend(a, l, 5000) == FENCE_OK, a);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	fence_lease_free(l);
+	l = NULL;
+	fence_free(a);
+
+	/* a fresh connection: one EVALSHA per operation, nothing else */
+	a = fence_connect(redis_url);
+	CHECKC(a->err == 0, a);
+	evalsha = cmd_calls("evalsha");
+	eval = cmd_calls("eval");
+	script = cmd_calls("script|load");
+	total = evalsha + eval + script;
+	l = fence_acquire(a, res, 5000);
+	CHECKC(l != NULL, a);
+	CHECK(cmd_calls("evalsha") == evalsha + 1);
+	CHECK(cmd_calls("script|load") == script);	/* no SCRIPT LOAD */
+	CHECKC(fence_extend(a, l, 5000) == FENCE_OK, a);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	CHECK(cmd_calls("evalsha") == evalsha + 3);
+	CHECK(cmd_calls("evalsha") + cmd_calls("eval") + cmd_calls("script|load") == total + 3);
+	(void) eval;
+	rc = 0;
+fail:
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
 /* ACL user and SELECT from the URL. */
 static int
 test_auth_select(void)
@@ -1036,6 +1114,7 @@ main(void)
 	TEST(acquire_wait);
 	TEST(counter_exact);
 	TEST(noscript_fallback);
+	TEST(round_trips);
 	TEST(owner_after_fork);
 	TEST(auth_select);
 	TEST(heartbeat_renews);
