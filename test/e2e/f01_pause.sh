@@ -24,7 +24,7 @@ story() {
 	make_tables "$p" 100
 	protect_if "$mode" "$p" "$res"
 
-	PAUSE=1 HOLD=1 TBL=$p start_worker A "$res" "$mode" --ttl 1s --pg "$PGCONN"
+	PAUSE=1 HOLD=1 TBL=$p start_worker A "$res" "$mode" --ttl 2s --pg "$PGCONN"
 	a=$LAST_PID
 	wait_for "A to read" 20 state_is A read
 	kill -STOP "$a" "$(worker_pid A)"

@@ -24,7 +24,7 @@ story() {
 	new_history "$p"
 	make_tables "$p" 100
 
-	W_PG=$via_proxy PAUSE=1 TBL=$p start_worker A "$res" "$mode" --ttl 1s --pg "$PGCONN"
+	W_PG=$via_proxy PAUSE=1 TBL=$p start_worker A "$res" "$mode" --ttl 2s --pg "$PGCONN"
 	a=$LAST_PID
 	wait_for "A to read" 20 state_is A read
 	proxy_ctl hold >/dev/null

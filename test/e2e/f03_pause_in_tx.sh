@@ -32,7 +32,7 @@ story() {
 	rm -f "$WORK"/[AB].*
 	make_tables "$p" 100
 
-	INTX_PAUSE=1 TBL=$p start_worker A "$res" advance --ttl 1s --pg "$PGCONN"
+	INTX_PAUSE=1 TBL=$p start_worker A "$res" advance --ttl 2s --pg "$PGCONN"
 	a=$LAST_PID
 	wait_for "A inside its transaction" 20 state_is A intx
 	kill -STOP "$a" "$(psql_pid A)" "$(worker_pid A)"

@@ -2,8 +2,8 @@
 # F4: lease validity computed from a wall clock.
 #
 # The fence client runs under libfaketime with its wall clock jumping two
-# hours forward, then two hours back, while it holds a 1.5 s lease and its
-# worker writes every 200 ms for about 4 s.  libfaketime also shifts
+# hours forward, then two hours back, while it holds a 3 s lease and its
+# worker writes every 200 ms for about 7 s.  libfaketime also shifts
 # CLOCK_MONOTONIC unless told not to (FAKETIME_DONT_FAKE_MONOTONIC=1): with
 # that set, only the wall clock jumps, as NTP or an operator would make it.
 #
@@ -44,7 +44,7 @@ has_writes() { [ "$(writes "$1")" -ge "$2" ]; }
 p=f04g res=f04g:stock
 new_history "$p"
 make_tables "$p" 100
-WRITES=20 GAP_MS=200 TBL=$p faked start_worker A "$res" advance --ttl 1500ms --pg "$PGCONN"
+WRITES=30 GAP_MS=200 TBL=$p faked start_worker A "$res" advance --ttl 3s --pg "$PGCONN"
 a=$LAST_PID
 wait_for "A's first write" 20 has_writes A 1
 owner=$(owner_of A)
@@ -55,7 +55,7 @@ while kill -0 "$a" 2>/dev/null; do
 		echo "+2h" >"$CLOCK"; step=1
 		say "clock jumps 2 h forward after write $n"
 		hist test note "$res" - - "$(now_ms)" - "clock +2h"
-	elif [ $step = 1 ] && [ "$n" -ge 10 ]; then
+	elif [ $step = 1 ] && [ "$n" -ge 15 ]; then
 		echo "-2h" >"$CLOCK"; step=2
 		say "clock jumps 2 h back after write $n"
 		hist test note "$res" - - "$(now_ms)" - "clock -2h"
@@ -75,8 +75,8 @@ while kill -0 "$a" 2>/dev/null; do
 done
 wait_exit "$a" 10
 [ "$RC" = 0 ] || fail "A's fence run exited $RC: $(cat "$WORK/A.err")"
-[ "$(writes A)" = 20 ] || fail "A made $(writes A) writes, expected 20"
-say "A held its lease through both jumps: 20 writes, lock checked $tries times"
+[ "$(writes A)" = 30 ] || fail "A made $(writes A) writes, expected 30"
+say "A held its lease through both jumps: 30 writes, lock checked $tries times"
 dump_commits "$p"
 record_counter "$p" "$res" 100 -1
 check_ok
