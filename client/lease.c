@@ -294,19 +294,20 @@ fence_acquire_wait(fence_ctx *ctx, const char *resource, long long ttl_ms,
 	return NULL;
 }
 
-/* Compare-and-PEXPIRE.  Returns 1 extended, 0 not ours, -1 error. */
-int
-fence_extend_raw(fence_ctx *ctx, const char *lock_key, const char *owner,
-		   long long ttl_ms)
+/*
+ * Run a compare-and-act script on "lock_key" (its first argument is the
+ * owner).  Returns 1 when it acted, 0 when the lock is not the owner's, -1
+ * on error.
+ */
+static int
+compare_script(fence_ctx *ctx, enum fence_script which, const char *lock_key,
+			   int nargs, const char **args)
 {
-	char		ttl[24];
 	const char *keys[1] = {lock_key};
-	const char *args[2] = {owner, ttl};
 	redisReply *r;
 	int			rc;
 
-	snprintf(ttl, sizeof(ttl), "%lld", ttl_ms);
-	r = fence_script_run(ctx, FENCE_SCRIPT_EXTEND, 1, keys, 2, args);
+	r = fence_script_run(ctx, which, 1, keys, nargs, args);
 	if (r == NULL)
 		return -1;
 	if (r->type != REDIS_REPLY_INTEGER)
@@ -319,26 +320,25 @@ fence_extend_raw(fence_ctx *ctx, const char *lock_key, const char *owner,
 	return rc;
 }
 
+/* Compare-and-PEXPIRE.  Returns 1 extended, 0 not ours, -1 error. */
+int
+fence_extend_raw(fence_ctx *ctx, const char *lock_key, const char *owner,
+				 long long ttl_ms)
+{
+	char		ttl[24];
+	const char *args[2] = {owner, ttl};
+
+	snprintf(ttl, sizeof(ttl), "%lld", ttl_ms);
+	return compare_script(ctx, FENCE_SCRIPT_EXTEND, lock_key, 2, args);
+}
+
 /* Compare-and-DEL.  Returns 1 deleted, 0 not ours, -1 error. */
 static int
 release_raw(fence_ctx *ctx, const char *lock_key, const char *owner)
 {
-	const char *keys[1] = {lock_key};
 	const char *args[1] = {owner};
-	redisReply *r;
-	int			rc;
 
-	r = fence_script_run(ctx, FENCE_SCRIPT_RELEASE, 1, keys, 1, args);
-	if (r == NULL)
-		return -1;
-	if (r->type != REDIS_REPLY_INTEGER)
-	{
-		fence_reply_error(ctx, r);
-		return -1;
-	}
-	rc = r->integer == 1 ? 1 : 0;
-	freeReplyObject(r);
-	return rc;
+	return compare_script(ctx, FENCE_SCRIPT_RELEASE, lock_key, 1, args);
 }
 
 /*
