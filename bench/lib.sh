@@ -98,7 +98,7 @@ row() {
 		met="**no**"
 	fi
 	printf '| %s | %s | %s %s | %s | %s | %s | %s |\n' "$scen" "$what" \
-		"$(fmt "$value")" "$unit" "$vs" "${ratio:+${ratio}x}" \
+		"$(fmt "$value")" "$unit" "$vs" "${ratio:+${ratio}$([ "$ratio" = n/a ] || echo x)}" \
 		"${target:+${target:0:2} ${target:2}x}" "$met" >>"$BENCH_OUT/table.md"
 }
 

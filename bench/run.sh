@@ -8,7 +8,7 @@
 # (bench/s<N>_*.sh; each interleaves its variants with its baseline round by
 # round), then prints a Markdown table of medians and ratios, writes it to
 # bench/results.md, and plots critical sections per second against workers
-# (scenario 5) to bench/scaling.svg.  See bench/lib.sh for the knobs
+# (scenario 5) to bench/scaling.png.  See bench/lib.sh for the knobs
 # (BENCH_ROUNDS, BENCH_SECS, BENCH_CLIENTS, BENCH_ROWS).
 #
 # Durability setting: fsync=on with synchronous_commit=off by default, so
@@ -72,7 +72,7 @@ done
 cp "$BENCH_OUT/results.md" bench/results.md
 
 if [ -s "$BENCH_OUT/scaling.dat" ]; then
-	gnuplot bench/scaling.gp >bench/scaling.svg 2>"$BENCH_OUT/gnuplot.log" ||
+	gnuplot -e "cores=$CORES" bench/scaling.gp >bench/scaling.png 2>"$BENCH_OUT/gnuplot.log" ||
 		log "gnuplot failed: $(cat "$BENCH_OUT/gnuplot.log")"
 fi
 

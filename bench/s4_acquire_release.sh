@@ -6,10 +6,17 @@
 #   1 connection:  fence_cycles -t 1   vs  redis-benchmark -c 1 -t set
 #   8 threads:     fence_cycles -t 8   vs  redis-benchmark -c 8 -t set
 #                  (each thread its own connection and its own resource)
+#
+# Also read from Redis itself (INFO commandstats): its time per EVALSHA of
+# the lease scripts against its time per SET.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 port=${FENCE_REDIS_URL##*:}
+# One connection ping-ponging is the figure most exposed to scheduling
+# noise: more, shorter runs than the other scenarios.
+ROUNDS=${BENCH_S4_ROUNDS:-$((ROUNDS + 2))}
+SECS=$((SECS < 3 ? SECS : 3))
 
 log "s4: acquire+release cycles vs redis-benchmark SET"
 
@@ -20,17 +27,28 @@ redis_set() {
 		awk '/^SET: .* requests per second/ { print $2; exit }'
 }
 
+# server_us COMMAND: Redis's own time per call of COMMAND since the last
+# CONFIG RESETSTAT (INFO commandstats), in microseconds.
+server_us() {
+	redis-cli -p "$port" info commandstats | tr -d '\r' |
+		awk -F'[=,]' -v c="cmdstat_$1:calls" '$1 == c { print $6 }'
+}
+
 run_variant() {
 	local out
+	redis-cli -p "$port" config resetstat >/dev/null
 	case $1 in
-	set_1) record s4 set_1 "$(redis_set 1)" ;;
-	set_8) record s4 set_8 "$(redis_set 8)" ;;
+	set_1 | set_8)
+		record s4 "$1" "$(redis_set "${1#set_}")"
+		record s4 "$1_server_us" "$(server_us set)"
+		;;
 	fence_1 | fence_8)
 		out=$("$BENCH_DIR/fence_cycles" -t "${1#fence_}" -s "$SECS") || die "fence_cycles failed"
 		set -- "$1" $out
 		record s4 "$1" "${2#cycles_per_s=}"
 		record s4 "$1_p50" "${3#acquire_p50_us=}"
 		record s4 "$1_p99" "${4#acquire_p99_us=}"
+		record s4 "$1_server_us" "$(server_us evalsha)"
 		;;
 	esac
 }
@@ -45,4 +63,6 @@ row 4 "acquire+release cycles, 8 threads on 8 resources, vs redis-benchmark -c 8
 	"$(median s4 fence_8)" cycles/s "SET" "$(median s4 set_8)"
 row 4 "acquire latency p50 / p99, 8 threads" \
 	"$(median s4 fence_8_p50)" "µs / $(fmt "$(median s4 fence_8_p99)") µs"
+row 4 "Redis server time per EVALSHA (acquire or release script) vs per SET" \
+	"$(median s4 fence_1_server_us)" µs "SET" "$(median s4 set_1_server_us)"
 note "Scenario 4: a cycle is fence_acquire + fence_release, 2 round trips (each one EVALSHA), against 1 round trip per SET; ${SECS}s per run."

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# bench/callgrind.sh: CPU instructions per statement inside the server, for
+# the writes of scenarios 1 and 2, counted by callgrind: exact and
+# repeatable whatever else the machine is doing, so a change to the
+# extension can be judged before and after without the noise of the timed
+# runs.  Not part of `make bench` (it takes a few minutes).
+#
+#   bench/callgrind.sh [CASE...]     cases: plain fenced plpgsql handwritten guarded
+#
+# Each case runs a single-user backend (postgres --single) under callgrind
+# twice, with 0 and with N statements (BENCH_CG_N, default 2000), on a
+# throwaway cluster; the difference divided by N is the cost of one
+# statement, parsing of EXECUTE included, network excluded.  The profiles
+# stay in bench/out/callgrind/ for callgrind_annotate.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+. test/lib/servers.sh
+
+n=${BENCH_CG_N:-2000}
+cases=("$@")
+[ ${#cases[@]} -gt 0 ] || cases=(plain fenced plpgsql handwritten guarded)
+cgdir=$BENCH_OUT/callgrind
+mkdir -p "$cgdir"
+command -v valgrind >/dev/null || die "valgrind is not installed"
+
+servers_init
+pg_start -c fsync=on -c synchronous_commit=off -c autovacuum=off -c jit=off
+pgbench -i -q -s 1 -I dtgvp >/dev/null 2>&1 || die "pgbench -i failed"
+sql >/dev/null <<SQL
+CREATE EXTENSION fence;
+SELECT fence.advance('bench:0', 7);
+SELECT fence.advance('bench:guarded', 7, 'bench-owner');
+\i bench/handwritten.sql
+INSERT INTO bench.fences VALUES ('bench:0', 7);
+CREATE TABLE bench.guarded AS SELECT * FROM pgbench_accounts;
+ALTER TABLE bench.guarded ADD PRIMARY KEY (aid);
+SELECT fence.protect('bench.guarded', 'bench:guarded');
+VACUUM ANALYZE;
+CHECKPOINT;
+SQL
+as_pg "$PG_BINDIR/pg_ctl" -D "$FENCE_PGDATA" -w stop >/dev/null
+
+# statements CASE COUNT: the input of one single-user run (one per line).
+statements() {
+	awk -v c="$1" -v n="$2" 'BEGIN {
+		srand(1)
+		print "SET fence.resource = '\''bench:guarded'\''"
+		print "SET fence.token = '\''7'\''"
+		print "SET fence.owner = '\''bench-owner'\''"
+		if (c == "plain")
+			print "PREPARE p(int, int) AS UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2"
+		else if (c == "fenced")
+			print "PREPARE p(int, int) AS SELECT fence.fenced_update('\''bench:0'\'', 7, '\''UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2'\'', $1, $2)"
+		else if (c == "plpgsql")
+			print "PREPARE p(int, int) AS SELECT bench.fenced_deposit('\''bench:0'\'', 7, $2, $1)"
+		else if (c == "handwritten") {
+			print "PREPARE f AS INSERT INTO bench.fences AS f (resource, token) VALUES ('\''bench:0'\'', 7) ON CONFLICT (resource) DO UPDATE SET token = excluded.token WHERE f.token <= excluded.token RETURNING token"
+			print "PREPARE p(int, int) AS UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2"
+		} else if (c == "guarded")
+			print "PREPARE p(int, int) AS UPDATE bench.guarded SET abalance = abalance + $1 WHERE aid = $2"
+		for (i = 0; i < n; i++) {
+			d = int(rand() * 10001) - 5000; a = 1 + int(rand() * 100000)
+			if (c == "handwritten")
+				printf "BEGIN\nEXECUTE f\nEXECUTE p(%d, %d)\nCOMMIT\n", d, a
+			else
+				printf "EXECUTE p(%d, %d)\n", d, a
+		}
+	}'
+}
+
+# instructions CASE COUNT: total instructions of one single-user run.
+instructions() {
+	local out=$cgdir/$1.$2
+	statements "$1" "$2" >"$out.sql"
+	chmod 644 "$out.sql"
+	chmod 777 "$cgdir"
+	as_pg valgrind --tool=callgrind --callgrind-out-file="$out.cg" \
+		"$PG_BINDIR/postgres" --single -D "$FENCE_PGDATA" postgres <"$out.sql" >"$out.log" 2>&1
+	grep -q ERROR "$out.log" && { grep -m3 ERROR "$out.log" >&2; die "$1: a statement failed"; }
+	sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$out.log"
+}
+
+printf '| case | instructions per statement | vs plain |\n|---|---|---|\n'
+plain=
+for c in "${cases[@]}"; do
+	log "callgrind: $c"
+	per=$((($(instructions "$c" "$n") - $(instructions "$c" 0)) / n))
+	[ "$c" = plain ] && plain=$per
+	printf '| %s | %d | %s |\n' "$c" "$per" \
+		"$([ -n "$plain" ] && awk -v a="$per" -v b="$plain" 'BEGIN { printf "%.2fx", a / b }')"
+done
+echo
+echo "Profiles: $cgdir/<case>.$n.cg (callgrind_annotate --inclusive=yes FILE | grep -E 'fence|SPI')"
