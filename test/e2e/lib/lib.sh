@@ -41,6 +41,7 @@ spare_port() {
 
 E2E_PIDS=()
 E2E_OWN_SERVERS=0
+E2E_TIMEOUT=${E2E_TIMEOUT:-240}
 # /usr/bin/python3 (Debian's) starts faster than a version manager's shim
 E2E_PY=${E2E_PY:-$(command -v /usr/bin/python3 || command -v python3)}
 
@@ -54,7 +55,10 @@ e2e_init() {
 	: >"$HIST"
 	trap e2e_cleanup EXIT
 	trap 'exit 130' INT
-	trap 'exit 143' TERM
+	trap 'say "stopped by SIGTERM (or the ${E2E_TIMEOUT}s watchdog)"; exit 143' TERM
+	# every test is bounded as a whole, too
+	(sleep "$E2E_TIMEOUT" && kill -TERM $$) 2>/dev/null &
+	E2E_PIDS+=("$!")
 	if [ -z "${PGPORT:-}" ] || [ -z "${FENCE_REDIS_URL:-}" ]; then
 		E2E_OWN_SERVERS=1
 		pg_start
