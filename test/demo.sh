@@ -74,7 +74,7 @@ if [ -n "$pause" ]; then
 fi
 check=
 [ "${DEMO_ADVANCE:-0}" = 1 ] && check="SELECT fence.advance('$FENCE_RESOURCE', $FENCE_TOKEN, '$FENCE_OWNER');"
-say "sells one: UPDATE $tbl SET qty = $((qty - 1))"
+say "sells one with token $FENCE_TOKEN: UPDATE $tbl SET qty = $((qty - 1))"
 if err=$(psql -X -qAt -v ON_ERROR_STOP=1 -v VERBOSITY=verbose -c "BEGIN; $check
 	UPDATE $tbl SET qty = $((qty - 1)) WHERE sku = 'widget';
 	INSERT INTO ${tbl}_sales (worker, token) VALUES ('$name', $FENCE_TOKEN); COMMIT;" 2>&1 >/dev/null); then
