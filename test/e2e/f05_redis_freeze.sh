@@ -57,7 +57,7 @@ for op in extend release; do
 	rc=$?
 	set -e
 	hist A "$op" "$res" "$(token_of A)" "$(owner_of A)" "$(now_ms)" - "exit=$rc"
-	[ $rc != 0 ] || fail "fence $op with A's owner id succeeded after expiry"
+	[ $rc = 76 ] || fail "fence $op with A's owner id exited $rc after expiry, expected 76 (not ours)"
 	[ "$(lock_owner "$res")" = "$(owner_of B)" ] || fail "fence $op with A's owner id touched B's lock"
 done
 say "fence extend and fence release with A's owner id refused; B's lock kept"
