@@ -11,7 +11,9 @@
 # twice, with 0 and with N statements (BENCH_CG_N, default 2000), on a
 # throwaway cluster; the difference divided by N is the cost of one
 # statement, parsing of EXECUTE included, network excluded.  The profiles
-# stay in bench/out/callgrind/ for callgrind_annotate.
+# stay in bench/out/callgrind/ for callgrind_annotate.  BENCH_CG_EXTENSION
+# names another build of the extension to load instead of "fence" (same
+# SQL, its control file pointing to the candidate fence.so).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -28,7 +30,7 @@ servers_init
 pg_start -c fsync=on -c synchronous_commit=off -c autovacuum=off -c jit=off
 pgbench -i -q -s 1 -I dtgvp >/dev/null 2>&1 || die "pgbench -i failed"
 sql >/dev/null <<SQL
-CREATE EXTENSION fence;
+CREATE EXTENSION ${BENCH_CG_EXTENSION:-fence};
 SELECT fence.advance('bench:0', 7);
 SELECT fence.advance('bench:guarded', 7, 'bench-owner');
 \i bench/handwritten.sql
