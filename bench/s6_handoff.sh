@@ -3,7 +3,9 @@
 # acquire (fence_acquire_wait).  Each holder makes its first fenced write,
 # keeps the lease HOLD ms, releases, then works THINK ms elsewhere before it
 # queues again; there are always waiters.  Measured: the handoff latency,
-# from a holder's release to the end of the next holder's first write.
+# from a holder's release to the end of the next holder's first write,
+# against its floor: acquire to first write by a lone worker (same loop,
+# 1 worker), i.e. what an immediate wake-up of the next waiter would cost.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -19,6 +21,13 @@ SQL
 
 run_variant() {
 	local out
+	if [ "$1" = alone ]; then
+		out=$("$BENCH_DIR/fence_workers" -n 1 -r 1 -s "$SECS" -H "$hold" -T "$think") ||
+			die "fence_workers failed"
+		set -- $out
+		record s6 floor "${6#first_write_p50_us=}"
+		return
+	fi
 	out=$("$BENCH_DIR/fence_workers" -n 8 -r 1 -s "$SECS" -H "$hold" -T "$think") ||
 		die "fence_workers failed"
 	set -- $out
@@ -28,10 +37,11 @@ run_variant() {
 	record s6 p99 "${4#handoff_p99_us=}"
 }
 
-interleave run_variant handoff
+interleave run_variant handoff alone
 
-row 6 "handoff latency p50, 8 workers on 1 resource" "$(median s6 p50)" µs
-row 6 "handoff latency p99" "$(median s6 p99)" µs
+floor=$(median s6 floor)
+row 6 "handoff latency p50, 8 workers on 1 resource" "$(median s6 p50)" µs "floor" "$floor"
+row 6 "handoff latency p99" "$(median s6 p99)" µs "floor" "$floor"
 row 6 "critical sections (hold ${hold} ms each)" "$(median s6 cs)" cs/s \
 	"lock never idle" "$(awk -v h="$hold" 'BEGIN { print 1000 / h }')"
-note "Scenario 6: holders keep the lease ${hold} ms after their first write and wait ${think} ms before queueing again; handoffs per run: $(median s6 handoffs) (median); handoff = release call to the end of the next holder's first fence_exec, which includes its acquire retry, announce and the 4 round trips of fence_exec."
+note "Scenario 6: holders keep the lease ${hold} ms after their first write and wait ${think} ms before queueing again; handoffs per run: $(median s6 handoffs) (median); handoff = release call to the end of the next holder's first fence_exec, which includes its acquire retry, announce and the 4 round trips of fence_exec; floor = acquire call to the end of the first write for a lone worker (p50)."
