@@ -50,11 +50,13 @@ servers_stop() {
 	FENCE_TMP=
 }
 
-# spare_port: print a TCP port on 127.0.0.1 that nothing listens on.
+# spare_port: print a TCP port on 127.0.0.1 that nothing listens on.  The
+# range stays below Linux's ephemeral ports (32768 and up), which outgoing
+# connections take at random and would otherwise collide with.
 spare_port() {
 	local port
 	while :; do
-		port=$((20000 + RANDOM % 30000))
+		port=$((12000 + RANDOM % 20000))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 			echo "$port"
 			return

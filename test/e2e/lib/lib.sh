@@ -25,20 +25,6 @@ TOP=$(cd "$E2E_DIR/../../.." && pwd)
 # shellcheck source=../lib/servers.sh
 . "$TOP/test/lib/servers.sh"
 
-# servers.sh picks ports in 20000-49999, which overlaps Linux's ephemeral
-# range (32768-60999): a port free when checked can be taken by an outgoing
-# connection before redis-server binds it.  Here: below the ephemeral range.
-spare_port() {
-	local port
-	while :; do
-		port=$((12000 + RANDOM % 20000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-			echo "$port"
-			return
-		fi
-	done
-}
-
 E2E_PIDS=()
 E2E_OWN_SERVERS=0
 E2E_TIMEOUT=${E2E_TIMEOUT:-240}
