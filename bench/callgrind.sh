@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# bench/callgrind.sh: CPU instructions per statement inside the server, for
-# the writes of scenarios 1 and 2, counted by callgrind: exact and
+# bench/callgrind.sh: CPU instructions inside the server per statement, for
+# the writes of scenarios 1 and 2, and per row, for the bulk UPDATE of
+# scenario 3, counted by callgrind: exact and
 # repeatable whatever else the machine is doing, so a change to the
 # extension can be judged before and after without the noise of the timed
 # runs.  Not part of `make bench` (it takes a few minutes).
 #
-#   bench/callgrind.sh [CASE...]     cases: plain fenced plpgsql handwritten guarded
+#   bench/callgrind.sh [CASE...]
+#
+#   per statement:  plain fenced plpgsql handwritten guarded
+#   per row:        bulk_none bulk_table bulk_column bulk_noop bulk_plpgsql
+#                   (one UPDATE of BENCH_CG_ROWS rows, default 100000)
 #
 # Each case runs a single-user backend (postgres --single) under callgrind
 # twice, with 0 and with N statements (BENCH_CG_N, default 2000), on a
@@ -21,7 +26,9 @@ cd "$(dirname "$0")/.."
 
 n=${BENCH_CG_N:-2000}
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(plain fenced plpgsql handwritten guarded)
+rows=${BENCH_CG_ROWS:-100000}
+[ ${#cases[@]} -gt 0 ] || cases=(plain fenced plpgsql handwritten guarded
+	bulk_none bulk_table bulk_column bulk_noop bulk_plpgsql)
 cgdir=$BENCH_OUT/callgrind
 mkdir -p "$cgdir"
 command -v valgrind >/dev/null || die "valgrind is not installed"
@@ -31,6 +38,7 @@ pg_start -c fsync=on -c synchronous_commit=off -c autovacuum=off -c jit=off
 pgbench -i -q -s 1 -I dtgvp >/dev/null 2>&1 || die "pgbench -i failed"
 sql >/dev/null <<SQL
 CREATE EXTENSION ${BENCH_CG_EXTENSION:-fence};
+CREATE EXTENSION bench_noop_trigger;
 SELECT fence.advance('bench:0', 7);
 SELECT fence.advance('bench:guarded', 7, 'bench-owner');
 \i bench/handwritten.sql
@@ -38,14 +46,40 @@ INSERT INTO bench.fences VALUES ('bench:0', 7);
 CREATE TABLE bench.guarded AS SELECT * FROM pgbench_accounts;
 ALTER TABLE bench.guarded ADD PRIMARY KEY (aid);
 SELECT fence.protect('bench.guarded', 'bench:guarded');
+CREATE TABLE bench.bulk (id int PRIMARY KEY, token bigint NOT NULL DEFAULT 0, val int NOT NULL)
+    WITH (autovacuum_enabled = off);
+INSERT INTO bench.bulk (id, val) SELECT g, 0 FROM generate_series(1, $rows) g;
+UPDATE bench.bulk SET val = val + 1;
+INSERT INTO bench.fences VALUES ('bench:guarded', 7);
 VACUUM ANALYZE;
 CHECKPOINT;
 SQL
 as_pg "$PG_BINDIR/pg_ctl" -D "$FENCE_PGDATA" -w stop >/dev/null
 
 # statements CASE COUNT: the input of one single-user run (one per line).
+# A bulk case installs its trigger in both runs and updates the table in the
+# counted one only.
 statements() {
 	awk -v c="$1" -v n="$2" 'BEGIN {
+		if (c ~ /^bulk_/) {
+			print "SET fence.resource = '\''bench:guarded'\''"
+			print "SET fence.token = '\''7'\''"
+			if (c == "bulk_table") print "SELECT fence.protect('\''bench.bulk'\'', '\''bench:guarded'\'')"
+			if (c == "bulk_column") print "SELECT fence.protect('\''bench.bulk'\'', '\''bench:guarded'\'', '\''token'\'')"
+			if (c == "bulk_noop") print "CREATE TRIGGER bulk_noop BEFORE UPDATE ON bench.bulk FOR EACH ROW EXECUTE FUNCTION bench_noop_trigger()"
+			if (c == "bulk_plpgsql") {
+				print "CREATE TRIGGER bulk_guard_statement BEFORE UPDATE ON bench.bulk FOR EACH STATEMENT EXECUTE FUNCTION bench.guard_statement('\''bench:guarded'\'')"
+				print "CREATE TRIGGER bulk_guard_row BEFORE UPDATE ON bench.bulk FOR EACH ROW EXECUTE FUNCTION bench.guard_row()"
+			}
+			if (n > 0) print "UPDATE bench.bulk SET val = val + 1"
+			if (c == "bulk_table" || c == "bulk_column") print "SELECT fence.unprotect('\''bench.bulk'\'')"
+			if (c == "bulk_noop") print "DROP TRIGGER bulk_noop ON bench.bulk"
+			if (c == "bulk_plpgsql") {
+				print "DROP TRIGGER bulk_guard_statement ON bench.bulk"
+				print "DROP TRIGGER bulk_guard_row ON bench.bulk"
+			}
+			exit
+		}
 		srand(1)
 		print "SET fence.resource = '\''bench:guarded'\''"
 		print "SET fence.token = '\''7'\''"
@@ -81,16 +115,25 @@ instructions() {
 		"$PG_BINDIR/postgres" --single -D "$FENCE_PGDATA" postgres <"$out.sql" >"$out.log" 2>&1
 	grep -q ERROR "$out.log" && { grep -m3 ERROR "$out.log" >&2; die "$1: a statement failed"; }
 	sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$out.log"
+	# put the bulk table back to the same state for the next case (uncounted)
+	case $1 in bulk_*)
+		echo 'VACUUM bench.bulk' | as_pg "$PG_BINDIR/postgres" --single -D "$FENCE_PGDATA" postgres >/dev/null 2>&1 ;;
+	esac
 }
 
-printf '| case | instructions per statement | vs plain |\n|---|---|---|\n'
+printf '| case | instructions | per | vs |\n|---|---|---|---|\n'
 plain=
+bulk_none=
 for c in "${cases[@]}"; do
 	log "callgrind: $c"
-	per=$((($(instructions "$c" "$n") - $(instructions "$c" 0)) / n))
-	[ "$c" = plain ] && plain=$per
-	printf '| %s | %d | %s |\n' "$c" "$per" \
-		"$([ -n "$plain" ] && awk -v a="$per" -v b="$plain" 'BEGIN { printf "%.2fx", a / b }')"
+	case $c in
+	bulk_*) count=$rows unit=row base=$bulk_none ;;
+	*) count=$n unit=statement base=$plain ;;
+	esac
+	per=$((($(instructions "$c" "$count") - $(instructions "$c" 0)) / count))
+	case $c in plain) plain=$per ;; bulk_none) bulk_none=$per ;; esac
+	printf '| %s | %d | %s | %s |\n' "$c" "$per" "$unit" \
+		"$([ -n "$base" ] && awk -v a="$per" -v b="$base" 'BEGIN { printf "%.2fx", a / b }')"
 done
 echo
 echo "Profiles: $cgdir/<case>.$n.cg (callgrind_annotate --inclusive=yes FILE | grep -E 'fence|SPI')"

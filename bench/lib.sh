@@ -4,7 +4,9 @@
 # FENCE_REDIS_URL and BENCH_OUT; each scenario script then sources this file,
 # measures its variants round by round (interleaved with its baseline, in an
 # order that rotates each round), records every run in $BENCH_OUT/raw.tsv and
-# adds its rows to $BENCH_OUT/table.md from the medians.
+# adds its rows to $BENCH_OUT/table.md from the medians.  A ratio is the
+# median over rounds of (measurement / baseline in the same round), which
+# keeps a drift of the machine's speed during the run out of the ratios.
 #
 # Knobs (environment):
 #   BENCH_ROUNDS   runs of each variant (default 3)
@@ -34,9 +36,9 @@ sql() {
 	psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"
 }
 
-# record SCENARIO VARIANT VALUE: one measured run.
+# record SCENARIO VARIANT VALUE: one measured run (of round BENCH_ROUND).
 record() {
-	printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$BENCH_OUT/raw.tsv"
+	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${BENCH_ROUND:-0}" >>"$BENCH_OUT/raw.tsv"
 	log "  $1 $2: $3"
 }
 
@@ -44,6 +46,23 @@ record() {
 median() {
 	awk -F'\t' -v s="$1" -v v="$2" '$1 == s && $2 == v { print $3 }' \
 		"$BENCH_OUT/raw.tsv" 2>/dev/null | sort -g |
+		awk '{ a[NR] = $1 }
+		END {
+			if (NR == 0) { print "nan"; exit }
+			m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+			printf "%.6g\n", m
+		}'
+}
+
+# pratio SCENARIO VARIANT BASELINE: median over rounds of VARIANT / BASELINE
+# measured in the same round.
+pratio() {
+	awk -F'\t' -v s="$1" -v a="$2" -v b="$3" '
+		$1 == s && $2 == a { x[$4] = $3 }
+		$1 == s && $2 == b { y[$4] = $3 }
+		END {
+			for (r in x) if ((r in y) && y[r] != 0) print x[r] / y[r]
+		}' "$BENCH_OUT/raw.tsv" 2>/dev/null | sort -g |
 		awk '{ a[NR] = $1 }
 		END {
 			if (NR == 0) { print "nan"; exit }
@@ -62,7 +81,7 @@ interleave() {
 	n=${#variants[@]}
 	for ((round = 1; round <= ROUNDS; round++)); do
 		for ((i = 0; i < n; i++)); do
-			"$fn" "${variants[$(((i + round - 1) % n))]}" "$round"
+			BENCH_ROUND=$round "$fn" "${variants[$(((i + round - 1) % n))]}" "$round"
 		done
 	done
 }
@@ -78,15 +97,18 @@ fmt() {
 	}'
 }
 
-# row SCENARIO WHAT VALUE UNIT [BASELINE_NAME BASELINE_VALUE [TARGET]]
-#   Add a line to the results table.  With a baseline, the ratio is
-#   VALUE / BASELINE_VALUE; TARGET is ">=0.80" or "<=1.05".
+# row SCENARIO WHAT VALUE UNIT [BASELINE_NAME BASELINE_VALUE [TARGET [RATIO]]]
+#   Add a line to the results table.  With a baseline, the ratio is RATIO
+#   (from pratio) or else VALUE / BASELINE_VALUE; TARGET is ">=0.80" or
+#   "<=1.05".
 row() {
 	local scen=$1 what=$2 value=$3 unit=$4 bname=${5:-} bvalue=${6:-} target=${7:-}
 	local ratio= met= vs=
 	if [ -n "$bname" ]; then
-		ratio=$(awk -v a="$value" -v b="$bvalue" 'BEGIN {
-			if (a == "nan" || b == "nan" || b == 0) print "n/a"; else printf "%.2f\n", a / b }')
+		ratio=$(awk -v r="${8:-$value/$bvalue}" 'BEGIN {
+			n = split(r, p, "/"); x = p[1]; y = (n > 1) ? p[2] : 1
+			if (x == "nan" || y == "nan" || x == "" || y == 0) print "n/a"
+			else printf "%.2f\n", x / y }')
 		vs="$bname ($(fmt "$bvalue"))"
 	fi
 	if [ -n "$target" ] && [ "$ratio" != n/a ]; then

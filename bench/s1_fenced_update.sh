@@ -39,9 +39,9 @@ interleave run_variant plain fenced handwritten plpgsql
 
 plain=$(median s1 plain)
 row 1 "plain autocommit UPDATE (pgbench)" "$plain" tx/s
-row 1 "fence.fenced_update vs plain" "$(median s1 fenced)" tx/s plain "$plain" ">=0.80"
-row 1 "hand-written SQL transaction vs plain" "$(median s1 handwritten)" tx/s plain "$plain"
-row 1 "hand-written PL/pgSQL function vs plain" "$(median s1 plpgsql)" tx/s plain "$plain"
-row 1 "fence.fenced_update vs hand-written SQL" "$(median s1 fenced)" tx/s "hand SQL" "$(median s1 handwritten)" ">=2.50"
-row 1 "fence.fenced_update vs hand-written PL/pgSQL" "$(median s1 fenced)" tx/s "PL/pgSQL" "$(median s1 plpgsql)" ">=2.50"
+row 1 "fence.fenced_update vs plain" "$(median s1 fenced)" tx/s plain "$plain" ">=0.80" "$(pratio s1 fenced plain)"
+row 1 "hand-written SQL transaction vs plain" "$(median s1 handwritten)" tx/s plain "$plain" "" "$(pratio s1 handwritten plain)"
+row 1 "hand-written PL/pgSQL function vs plain" "$(median s1 plpgsql)" tx/s plain "$plain" "" "$(pratio s1 plpgsql plain)"
+row 1 "fence.fenced_update vs hand-written SQL" "$(median s1 fenced)" tx/s "hand SQL" "$(median s1 handwritten)" ">=2.50" "$(pratio s1 fenced handwritten)"
+row 1 "fence.fenced_update vs hand-written PL/pgSQL" "$(median s1 fenced)" tx/s "PL/pgSQL" "$(median s1 plpgsql)" ">=2.50" "$(pratio s1 fenced plpgsql)"
 note "Scenario 1: pgbench -M prepared, $CLIENTS clients, $CORES threads, ${SECS}s per run, $ROUNDS runs each; one resource per client; round trips per write: plain 1, fenced_update 1, hand-written SQL 4, PL/pgSQL 1."

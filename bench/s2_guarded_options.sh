@@ -43,6 +43,6 @@ run_variant() {
 interleave run_variant plain guarded plain_1 guarded_1
 
 row 2 "guarded table, token from PGOPTIONS, vs plain ($CLIENTS clients)" \
-	"$(median s2 guarded)" tx/s plain "$(median s2 plain)" ">=0.80"
-row 2 "the same with 1 client" "$(median s2 guarded_1)" tx/s plain "$(median s2 plain_1)"
+	"$(median s2 guarded)" tx/s plain "$(median s2 plain)" ">=0.80" "$(pratio s2 guarded plain)"
+row 2 "the same with 1 client" "$(median s2 guarded_1)" tx/s plain "$(median s2 plain_1)" "" "$(pratio s2 guarded_1 plain_1)"
 note "Scenario 2: pgbench -M prepared, the plain UPDATE script of scenario 1; fence.protect('pgbench_accounts', '$resource') in table-level mode; all clients carry the same resource and token; round trips per write: 1 in both variants."

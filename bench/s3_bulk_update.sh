@@ -78,8 +78,8 @@ interleave run_variant none table column noop plpgsql
 
 none=$(median s3 none)
 row 3 "UPDATE of $rows rows, no trigger" "$none" ms
-row 3 "table-level guard vs none" "$(median s3 table)" ms none "$none" "<=1.05"
-row 3 "token-column guard vs none" "$(median s3 column)" ms none "$none" "<=1.25"
-row 3 "empty C row trigger vs none (reference)" "$(median s3 noop)" ms none "$none"
-row 3 "PL/pgSQL guard trigger vs none (reference)" "$(median s3 plpgsql)" ms none "$none"
+row 3 "table-level guard vs none" "$(median s3 table)" ms none "$none" "<=1.05" "$(pratio s3 table none)"
+row 3 "token-column guard vs none" "$(median s3 column)" ms none "$none" "<=1.25" "$(pratio s3 column none)"
+row 3 "empty C row trigger vs none (reference)" "$(median s3 noop)" ms none "$none" "" "$(pratio s3 noop none)"
+row 3 "PL/pgSQL guard trigger vs none (reference)" "$(median s3 plpgsql)" ms none "$none" "" "$(pratio s3 plpgsql none)"
 note "Scenario 3: UPDATE bench.bulk SET val = val + 1 over $rows rows (id int primary key, token bigint, val int), time as psql's \\timing; VACUUM and CHECKPOINT between runs, untimed; ratio is time / unprotected time (lower is better)."

@@ -56,13 +56,13 @@ run_variant() {
 interleave run_variant set_1 fence_1 set_8 fence_8
 
 row 4 "acquire+release cycles, 1 connection, vs redis-benchmark -c 1 SET" \
-	"$(median s4 fence_1)" cycles/s "SET" "$(median s4 set_1)" ">=0.45"
+	"$(median s4 fence_1)" cycles/s "SET" "$(median s4 set_1)" ">=0.45" "$(pratio s4 fence_1 set_1)"
 row 4 "acquire latency p50 / p99, 1 connection" \
 	"$(median s4 fence_1_p50)" "µs / $(fmt "$(median s4 fence_1_p99)") µs"
 row 4 "acquire+release cycles, 8 threads on 8 resources, vs redis-benchmark -c 8 SET" \
-	"$(median s4 fence_8)" cycles/s "SET" "$(median s4 set_8)"
+	"$(median s4 fence_8)" cycles/s "SET" "$(median s4 set_8)" "" "$(pratio s4 fence_8 set_8)"
 row 4 "acquire latency p50 / p99, 8 threads" \
 	"$(median s4 fence_8_p50)" "µs / $(fmt "$(median s4 fence_8_p99)") µs"
 row 4 "Redis server time per EVALSHA (acquire or release script) vs per SET" \
-	"$(median s4 fence_1_server_us)" µs "SET" "$(median s4 set_1_server_us)"
+	"$(median s4 fence_1_server_us)" µs "SET" "$(median s4 set_1_server_us)" "" "$(pratio s4 fence_1_server_us set_1_server_us)"
 note "Scenario 4: a cycle is fence_acquire + fence_release, 2 round trips (each one EVALSHA), against 1 round trip per SET; ${SECS}s per run."

@@ -37,8 +37,8 @@ row 5 "critical sections, 1 worker" "$base" cs/s
 : >"$BENCH_OUT/scaling.dat"
 echo "1 $base $base" >>"$BENCH_OUT/scaling.dat"
 for n in "${workers[@]:1}"; do
-	row 5 "$n workers on 1 resource vs 1 worker" "$(median s5 "one_$n")" cs/s "1 worker" "$base"
-	row 5 "$n workers on $n resources vs 1 worker" "$(median s5 "each_$n")" cs/s "1 worker" "$base"
+	row 5 "$n workers on 1 resource vs 1 worker" "$(median s5 "one_$n")" cs/s "1 worker" "$base" "" "$(pratio s5 "one_$n" one_1)"
+	row 5 "$n workers on $n resources vs 1 worker" "$(median s5 "each_$n")" cs/s "1 worker" "$base" "" "$(pratio s5 "each_$n" one_1)"
 	echo "$n $(median s5 "one_$n") $(median s5 "each_$n")" >>"$BENCH_OUT/scaling.dat"
 done
 note "Scenario 5: a critical section is fence_acquire_wait + fence_announce + fence_exec (UPDATE of the worker's row) + fence_release: 2 Redis round trips and 5 PostgreSQL round trips (announce 1; fence_exec 4: BEGIN, fence.advance, the UPDATE, COMMIT); ${secs}s per run."
