@@ -41,4 +41,4 @@ for n in "${workers[@]:1}"; do
 	row 5 "$n workers on $n resources vs 1 worker" "$(median s5 "each_$n")" cs/s "1 worker" "$base" "" "$(pratio s5 "each_$n" one_1)"
 	echo "$n $(median s5 "one_$n") $(median s5 "each_$n")" >>"$BENCH_OUT/scaling.dat"
 done
-note "Scenario 5: a critical section is fence_acquire_wait + fence_announce + fence_exec (UPDATE of the worker's row) + fence_release: 2 Redis round trips and 5 PostgreSQL round trips (announce 1; fence_exec 4: BEGIN, fence.advance, the UPDATE, COMMIT); ${secs}s per run."
+note "Scenario 5: a critical section is fence_acquire_wait + fence_announce + fence_exec (UPDATE of the worker's row) + fence_release: 2 Redis round trips (acquire, release; more when the lease is busy) and $((1 + $(exec_round_trips))) PostgreSQL round trips (announce 1, fence_exec $(exec_round_trips)); ${secs}s per run."

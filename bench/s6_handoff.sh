@@ -44,4 +44,4 @@ row 6 "handoff latency p50, 8 workers on 1 resource" "$(median s6 p50)" µs "flo
 row 6 "handoff latency p99" "$(median s6 p99)" µs "floor" "$floor" "" "$(pratio s6 p99 floor)"
 row 6 "critical sections (hold ${hold} ms each)" "$(median s6 cs)" cs/s \
 	"lock never idle" "$(awk -v h="$hold" 'BEGIN { print 1000 / h }')"
-note "Scenario 6: holders keep the lease ${hold} ms after their first write and wait ${think} ms before queueing again; handoffs per run: $(median s6 handoffs) (median); handoff = release call to the end of the next holder's first fence_exec, which includes its acquire retry, announce and the 4 round trips of fence_exec; floor = acquire call to the end of the first write for a lone worker (p50)."
+note "Scenario 6: holders keep the lease ${hold} ms after their first write and wait ${think} ms before queueing again; handoffs per run: $(median s6 handoffs) (median); handoff = release call to the end of the next holder's first fence_exec, which includes its acquire retry, announce (1 round trip) and fence_exec ($(exec_round_trips)); floor = acquire call to the end of the first write for a lone worker (p50)."
