@@ -9,9 +9,7 @@
 # against the same pgbench load on the same table unprotected.  The guard is
 # installed before each guarded run and removed after it, so that both
 # variants write the very same table.  All clients carry the one lease of
-# the table's resource (a pool of connections under one `fence run`); the
-# same pair is also measured with a single client, which separates the cost
-# per statement from the waits between clients.
+# the table's resource (a pool of connections under one `fence run`).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -25,24 +23,21 @@ pgbench -i -q -s $((accounts / 100000)) -I dtgvp >/dev/null 2>&1 || die "pgbench
 sql -c "SELECT fence.advance('$resource', $token, '$owner')"
 
 run_variant() {
-	local variant=$1 clients=$CLIENTS
-	case $variant in *_1) clients=1 ;; esac
-	case $variant in
-	plain*)
-		record s2 "$variant" "$(CLIENTS=$clients pgb update_plain.pgbench -D accounts=$accounts)"
+	case $1 in
+	plain)
+		record s2 plain "$(pgb update_plain.pgbench -D accounts=$accounts)"
 		;;
-	guarded*)
+	guarded)
 		sql -c "SELECT fence.protect('pgbench_accounts', '$resource')" >/dev/null
-		record s2 "$variant" "$(CLIENTS=$clients PGOPTIONS="-c fence.resource=$resource -c fence.token=$token -c fence.owner=$owner" \
+		record s2 guarded "$(PGOPTIONS="-c fence.resource=$resource -c fence.token=$token -c fence.owner=$owner" \
 			pgb update_plain.pgbench -D accounts=$accounts)"
 		sql -c "SELECT fence.unprotect('pgbench_accounts')" >/dev/null
 		;;
 	esac
 }
 
-interleave run_variant plain guarded plain_1 guarded_1
+interleave run_variant plain guarded
 
 row 2 "guarded table, token from PGOPTIONS, vs plain ($CLIENTS clients)" \
 	"$(median s2 guarded)" tx/s plain "$(median s2 plain)" ">=0.80" "$(pratio s2 guarded plain)"
-row 2 "the same with 1 client" "$(median s2 guarded_1)" tx/s plain "$(median s2 plain_1)" "" "$(pratio s2 guarded_1 plain_1)"
 note "Scenario 2: pgbench -M prepared, the plain UPDATE script of scenario 1; fence.protect('pgbench_accounts', '$resource') in table-level mode; all clients carry the same resource and token; round trips per write: 1 in both variants."

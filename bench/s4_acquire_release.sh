@@ -9,6 +9,12 @@
 #
 # Also read from Redis itself (INFO commandstats): its time per EVALSHA of
 # the lease scripts against its time per SET.
+#
+# The 1-connection pair runs with the client and redis-server pinned to one
+# CPU (taskset).  On a virtual machine an idle vCPU halts between requests,
+# and waking it costs about 100 us, which swamps a 20 us round trip and
+# splits unpinned runs into a fast and a slow mode at random; on one CPU
+# both sides measure their own cost.  The 8-connection pair runs unpinned.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -20,9 +26,11 @@ SECS=$((SECS < 3 ? SECS : 3))
 
 log "s4: acquire+release cycles vs redis-benchmark SET"
 
+# redis_set N: SET requests per second over N connections, run under
+# "$run" (the caller's pinning, if any).
 redis_set() {
 	# as many requests as take about SECS seconds at ~20k/s per connection
-	redis-benchmark -h 127.0.0.1 -p "$port" -c "$1" -n $((20000 * SECS * $1)) \
+	$run redis-benchmark -h 127.0.0.1 -p "$port" -c "$1" -n $((20000 * SECS * $1)) \
 		-t set -q 2>/dev/null | tr '\r' '\n' |
 		awk '/^SET: .* requests per second/ { print $2; exit }'
 }
@@ -34,16 +42,33 @@ server_us() {
 		awk -F'[=,]' -v c="cmdstat_$1:calls" '$1 == c { print $6 }'
 }
 
+redis_pid=$(redis-cli -p "$port" info server | tr -d '\r' | awk -F: '$1 == "process_id" { print $2 }')
+cpu=$((CORES - 1))
+pin=
+command -v taskset >/dev/null && [ -n "$redis_pid" ] && pin="taskset -c $cpu"
+
+# place N: pin redis-server to one CPU for N = 1 connection, else free it.
+place() {
+	[ -n "$pin" ] || return 0
+	if [ "$1" = 1 ]; then
+		taskset -pc "$cpu" "$redis_pid" >/dev/null
+	else
+		taskset -pc "0-$cpu" "$redis_pid" >/dev/null
+	fi
+}
+
 run_variant() {
-	local out
+	local out n=${1#*_} run=
+	[ "$n" = 1 ] && run=$pin
+	place "$n"
 	redis-cli -p "$port" config resetstat >/dev/null
 	case $1 in
 	set_1 | set_8)
-		record s4 "$1" "$(redis_set "${1#set_}")"
+		record s4 "$1" "$(redis_set "$n")"
 		record s4 "$1_server_us" "$(server_us set)"
 		;;
 	fence_1 | fence_8)
-		out=$("$BENCH_DIR/fence_cycles" -t "${1#fence_}" -s "$SECS") || die "fence_cycles failed"
+		out=$($run "$BENCH_DIR/fence_cycles" -t "$n" -s "$SECS") || die "fence_cycles failed"
 		set -- "$1" $out
 		record s4 "$1" "${2#cycles_per_s=}"
 		record s4 "$1_p50" "${3#acquire_p50_us=}"
@@ -54,6 +79,7 @@ run_variant() {
 }
 
 interleave run_variant set_1 fence_1 set_8 fence_8
+place 8
 
 row 4 "acquire+release cycles, 1 connection, vs redis-benchmark -c 1 SET" \
 	"$(median s4 fence_1)" cycles/s "SET" "$(median s4 set_1)" ">=0.45" "$(pratio s4 fence_1 set_1)"
@@ -65,4 +91,4 @@ row 4 "acquire latency p50 / p99, 8 threads" \
 	"$(median s4 fence_8_p50)" "µs / $(fmt "$(median s4 fence_8_p99)") µs"
 row 4 "Redis server time per EVALSHA (acquire or release script) vs per SET" \
 	"$(median s4 fence_1_server_us)" µs "SET" "$(median s4 set_1_server_us)" "" "$(pratio s4 fence_1_server_us set_1_server_us)"
-note "Scenario 4: a cycle is fence_acquire + fence_release, 2 round trips (each one EVALSHA), against 1 round trip per SET; ${SECS}s per run."
+note "Scenario 4: a cycle is fence_acquire + fence_release, 2 round trips (each one EVALSHA), against 1 round trip per SET; ${SECS}s per run; the 1-connection pair $([ -n "$pin" ] && echo "runs pinned to CPU $cpu together with redis-server" || echo "runs unpinned (no taskset)") (idle-vCPU wake-ups otherwise dominate a lone round trip)."
