@@ -128,7 +128,8 @@ for c in "${cases[@]}"; do
 	log "callgrind: $c"
 	case $c in
 	bulk_*) count=$rows unit=row base=$bulk_none ;;
-	*) count=$n unit=statement base=$plain ;;
+	handwritten) count=$n unit="write (4 statements)" base=$plain ;;
+	*) count=$n unit=write base=$plain ;;
 	esac
 	per=$((($(instructions "$c" "$count") - $(instructions "$c" 0)) / count))
 	case $c in plain) plain=$per ;; bulk_none) bulk_none=$per ;; esac
