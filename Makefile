@@ -12,7 +12,7 @@
 PG_CONFIG ?= pg_config
 export PG_CONFIG
 
-.PHONY: all extension client install deps test demo bench format clean
+.PHONY: all extension client install deps test demo bench clean
 
 all: extension client
 
@@ -40,9 +40,6 @@ demo: deps
 bench: deps
 	$(MAKE) install
 	bench/run.sh
-
-format:
-	clang-format -i extension/*.[ch] client/*.[ch] client/*/*.[ch]
 
 clean:
 	$(MAKE) -C extension clean
