@@ -29,18 +29,28 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
-#include "common/hashfn.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
-#include "utils/lsyscache.h"
+#include "utils/fmgroids.h"
 #include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
-#include "access/htup_details.h"
-#include "catalog/pg_class.h"
 
 #include "errcodes.h"
 #include "fence.h"
@@ -54,8 +64,6 @@ typedef struct Mark
 } Mark;
 
 /* Plans are prepared once per backend and kept. */
-static SPIPlanPtr lock_plan = NULL;
-static SPIPlanPtr share_plan = NULL;
 static SPIPlanPtr insert_plan = NULL;
 static SPIPlanPtr update_plan = NULL;
 static SPIPlanPtr delete_plan = NULL;
@@ -102,43 +110,109 @@ run(SPIPlanPtr plan, const char *resource, int64 token, const char *owner)
 	return rc;
 }
 
+/* Columns of fence.fences, as sql/fence.sql creates it. */
+#define Anum_fences_token 2
+#define Anum_fences_owner 3
+
 /*
  * Read and row-lock the mark of "resource", waiting for concurrent checkers.
  * A shared lock is enough to accept the token that is already the mark: it
  * keeps the mark from moving until this transaction ends, and lets writers
  * holding the same token proceed side by side.  Moving the mark takes the
  * exclusive lock.
+ *
+ * This is SELECT ... WHERE resource = $1 FOR SHARE / FOR UPDATE done by
+ * hand: an index probe and table_tuple_lock(), without the executor, which
+ * costs more than the probe on every write.  The semantics are those of
+ * ExecLockRows: under READ COMMITTED, a row updated by a transaction that
+ * committed while we waited is followed to its newest version, which is the
+ * one checked; under REPEATABLE READ and SERIALIZABLE such a row is a
+ * serialization failure.  A row deleted meanwhile (fence.reset) reads as
+ * no mark.  The relation locks are those of SELECT FOR UPDATE, kept until
+ * the transaction ends.
  */
 static Mark
-lock_mark(const char *resource, bool shared)
+lock_mark(Oid relid, const char *resource, bool shared)
 {
 	Mark		mark = {false, 0, NULL};
-	bool		isnull;
-	char	   *owner;
+	Relation	rel;
+	Relation	idx;
+	ScanKeyData key;
+	IndexScanDesc scan;
+	TupleTableSlot *slot;
+	Snapshot	snapshot;
+	TM_FailureData tmfd;
+	TM_Result	result = TM_Invisible;
+	bool		xact_snapshot = IsolationUsesXactSnapshot();
 
-	if (shared)
-		run(prepare_once(&share_plan,
-						 "SELECT token, owner FROM fence.fences"
-						 " WHERE resource OPERATOR(pg_catalog.=) $1 FOR SHARE", 1),
-			resource, 0, NULL);
-	else
-		run(prepare_once(&lock_plan,
-						 "SELECT token, owner FROM fence.fences"
-						 " WHERE resource OPERATOR(pg_catalog.=) $1 FOR UPDATE", 1),
-			resource, 0, NULL);
-	if (SPI_processed == 0)
-		return mark;
+	/* see what this transaction did so far, as a new statement would */
+	CommandCounterIncrement();
+	PushCopiedSnapshot(GetTransactionSnapshot());
+	UpdateActiveSnapshotCommandId();
+	snapshot = GetActiveSnapshot();
 
-	mark.exists = true;
-	mark.token = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-											 SPI_tuptable->tupdesc, 1, &isnull));
-	owner = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
-	if (owner != NULL)
+	rel = table_open(relid, RowShareLock);
+	idx = index_open(RelationGetPrimaryKeyIndex(rel), AccessShareLock);
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_TEXTEQ,
+				CStringGetTextDatum(resource));
+	key.sk_collation = idx->rd_indcollation[0];
+
+	slot = table_slot_create(rel, NULL);
+	scan = index_beginscan(rel, idx, snapshot, 1, 0);
+	index_rescan(scan, &key, 1, NULL, 0);
+	if (index_getnext_slot(scan, ForwardScanDirection, slot))
 	{
-		/* it must outlive SPI_finish: copy it to the caller's context */
-		mark.owner = SPI_palloc(strlen(owner) + 1);
-		strcpy(mark.owner, owner);
+		ItemPointerData tid = slot->tts_tid;
+
+		result = table_tuple_lock(rel, &tid, snapshot, slot,
+								  GetCurrentCommandId(false),
+								  shared ? LockTupleShare : LockTupleExclusive,
+								  LockWaitBlock,
+								  xact_snapshot ? 0 : TUPLE_LOCK_FLAG_FIND_LAST_VERSION,
+								  &tmfd);
 	}
+	index_endscan(scan);
+
+	switch (result)
+	{
+		case TM_Ok:
+			{
+				bool		isnull;
+				Datum		owner;
+
+				mark.exists = true;
+				mark.token = DatumGetInt64(slot_getattr(slot, Anum_fences_token, &isnull));
+				owner = slot_getattr(slot, Anum_fences_owner, &isnull);
+				if (!isnull)
+				{
+					/* it must outlive SPI_finish: copy it to the caller's context */
+					char	   *copy = TextDatumGetCString(owner);
+
+					mark.owner = SPI_palloc(strlen(copy) + 1);
+					strcpy(mark.owner, copy);
+				}
+				break;
+			}
+		case TM_Invisible:
+			break;				/* no row: no mark yet */
+		case TM_Updated:
+		case TM_Deleted:
+			if (xact_snapshot)
+				ereport(ERROR,
+						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+						 errmsg("could not serialize access due to concurrent update")));
+			if (result == TM_Updated)
+				elog(ERROR, "fence row was updated although its newest version was locked");	/* internal error */
+			break;				/* deleted meanwhile: no mark */
+		default:
+			elog(ERROR, "unexpected result %d locking the fence row of \"%s\"",	/* internal error */
+				 (int) result, resource);
+	}
+
+	ExecDropSingleTupleTableSlot(slot);
+	index_close(idx, NoLock);
+	table_close(rel, NoLock);
+	PopActiveSnapshot();
 	return mark;
 }
 
@@ -242,16 +316,15 @@ remember_hint(const char *resource, int64 token, bool has_owner)
 }
 
 /*
- * Owner of fence.fences: the statements above run as this role, since
- * applications have no privileges on the table.
+ * fence.fences, and its owner in "owner": the statements above run as this
+ * role, since applications have no privileges on the table.
  */
 static Oid
-fences_owner(void)
+fences_relation(Oid *owner)
 {
 	Oid			nsp = get_namespace_oid("fence", false);
 	Oid			relid = get_relname_relid("fences", nsp);
 	HeapTuple	tup;
-	Oid			owner;
 
 	if (!OidIsValid(relid))
 		ereport(ERROR,
@@ -261,9 +334,9 @@ fences_owner(void)
 	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "cache lookup failed for relation %u", relid);	/* internal error */
-	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	*owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
 	ReleaseSysCache(tup);
-	return owner;
+	return relid;
 }
 
 /*
@@ -273,6 +346,7 @@ fences_owner(void)
  */
 typedef struct FenceScope
 {
+	Oid			relid;			/* fence.fences */
 	Oid			saved_userid;
 	int			saved_sec_context;
 } FenceScope;
@@ -280,8 +354,9 @@ typedef struct FenceScope
 static void
 enter_fences(FenceScope *scope)
 {
-	Oid			owner = fences_owner();
+	Oid			owner;
 
+	scope->relid = fences_relation(&owner);
 	GetUserIdAndSecContext(&scope->saved_userid, &scope->saved_sec_context);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");	/* internal error */
@@ -358,7 +433,7 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 	enter_fences(&scope);
 	for (;;)
 	{
-		mark = lock_mark(resource, shared);
+		mark = lock_mark(scope.relid, resource, shared);
 		if (mark.exists)
 			break;
 		shared = false;
@@ -473,7 +548,7 @@ fence_reset(PG_FUNCTION_ARGS)
 	enter_fences(&scope);
 	for (;;)
 	{
-		mark = lock_mark(resource, false);
+		mark = lock_mark(scope.relid, resource, false);
 		if (mark.exists || token == 0 || insert_mark(resource, token, NULL))
 			break;
 	}
