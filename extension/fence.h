@@ -33,6 +33,7 @@ extern void fence_registry_remember(const char *resource, int64 token,
 									const char *owner);
 extern void fence_registry_forget(const char *resource);
 extern void fence_registry_init(void);
+extern uint64 fence_resource_hash(const char *resource);
 
 /* fence.c: settings */
 extern char *fence_setting_resource;	/* fence.resource */

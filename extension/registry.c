@@ -44,8 +44,8 @@ typedef struct RegistryEntry
 static MemoryContext registry_cxt = NULL;
 static HTAB *registry = NULL;
 
-static uint64
-resource_hash(const char *resource)
+uint64
+fence_resource_hash(const char *resource)
 {
 	return hash_bytes_extended((const unsigned char *) resource,
 							   (int) strlen(resource), 0);
@@ -54,7 +54,7 @@ resource_hash(const char *resource)
 static Grant *
 find_grant(const char *resource, RegistryEntry **entry_out)
 {
-	uint64		hash = resource_hash(resource);
+	uint64		hash = fence_resource_hash(resource);
 	RegistryEntry *entry;
 	Grant	   *g;
 
@@ -106,7 +106,7 @@ fence_registry_remember(const char *resource, int64 token, const char *owner)
 	g = find_grant(resource, NULL);
 	if (g == NULL)
 	{
-		hash = resource_hash(resource);
+		hash = fence_resource_hash(resource);
 		entry = hash_search(registry, &hash, HASH_ENTER, &found);
 		if (!found)
 			entry->grants = NULL;

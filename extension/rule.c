@@ -38,7 +38,6 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
-#include "common/hashfn.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -267,13 +266,6 @@ typedef struct MarkHint
 
 static HTAB *mark_hints = NULL;
 
-static uint64
-name_hash(const char *resource)
-{
-	return hash_bytes_extended((const unsigned char *) resource,
-							   (int) strlen(resource), 0);
-}
-
 /* Is "token" (from "owner") likely to be accepted without moving the mark? */
 static bool
 hint_says_unchanged(const char *resource, int64 token, const char *owner)
@@ -283,7 +275,7 @@ hint_says_unchanged(const char *resource, int64 token, const char *owner)
 
 	if (mark_hints == NULL)
 		return false;
-	hash = name_hash(resource);
+	hash = fence_resource_hash(resource);
 	hint = hash_search(mark_hints, &hash, HASH_FIND, NULL);
 	return hint != NULL && hint->token == token &&
 		(owner == NULL || hint->has_owner);
@@ -292,7 +284,7 @@ hint_says_unchanged(const char *resource, int64 token, const char *owner)
 static void
 remember_hint(const char *resource, int64 token, bool has_owner)
 {
-	uint64		hash = name_hash(resource);
+	uint64		hash = fence_resource_hash(resource);
 	MarkHint   *hint;
 
 	if (mark_hints != NULL && hash_get_num_entries(mark_hints) >= MAX_HINTS)
