@@ -7,12 +7,13 @@
  *	  commit writes never go down in commit order, and one token is never
  *	  accepted for two different owners.
  *
- *	  Why it holds.  Every check reads R's row of fence.fences with
- *	  SELECT ... FOR UPDATE and so holds R's row lock from the check until
- *	  its transaction ends; the data write that the check guards happens
- *	  inside that window.  A second transaction checking R waits for the lock.
- *	  In READ COMMITTED the wait ends with a re-read of the newest committed
- *	  version of the row (EvalPlanQual), so the second check is made against
+ *	  Why it holds.  Every check reads R's row of fence.fences under a row
+ *	  lock (what SELECT ... FOR UPDATE, or FOR SHARE for a token that does
+ *	  not move the mark, would take) and holds it from the check until its
+ *	  transaction ends; the data write that the check guards happens inside
+ *	  that window.  A transaction that moves the mark waits for every other
+ *	  holder of the lock.  In READ COMMITTED the wait ends with a re-read of
+ *	  the newest committed version of the row, so the second check is made against
  *	  what the first transaction committed, or against the old mark if it
  *	  rolled back.  In REPEATABLE READ and SERIALIZABLE that re-read is not
  *	  allowed and the wait ends in a serialization failure (40001) instead,
@@ -23,9 +24,10 @@
  *	  update of the caller's transaction, a rollback undoes it together with
  *	  the data write.  No decision is ever taken from a plain snapshot read.
  *
- *	  Applications have no privileges on fence.fences: the statements here
- *	  run as the table's owner, and pin every operator and function to
- *	  pg_catalog so that the caller's search_path cannot redirect them.
+ *	  Applications have no privileges on fence.fences: the work here runs
+ *	  as the table's owner, and its SQL statements pin every operator and
+ *	  function to pg_catalog so that the caller's search_path cannot
+ *	  redirect them.
  */
 #include "postgres.h"
 
