@@ -23,6 +23,9 @@ echo "deps: installing ${missing[*]}"
 sudo=
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 export DEBIAN_FRONTEND=noninteractive
+# Another apt run (unattended upgrades, a parallel build) may hold the dpkg
+# lock: wait for it rather than fail.
+apt=(apt-get -o DPkg::Lock::Timeout=600)
 # The package lists may be stale or absent on a fresh machine: refresh once.
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+$sudo "${apt[@]}" update -qq
+$sudo "${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
