@@ -1,20 +1,36 @@
 /*
  * client/conn.c
- *	  The Redis transport under a fence_ctx: connect, log in, send commands.
+ *	  One Redis server: connect, log in, send commands, and the deadline
+ *	  that bounds every operation.
+ *
+ * Every topology is made of nodes (a single server, a Sentinel master, the
+ * masters of a Cluster); this file is the only one that talks to a socket
+ * in blocking mode (fanout.c does the non-blocking quorum rounds).
  *
  * hiredis leaves a context unusable after an I/O error or a timeout, so the
  * connection is dropped on any transport error and opened again (with AUTH
  * and SELECT) before the next command.  Transport errors become
  * FENCE_ERR_IO / FENCE_ERR_PROTOCOL; error replies from the server become
  * FENCE_ERR_REPLY, so callers can tell "Redis is not there" from "Redis
- * said no".
+ * said no".  A failure before anything was sent (FENCE_NODE_UNREACHABLE) is
+ * told apart from one after (FENCE_NODE_BROKEN): only the first may be
+ * retried elsewhere without knowing whether the command ran.
+ *
+ * Each lease operation has a deadline (fence_op_begin: now + the command
+ * timeout); connects and commands get at most what is left of it, so that
+ * retries inside a topology (a failover, a redirect) never make an
+ * operation outlast the timeout its caller chose.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 
 #include "fence_int.h"
+
+/* A socket timeout is changed only when it is off by more than this. */
+#define TIMEOUT_SLACK_MS 10
 
 static struct timeval
 ms_to_tv(long ms)
@@ -26,38 +42,91 @@ ms_to_tv(long ms)
 	return tv;
 }
 
+/* Start the clock of one lease operation. */
+void
+fence_op_begin(fence_ctx *ctx)
+{
+	ctx->conn->deadline_ns = fence_now_ns() + (int64_t) ctx->conn->command_ms * 1000000;
+}
+
+/* Milliseconds left of the operation, at most "cap_ms" (0 when none). */
+long
+fence_op_left_ms(fence_ctx *ctx, long cap_ms)
+{
+	int64_t		left = (ctx->conn->deadline_ns - fence_now_ns()) / 1000000;
+
+	if (left <= 0)
+		return 0;
+	return left < cap_ms ? (long) left : cap_ms;
+}
+
+/*
+ * Sockets must not leak into the programs a worker starts ("fence run"
+ * forks its command): hiredis opens them without close-on-exec.
+ */
+void
+fence_set_cloexec(int fd)
+{
+	int			flags = fcntl(fd, F_GETFD);
+
+	if (flags >= 0)
+		(void) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+}
+
+const char *
+fence_node_name(const fence_node *n, char *buf, size_t len)
+{
+	if (n->addr.is_unix)
+		snprintf(buf, len, "%s", n->addr.path);
+	else if (strchr(n->addr.host, ':') != NULL)
+		snprintf(buf, len, "[%s]:%d", n->addr.host, n->addr.port);
+	else
+		snprintf(buf, len, "%s:%d", n->addr.host, n->addr.port);
+	return buf;
+}
+
+void
+fence_node_drop(fence_node *n)
+{
+	if (n->rc != NULL)
+	{
+		redisFree(n->rc);
+		n->rc = NULL;
+	}
+}
+
+void
+fence_node_free(fence_node *n)
+{
+	fence_node_drop(n);
+	fence_url_free(&n->addr);
+}
+
 /* Map a hiredis transport error to ours and forget the connection. */
 static void
-transport_error(fence_ctx *ctx, redisContext *rc, const char *what)
+transport_error(fence_ctx *ctx, fence_node *n, const char *what)
 {
+	redisContext *rc = n->rc;
+	char		name[300];
 	int			err = FENCE_ERR_IO;
 
+	fence_node_name(n, name, sizeof(name));
 	if (rc->err == REDIS_ERR_PROTOCOL)
 		err = FENCE_ERR_PROTOCOL;
 #ifdef FENCE_HIREDIS_HAS_TIMEOUT
 	/* hiredis 1.x names timeouts; 0.14 reports them as REDIS_ERR_IO */
 	else if (rc->err == REDIS_ERR_TIMEOUT)
 	{
-		fence_set_error(ctx, FENCE_ERR_IO, "%s: timed out", what);
-		fence_conn_drop(ctx);
+		fence_set_error(ctx, FENCE_ERR_IO, "%s (%s): timed out", what, name);
+		fence_node_drop(n);
 		return;
 	}
 #endif
 	else if (rc->err == REDIS_ERR_OOM)
 		err = FENCE_ERR_OOM;
-	fence_set_error(ctx, err, "%s: %s", what,
+	fence_set_error(ctx, err, "%s (%s): %s", what, name,
 					rc->errstr[0] ? rc->errstr : "connection error");
-	fence_conn_drop(ctx);
-}
-
-void
-fence_conn_drop(fence_ctx *ctx)
-{
-	if (ctx->conn->rc != NULL)
-	{
-		redisFree(ctx->conn->rc);
-		ctx->conn->rc = NULL;
-	}
+	fence_node_drop(n);
 }
 
 /*
@@ -83,23 +152,45 @@ fence_reply_error(fence_ctx *ctx, redisReply *r)
 	return FENCE_ERR;
 }
 
-/* Send one command on an open connection, during login. */
-static int
-login_command(fence_ctx *ctx, int argc, const char **argv)
+/* Is "r" an error reply whose first word is "word" (MOVED, READONLY...)? */
+int
+fence_reply_is(const redisReply *r, const char *word)
 {
-	redisContext *rc = ctx->conn->rc;
-	redisReply *r = redisCommandArgv(rc, argc, argv, NULL);
+	size_t		len = strlen(word);
+
+	return r != NULL && r->type == REDIS_REPLY_ERROR && r->str != NULL &&
+		strncmp(r->str, word, len) == 0 && (r->str[len] == ' ' || r->str[len] == '\0');
+}
+
+void
+fence_free_replies(int n, redisReply **replies)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		if (replies[i] != NULL)
+			freeReplyObject(replies[i]);
+		replies[i] = NULL;
+	}
+}
+
+/* Send one command on a fresh connection, during login. */
+static int
+login_command(fence_ctx *ctx, fence_node *n, int argc, const char **argv)
+{
+	redisReply *r = redisCommandArgv(n->rc, argc, argv, NULL);
 
 	if (r == NULL)
 	{
-		transport_error(ctx, rc, "could not log in to Redis");
+		transport_error(ctx, n, "could not log in to Redis");
 		return FENCE_ERR;
 	}
 	if (r->type == REDIS_REPLY_ERROR)
 	{
 		fence_set_error(ctx, FENCE_ERR_REPLY, "Redis refused %s: %s", argv[0], r->str);
 		freeReplyObject(r);
-		fence_conn_drop(ctx);
+		fence_node_drop(n);
 		return FENCE_ERR;
 	}
 	freeReplyObject(r);
@@ -108,19 +199,25 @@ login_command(fence_ctx *ctx, int argc, const char **argv)
 
 /* Open the connection if it is closed: connect, AUTH, SELECT. */
 int
-fence_conn_ensure(fence_ctx *ctx)
+fence_node_connect(fence_ctx *ctx, fence_node *n)
 {
-	struct fence_conn *c = ctx->conn;
-	struct timeval ctv = ms_to_tv(c->connect_ms);
-	struct timeval tv = ms_to_tv(c->command_ms);
+	const fence_url *u = &n->addr;
+	long		cap = ctx->conn->connect_ms;
+	long		left;
 	redisContext *rc;
 
-	if (c->rc != NULL)
+	if (n->rc != NULL)
 		return FENCE_OK;
-	if (c->url.is_unix)
-		rc = redisConnectUnixWithTimeout(c->url.path, ctv);
+	left = fence_op_left_ms(ctx, cap);
+	if (left <= 0)
+	{
+		fence_set_error(ctx, FENCE_ERR_IO, "timed out before connecting to Redis");
+		return FENCE_ERR;
+	}
+	if (u->is_unix)
+		rc = redisConnectUnixWithTimeout(u->path, ms_to_tv(left));
 	else
-		rc = redisConnectWithTimeout(c->url.host, c->url.port, ctv);
+		rc = redisConnectWithTimeout(u->host, u->port, ms_to_tv(left));
 	if (rc == NULL)
 	{
 		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory connecting to Redis");
@@ -128,74 +225,133 @@ fence_conn_ensure(fence_ctx *ctx)
 	}
 	if (rc->err)
 	{
-		if (c->url.is_unix)
-			fence_set_error(ctx, FENCE_ERR_IO, "could not connect to Redis at %s: %s",
-							c->url.path, rc->errstr);
-		else
-			fence_set_error(ctx, FENCE_ERR_IO, "could not connect to Redis at %s:%d: %s",
-							c->url.host, c->url.port, rc->errstr);
+		char		name[300];
+
+		fence_set_error(ctx, FENCE_ERR_IO, "could not connect to Redis at %s: %s",
+						fence_node_name(n, name, sizeof(name)), rc->errstr);
 		redisFree(rc);
 		return FENCE_ERR;
 	}
-	if (redisSetTimeout(rc, tv) != REDIS_OK)
+	fence_set_cloexec(rc->fd);
+	left = fence_op_left_ms(ctx, ctx->conn->command_ms);
+	if (left <= 0 || redisSetTimeout(rc, ms_to_tv(left)) != REDIS_OK)
 	{
 		fence_set_error(ctx, FENCE_ERR_IO, "could not set Redis timeout");
 		redisFree(rc);
 		return FENCE_ERR;
 	}
-	c->rc = rc;
+	n->rc = rc;
+	n->timeout_ms = left;
 
-	if (c->url.password != NULL)
+	if (u->password != NULL)
 	{
 		const char *argv[3] = {"AUTH", NULL, NULL};
 		int			argc;
 
-		if (c->url.user != NULL)
+		if (u->user != NULL)
 		{
-			argv[1] = c->url.user;
-			argv[2] = c->url.password;
+			argv[1] = u->user;
+			argv[2] = u->password;
 			argc = 3;
 		}
 		else
 		{
-			argv[1] = c->url.password;
+			argv[1] = u->password;
 			argc = 2;
 		}
-		if (login_command(ctx, argc, argv) != FENCE_OK)
+		if (login_command(ctx, n, argc, argv) != FENCE_OK)
 			return FENCE_ERR;
 	}
-	if (c->url.db != 0)
+	if (u->db != 0)
 	{
 		char		db[16];
 		const char *argv[2] = {"SELECT", db};
 
-		snprintf(db, sizeof(db), "%d", c->url.db);
-		if (login_command(ctx, 2, argv) != FENCE_OK)
+		snprintf(db, sizeof(db), "%d", u->db);
+		if (login_command(ctx, n, 2, argv) != FENCE_OK)
 			return FENCE_ERR;
 	}
 	return FENCE_OK;
 }
 
 /*
- * Send one command and read its reply.  Returns NULL on a transport error
- * (ctx->err set); an error reply is returned as a reply, for the caller to
- * judge.
+ * Send "ncmds" commands in one write and read their replies into
+ * "replies" (error replies included, for the caller to judge).  Returns
+ * FENCE_OK, or FENCE_NODE_UNREACHABLE / FENCE_NODE_BROKEN with ctx->err
+ * set and no replies.
  */
-redisReply *
-fence_command_argv(fence_ctx *ctx, int argc, const char **argv,
-				   const size_t *argvlen)
+int
+fence_node_pipeline(fence_ctx *ctx, fence_node *n, int ncmds,
+					const fence_cmd *cmds, redisReply **replies)
 {
-	redisReply *r;
-	redisContext *rc;
+	long		left;
+	int			i;
 
-	if (fence_conn_ensure(ctx) != FENCE_OK)
-		return NULL;
-	rc = ctx->conn->rc;
-	r = redisCommandArgv(rc, argc, argv, argvlen);
-	if (r == NULL)
+	for (i = 0; i < ncmds; i++)
+		replies[i] = NULL;
+	if (fence_node_connect(ctx, n) != FENCE_OK)
+		return FENCE_NODE_UNREACHABLE;
+	left = fence_op_left_ms(ctx, ctx->conn->command_ms);
+	if (left <= 0)
 	{
-		transport_error(ctx, rc, "Redis command failed");
+		fence_set_error(ctx, FENCE_ERR_IO, "Redis command timed out");
+		return FENCE_NODE_UNREACHABLE;
+	}
+	/* Bound the wait by the operation's deadline, but spare the system
+	 * calls while the timeout already set is close enough. */
+	if (left < n->timeout_ms - TIMEOUT_SLACK_MS || left > n->timeout_ms + TIMEOUT_SLACK_MS)
+	{
+		if (redisSetTimeout(n->rc, ms_to_tv(left)) != REDIS_OK)
+		{
+			transport_error(ctx, n, "could not set Redis timeout");
+			return FENCE_NODE_UNREACHABLE;
+		}
+		n->timeout_ms = left;
+	}
+	for (i = 0; i < ncmds; i++)
+	{
+		/* hiredis does not write through argv; its prototype lacks a const */
+		if (redisAppendCommandArgv(n->rc, cmds[i].argc, (const char **) cmds[i].argv,
+								   cmds[i].argvlen) != REDIS_OK)
+		{
+			transport_error(ctx, n, "could not send the Redis command");
+			return FENCE_NODE_UNREACHABLE;
+		}
+	}
+	for (i = 0; i < ncmds; i++)
+	{
+		void	   *r = NULL;
+
+		if (redisGetReply(n->rc, &r) != REDIS_OK || r == NULL)
+		{
+			transport_error(ctx, n, "Redis command failed");
+			fence_free_replies(i, replies);
+			return FENCE_NODE_BROKEN;
+		}
+		replies[i] = r;
+	}
+	return FENCE_OK;
+}
+
+/* One command; the reply (maybe an error reply), or NULL on a transport
+ * error. */
+redisReply *
+fence_node_command(fence_ctx *ctx, fence_node *n, int argc, const char **argv)
+{
+	fence_cmd	cmd;
+	redisReply *r;
+	int			i;
+
+	if (argc > FENCE_MAX_ARGS)
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG, "too many command arguments");
 		return NULL;
 	}
+	cmd.argc = argc;
+	cmd.argvlen = NULL;
+	for (i = 0; i < argc; i++)
+		cmd.argv[i] = argv[i];
+	if (fence_node_pipeline(ctx, n, 1, &cmd, &r) != FENCE_OK)
+		return NULL;
 	return r;
 }

@@ -140,7 +140,7 @@ fence_heartbeat_start(fence_ctx *ctx, fence_lease *l, fence_lost_fn cb, void *ar
 	if (l->hb_ctx->conn->connect_ms > interval_ms)
 		l->hb_ctx->conn->connect_ms = interval_ms;
 	/* An unreachable Redis now only makes the lease suspect. */
-	(void) fence_conn_ensure(l->hb_ctx);
+	(void) fence_store_connect(l->hb_ctx);
 
 	l->lost_cb = cb;
 	l->lost_arg = arg;

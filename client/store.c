@@ -1,0 +1,220 @@
+/*
+ * client/store.c
+ *	  Picks the topology a URL names and passes lease operations to it.
+ *
+ * lease.c, pg.c and heartbeat.c speak of leases only: take, extend, give
+ * back, heal, show.  How those reach Redis depends on the topology, one
+ * file each: single.c (one node), sentinel.c (the master Sentinel names),
+ * cluster.c (the node owning the slot) and quorum.c (a majority of
+ * independent nodes).  Every operation gets its own deadline here
+ * (conn.c), so that a topology's retries stay within the command timeout.
+ *
+ * A value with whitespace in it is a quorum: each word must be a redis://
+ * or unix:// URL of an independent node.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fence_int.h"
+
+/* More nodes buy nothing but round-trip time. */
+#define FENCE_MAX_QUORUM 15
+
+/* Split "spec" at whitespace into at most "max" words (malloc'd copies). */
+static int
+split_words(const char *spec, char **words, int max)
+{
+	const char *p = spec;
+	int			n = 0;
+
+	for (;;)
+	{
+		const char *start;
+
+		while (isspace((unsigned char) *p))
+			p++;
+		if (*p == '\0')
+			return n;
+		start = p;
+		while (*p != '\0' && !isspace((unsigned char) *p))
+			p++;
+		if (n == max)
+			return max + 1;
+		if ((words[n] = strndup(start, p - start)) == NULL)
+			return -1;
+		n++;
+	}
+}
+
+/* A context whose URL was refused has no topology to talk to. */
+static int
+no_store(fence_ctx *ctx)
+{
+	if (ctx->conn->ops != NULL)
+		return 0;
+	fence_set_error(ctx, FENCE_ERR_ARG, "no Redis topology: the URL was refused");
+	return 1;
+}
+
+/* Parse several URLs, then make the quorum of them. */
+static int
+open_quorum(fence_ctx *ctx, int n, char **words)
+{
+	fence_url	urls[FENCE_MAX_QUORUM];
+	int			i,
+				rc = FENCE_ERR;
+
+	/* fence_url_free() of a zeroed (or refused) URL is harmless */
+	memset(urls, 0, sizeof(urls));
+	for (i = 0; i < n; i++)
+	{
+		if (fence_parse_url(words[i], &urls[i], ctx->errstr, sizeof(ctx->errstr)) != FENCE_OK)
+		{
+			ctx->err = FENCE_ERR_ARG;
+			goto done;
+		}
+		if (urls[i].kind != FENCE_URL_NODE)
+		{
+			fence_set_error(ctx, FENCE_ERR_ARG,
+							"quorum member \"%s\" must be a redis:// or unix:// URL of one independent node",
+							words[i]);
+			goto done;
+		}
+	}
+	fence_set_error(ctx, FENCE_ERR_ARG, "a quorum is not supported yet");
+done:
+	for (i = 0; i < n; i++)
+		fence_url_free(&urls[i]);
+	return rc;
+}
+
+/*
+ * Set up the topology that "spec" names, and connect when "connect" is
+ * set.  Errors: FENCE_ERR_ARG for a bad URL, else what connecting says.
+ */
+int
+fence_store_open(fence_ctx *ctx, const char *spec, int connect)
+{
+	char	   *words[FENCE_MAX_QUORUM];
+	fence_url	url;
+	int			n,
+				i,
+				rc = FENCE_ERR;
+
+	n = split_words(spec, words, FENCE_MAX_QUORUM);
+	if (n < 0)
+	{
+		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
+		return FENCE_ERR;
+	}
+	if (n > FENCE_MAX_QUORUM)
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG, "a quorum has at most %d nodes", FENCE_MAX_QUORUM);
+		return FENCE_ERR;
+	}
+	if (n == 0)
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG, "empty Redis URL");
+		return FENCE_ERR;
+	}
+	if (n > 1)
+		rc = open_quorum(ctx, n, words);
+	else if (fence_parse_url(words[0], &url, ctx->errstr, sizeof(ctx->errstr)) != FENCE_OK)
+		ctx->err = FENCE_ERR_ARG;
+	else
+	{
+		if (url.kind != FENCE_URL_NODE)
+		{
+			fence_set_error(ctx, FENCE_ERR_ARG, "Sentinel and Cluster are not supported yet");
+			fence_url_free(&url);
+			goto done;
+		}
+		else
+		{
+			ctx->conn->ops = &fence_single_ops;
+			ctx->conn->store = fence_single_new(ctx, &url);
+		}
+		fence_url_free(&url);
+		if (ctx->conn->store == NULL)
+		{
+			ctx->conn->ops = NULL;
+			fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
+		}
+		else
+			rc = FENCE_OK;
+	}
+done:
+	for (i = 0; i < n; i++)
+		free(words[i]);
+	if (rc == FENCE_OK && connect)
+		rc = fence_store_connect(ctx);
+	return rc;
+}
+
+/* Connect now, rather than on the first operation. */
+int
+fence_store_connect(fence_ctx *ctx)
+{
+	if (no_store(ctx))
+		return FENCE_ERR;
+	fence_op_begin(ctx);
+	return ctx->conn->ops->open(ctx);
+}
+
+void
+fence_store_close(fence_ctx *ctx)
+{
+	if (ctx->conn->ops != NULL && ctx->conn->store != NULL)
+		ctx->conn->ops->free(ctx->conn->store);
+	ctx->conn->store = NULL;
+	ctx->conn->ops = NULL;
+}
+
+int
+fence_store_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0)
+{
+	if (no_store(ctx))
+		return -1;
+	fence_op_begin(ctx);
+	return ctx->conn->ops->acquire(ctx, l, t0);
+}
+
+int
+fence_store_extend(fence_ctx *ctx, const char *lock_key, const char *owner,
+				   long long ttl_ms)
+{
+	if (no_store(ctx))
+		return -1;
+	fence_op_begin(ctx);
+	return ctx->conn->ops->extend(ctx, lock_key, owner, ttl_ms);
+}
+
+int
+fence_store_release(fence_ctx *ctx, const char *lock_key, const char *owner)
+{
+	if (no_store(ctx))
+		return -1;
+	fence_op_begin(ctx);
+	return ctx->conn->ops->release(ctx, lock_key, owner);
+}
+
+int
+fence_store_heal(fence_ctx *ctx, fence_lease *l, long long mark)
+{
+	if (no_store(ctx))
+		return -1;
+	fence_op_begin(ctx);
+	return ctx->conn->ops->heal(ctx, l, mark);
+}
+
+int
+fence_store_show(fence_ctx *ctx, const char *lock_key, const char *token_key,
+				 fence_info *info)
+{
+	if (no_store(ctx))
+		return -1;
+	fence_op_begin(ctx);
+	return ctx->conn->ops->show(ctx, lock_key, token_key, info);
+}
