@@ -60,6 +60,13 @@ fence_op_left_ms(fence_ctx *ctx, long cap_ms)
 	return left < cap_ms ? (long) left : cap_ms;
 }
 
+/* "ms", or less when the node has a cap of its own. */
+static long
+node_cap(const fence_node *n, long ms)
+{
+	return n->max_ms > 0 && n->max_ms < ms ? n->max_ms : ms;
+}
+
 /*
  * Sockets must not leak into the programs a worker starts ("fence run"
  * forks its command): hiredis opens them without close-on-exec.
@@ -202,7 +209,7 @@ int
 fence_node_connect(fence_ctx *ctx, fence_node *n)
 {
 	const fence_url *u = &n->addr;
-	long		cap = ctx->conn->connect_ms;
+	long		cap = node_cap(n, ctx->conn->connect_ms);
 	long		left;
 	redisContext *rc;
 
@@ -233,7 +240,7 @@ fence_node_connect(fence_ctx *ctx, fence_node *n)
 		return FENCE_ERR;
 	}
 	fence_set_cloexec(rc->fd);
-	left = fence_op_left_ms(ctx, ctx->conn->command_ms);
+	left = fence_op_left_ms(ctx, node_cap(n, ctx->conn->command_ms));
 	if (left <= 0 || redisSetTimeout(rc, ms_to_tv(left)) != REDIS_OK)
 	{
 		fence_set_error(ctx, FENCE_ERR_IO, "could not set Redis timeout");
@@ -291,7 +298,7 @@ fence_node_pipeline(fence_ctx *ctx, fence_node *n, int ncmds,
 		replies[i] = NULL;
 	if (fence_node_connect(ctx, n) != FENCE_OK)
 		return FENCE_NODE_UNREACHABLE;
-	left = fence_op_left_ms(ctx, ctx->conn->command_ms);
+	left = fence_op_left_ms(ctx, node_cap(n, ctx->conn->command_ms));
 	if (left <= 0)
 	{
 		fence_set_error(ctx, FENCE_ERR_IO, "Redis command timed out");

@@ -37,6 +37,9 @@ enum fence_script
 	FENCE_NSCRIPTS
 };
 
+/* A quorum of more nodes buys nothing but round-trip time. */
+#define FENCE_MAX_QUORUM_NODES 15
+
 /* Most arguments any command of the library takes. */
 #define FENCE_MAX_ARGS 10
 
@@ -59,6 +62,7 @@ typedef struct fence_node
 	fence_url	addr;
 	redisContext *rc;
 	long		timeout_ms;		/* socket timeout now set on "rc" */
+	long		max_ms;			/* if > 0: cap on connect and command time */
 } fence_node;
 
 /* What fence_node_pipeline() returns besides FENCE_OK. */
@@ -224,7 +228,9 @@ typedef struct fence_fan
 	redisReply *reply;			/* the reply, NULL when none came */
 	char		why[96];		/* why there is no reply */
 } fence_fan;
-void		fence_fanout(fence_ctx *ctx, int n, fence_fan *fan, long timeout_ms);
+void		fence_fanout(fence_ctx *ctx, int n, fence_fan *fan, long timeout_ms,
+						 int enough);
+void		fence_fan_why(fence_fan *f, const char *why);
 
 /* lease.c */
 char	   *fence_key(const char *resource, const char *suffix);

@@ -19,9 +19,6 @@
 
 #include "fence_int.h"
 
-/* More nodes buy nothing but round-trip time. */
-#define FENCE_MAX_QUORUM 15
-
 /* Split "spec" at whitespace into at most "max" words (malloc'd copies). */
 static int
 split_words(const char *spec, char **words, int max)
@@ -62,7 +59,7 @@ no_store(fence_ctx *ctx)
 static int
 open_quorum(fence_ctx *ctx, int n, char **words)
 {
-	fence_url	urls[FENCE_MAX_QUORUM];
+	fence_url	urls[FENCE_MAX_QUORUM_NODES];
 	int			i,
 				rc = FENCE_ERR;
 
@@ -97,21 +94,21 @@ done:
 int
 fence_store_open(fence_ctx *ctx, const char *spec, int connect)
 {
-	char	   *words[FENCE_MAX_QUORUM];
+	char	   *words[FENCE_MAX_QUORUM_NODES];
 	fence_url	url;
 	int			n,
 				i,
 				rc = FENCE_ERR;
 
-	n = split_words(spec, words, FENCE_MAX_QUORUM);
+	n = split_words(spec, words, FENCE_MAX_QUORUM_NODES);
 	if (n < 0)
 	{
 		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
 		return FENCE_ERR;
 	}
-	if (n > FENCE_MAX_QUORUM)
+	if (n > FENCE_MAX_QUORUM_NODES)
 	{
-		fence_set_error(ctx, FENCE_ERR_ARG, "a quorum has at most %d nodes", FENCE_MAX_QUORUM);
+		fence_set_error(ctx, FENCE_ERR_ARG, "a quorum has at most %d nodes", FENCE_MAX_QUORUM_NODES);
 		return FENCE_ERR;
 	}
 	if (n == 0)
@@ -125,11 +122,10 @@ fence_store_open(fence_ctx *ctx, const char *spec, int connect)
 		ctx->err = FENCE_ERR_ARG;
 	else
 	{
-		if (url.kind != FENCE_URL_NODE)
+		if (url.kind == FENCE_URL_CLUSTER)
 		{
-			fence_set_error(ctx, FENCE_ERR_ARG, "Sentinel and Cluster are not supported yet");
-			fence_url_free(&url);
-			goto done;
+			ctx->conn->ops = &fence_cluster_ops;
+			ctx->conn->store = fence_cluster_new(ctx, &url);
 		}
 		else
 		{
@@ -145,7 +141,6 @@ fence_store_open(fence_ctx *ctx, const char *spec, int connect)
 		else
 			rc = FENCE_OK;
 	}
-done:
 	for (i = 0; i < n; i++)
 		free(words[i]);
 	if (rc == FENCE_OK && connect)

@@ -8,6 +8,8 @@
 #   redis_start NAME [ARG ...]   # redis-server on a spare port; sets
 #                                # REDIS_PORT_<NAME>, REDIS_PID_<NAME>
 #   FENCE_REDIS_URL=$(redis_url NAME)
+#   cluster_start NAME N         # N masters of a Redis Cluster (nodes NAME1..N)
+#   FENCE_REDIS_URL=$(cluster_url NAME)
 #
 # Everything lives under $FENCE_TMP and is stopped and removed on exit,
 # also on failure or Ctrl-C.  PostgreSQL refuses to run as root, so as
@@ -97,11 +99,13 @@ pg_start() {
 }
 
 # redis_start NAME [ARG ...]: start a redis-server without persistence.
-# Extra arguments go to redis-server (e.g. --replicaof 127.0.0.1 PORT).
+# Extra arguments go to redis-server (e.g. --replicaof 127.0.0.1 PORT), and
+# again to it when redis_restart starts it anew.  REDIS_START_PORT chooses
+# the port.
 redis_start() {
 	local name=$1 port dir
 	shift
-	port=$(spare_port)
+	port=${REDIS_START_PORT:-$(spare_port)}
 	dir=$FENCE_TMP/redis-$name
 	mkdir -p "$dir"
 	redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" \
@@ -111,6 +115,8 @@ redis_start() {
 	FENCE_REDIS_PIDS+=("$pid")
 	printf -v "REDIS_PORT_$name" %s "$port"
 	printf -v "REDIS_PID_$name" %s "$pid"
+	printf -v "REDIS_ARGS_$name" '%q ' "$@"
+	[ $# -gt 0 ] || printf -v "REDIS_ARGS_$name" %s ""
 	redis_wait "$port" || { cat "$dir/redis.log"; return 1; }
 }
 
@@ -125,16 +131,18 @@ redis_wait() {
 	return 1
 }
 
-# redis_restart NAME: kill -9 and start again on the same port, empty.
+# redis_restart NAME: kill -9 and start again on the same port, empty,
+# with the arguments it was first started with.
 redis_restart() {
-	local name=$1 port pidvar portvar
-	portvar=REDIS_PORT_$name pidvar=REDIS_PID_$name
+	local name=$1 port pidvar portvar argsvar
+	portvar=REDIS_PORT_$name pidvar=REDIS_PID_$name argsvar=REDIS_ARGS_$name
 	port=${!portvar}
 	kill -9 "${!pidvar}" 2>/dev/null || true
 	wait "${!pidvar}" 2>/dev/null || true
+	eval "set -- ${!argsvar:-}"
 	redis-server --port "$port" --bind 127.0.0.1 --dir "$FENCE_TMP/redis-$name" \
 		--save '' --appendonly no --daemonize no \
-		--logfile "$FENCE_TMP/redis-$name/redis.log" &
+		--logfile "$FENCE_TMP/redis-$name/redis.log" "$@" &
 	local pid=$!
 	FENCE_REDIS_PIDS+=("$pid")
 	printf -v "REDIS_PID_$name" %s "$pid"
@@ -145,3 +153,61 @@ redis_url() {
 	local portvar=REDIS_PORT_$1
 	echo "redis://127.0.0.1:${!portvar}"
 }
+
+# cluster_port: a spare port whose cluster bus port (port + 10000) is spare
+# too, both below the ephemeral range.
+cluster_port() {
+	local port
+	while :; do
+		port=$((12000 + RANDOM % 10000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null &&
+			! (exec 3<>"/dev/tcp/127.0.0.1/$((port + 10000))") 2>/dev/null; then
+			echo "$port"
+			return
+		fi
+	done
+}
+
+# cluster_start NAME N [ARG ...]: N redis-servers in cluster mode (redis
+# names NAME1..NAMEN), joined into one cluster of N masters without
+# replicas (slots split evenly), waiting until every node says
+# cluster_state:ok.  Extra arguments go to every redis-server.
+cluster_start() {
+	local name=$1 n=$2 i port addrs=()
+	shift 2
+	for ((i = 1; i <= n; i++)); do
+		port=$(cluster_port)
+		REDIS_START_PORT=$port redis_start "$name$i" --cluster-enabled yes \
+			--cluster-config-file "$FENCE_TMP/redis-$name$i/nodes.conf" \
+			--cluster-node-timeout 2000 "$@" || return 1
+		addrs+=("127.0.0.1:$port")
+	done
+	redis-cli --cluster create "${addrs[@]}" --cluster-replicas 0 --cluster-yes \
+		>"$FENCE_TMP/cluster-$name.log" 2>&1 || { cat "$FENCE_TMP/cluster-$name.log"; return 1; }
+	for ((i = 1; i <= n; i++)); do
+		cluster_wait_ok "$(redis_port "$name$i")" || return 1
+	done
+}
+
+# cluster_wait_ok PORT: wait until the node on PORT says cluster_state:ok (20 s).
+cluster_wait_ok() {
+	local i
+	for i in $(seq 200); do
+		redis-cli -p "$1" cluster info 2>/dev/null | grep -q '^cluster_state:ok' && return 0
+		sleep 0.1
+	done
+	echo "cluster node on port $1 is not ok" >&2
+	return 1
+}
+
+cluster_url() {
+	local p1 p2
+	p1=$(redis_port "${1}1") p2=$(redis_port "${1}2")
+	echo "redis-cluster://127.0.0.1:$p1,127.0.0.1:$p2"
+}
+
+redis_port() {
+	local portvar=REDIS_PORT_$1
+	echo "${!portvar}"
+}
+
