@@ -122,7 +122,12 @@ fence_store_open(fence_ctx *ctx, const char *spec, int connect)
 		ctx->err = FENCE_ERR_ARG;
 	else
 	{
-		if (url.kind == FENCE_URL_CLUSTER)
+		if (url.kind == FENCE_URL_SENTINEL)
+		{
+			ctx->conn->ops = &fence_sentinel_ops;
+			ctx->conn->store = fence_sentinel_new(ctx, &url);
+		}
+		else if (url.kind == FENCE_URL_CLUSTER)
 		{
 			ctx->conn->ops = &fence_cluster_ops;
 			ctx->conn->store = fence_cluster_new(ctx, &url);

@@ -10,6 +10,8 @@
 #   FENCE_REDIS_URL=$(redis_url NAME)
 #   cluster_start NAME N         # N masters of a Redis Cluster (nodes NAME1..N)
 #   FENCE_REDIS_URL=$(cluster_url NAME)
+#   sentinel_start NAME MASTER N # N sentinels watching redis NAME's master
+#   FENCE_REDIS_URL=$(sentinel_url NAME MASTER)
 #
 # Everything lives under $FENCE_TMP and is stopped and removed on exit,
 # also on failure or Ctrl-C.  PostgreSQL refuses to run as root, so as
@@ -211,3 +213,65 @@ redis_port() {
 	echo "${!portvar}"
 }
 
+# sentinel_start NAME MASTER N [DOWN_MS]: N sentinels (NAME1..NAMEN) that
+# watch the redis started as MASTER under the name "NAME", with a quorum
+# of N/2+1, calling it down after DOWN_MS (default 1000) and trying a
+# failover again after 2 s.  Waits until each sentinel sees the master's
+# replicas and the other sentinels.
+sentinel_start() {
+	local name=$1 master=$2 n=$3 down=${4:-1000} i port dir conf mport
+	mport=$(redis_port "$master")
+	for ((i = 1; i <= n; i++)); do
+		port=$(spare_port)
+		dir=$FENCE_TMP/sentinel-$name$i
+		mkdir -p "$dir"
+		conf=$dir/sentinel.conf
+		cat >"$conf" <<-CONF
+			port $port
+			bind 127.0.0.1
+			dir $dir
+			logfile $dir/sentinel.log
+			sentinel monitor $name 127.0.0.1 $mport $((n / 2 + 1))
+			sentinel down-after-milliseconds $name $down
+			sentinel failover-timeout $name 2000
+			sentinel parallel-syncs $name 1
+		CONF
+		redis-server "$conf" --sentinel &
+		FENCE_REDIS_PIDS+=("$!")
+		printf -v "REDIS_PORT_$name$i" %s "$port"
+		printf -v "REDIS_PID_$name$i" %s "$!"
+		redis_wait "$port" || { cat "$dir/sentinel.log"; return 1; }
+	done
+	for ((i = 1; i <= n; i++)); do
+		sentinel_wait_peers "$(redis_port "$name$i")" "$name" $((n - 1)) || return 1
+	done
+}
+
+# sentinel_wait_peers PORT NAME PEERS: wait until the sentinel on PORT
+# knows PEERS other sentinels for NAME (20 s).
+sentinel_wait_peers() {
+	local i
+	for i in $(seq 200); do
+		[ "$(redis-cli -p "$1" sentinel master "$2" 2>/dev/null |
+			awk 'prev == "num-other-sentinels" { print; exit } { prev = $0 }')" = "$3" ] && return 0
+		sleep 0.1
+	done
+	echo "sentinel on port $1 does not see $3 peers" >&2
+	return 1
+}
+
+# sentinel_master PORT NAME: the port of the master the sentinel on PORT names.
+sentinel_master() {
+	redis-cli -p "$1" sentinel get-master-addr-by-name "$2" 2>/dev/null | sed -n 2p
+}
+
+sentinel_url() {
+	local i url= sep=
+	for i in 1 2 3 4 5; do
+		local portvar=REDIS_PORT_$1$i
+		[ -n "${!portvar:-}" ] || break
+		url+="${sep}127.0.0.1:${!portvar}"
+		sep=,
+	done
+	echo "redis-sentinel://$url/$1"
+}
