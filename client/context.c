@@ -267,8 +267,7 @@ fence_set_min_replicas(fence_ctx *ctx, int replicas, long timeout_ms)
 						ctx->conn->command_ms);
 		return FENCE_ERR;
 	}
-	if (replicas > 0 && ctx->conn->ops != &fence_single_ops && ctx->conn->ops != &fence_cluster_ops &&
-		ctx->conn->ops != &fence_sentinel_ops)
+	if (replicas > 0 && ctx->conn->ops == &fence_quorum_ops)
 	{
 		fence_set_error(ctx, FENCE_ERR_ARG,
 						"waiting for replicas needs one master (single node, Sentinel or Cluster), not a quorum");

@@ -80,7 +80,14 @@ open_quorum(fence_ctx *ctx, int n, char **words)
 			goto done;
 		}
 	}
-	fence_set_error(ctx, FENCE_ERR_ARG, "a quorum is not supported yet");
+	ctx->conn->store = fence_quorum_new(ctx, n, urls);
+	if (ctx->conn->store == NULL)
+	{
+		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
+		goto done;
+	}
+	ctx->conn->ops = &fence_quorum_ops;
+	rc = FENCE_OK;
 done:
 	for (i = 0; i < n; i++)
 		fence_url_free(&urls[i]);
