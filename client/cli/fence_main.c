@@ -41,18 +41,37 @@
 
 #define DEFAULT_TTL_MS		30000
 #define DEFAULT_GRACE_MS	10000
+#define DEFAULT_REPLICA_TIMEOUT_MS 1000
 
 static const char *progname = "fence";
 
 typedef struct options
 {
 	const char *redis;
+	char	   *redis_list;		/* --redis given more than once: a quorum */
 	const char *pg;
 	long long	ttl_ms;
 	long long	wait_ms;
 	long long	grace_ms;
+	int			min_replicas;
+	long long	replica_timeout_ms;
 	int			json;
 } options;
+
+/* --redis once more: the URLs so far and "url", separated by a space. */
+static int
+add_quorum_url(options *o, const char *url)
+{
+	size_t		len = strlen(o->redis) + strlen(url) + 2;
+	char	   *list = malloc(len);
+
+	if (list == NULL)
+		return -1;
+	snprintf(list, len, "%s %s", o->redis, url);
+	free(o->redis_list);
+	o->redis_list = list;
+	return 0;
+}
 
 static void
 usage(void)
@@ -73,15 +92,29 @@ usage(void)
 	printf("  -g, --grace=DURATION     run: time between SIGTERM and SIGKILL when the\n");
 	printf("                           lease is lost (default: 10s)\n");
 	printf("\nConnection options:\n");
-	printf("  -r, --redis=URL          redis://[[user]:password@]host[:port][/db] or\n");
-	printf("                           unix:///path[?db=N] (default: $FENCE_REDIS_URL,\n");
-	printf("                           else %s)\n", FENCE_DEFAULT_URL);
+	printf("  -r, --redis=URL          where the leases live (see URLs below); given\n");
+	printf("                           more than once: a quorum of independent nodes\n");
+	printf("                           (default: $FENCE_REDIS_URL, else\n");
+	printf("                           %s)\n", FENCE_DEFAULT_URL);
+	printf("      --min-replicas=N     take a lease only once N replicas have its lock\n");
+	printf("                           and token (not for a quorum; default: 0)\n");
+	printf("      --replica-timeout=DURATION\n");
+	printf("                           how long to wait for them (default: 1s)\n");
 	printf("  -p, --pg=CONNINFO        PostgreSQL connection string; the token is\n");
 	printf("                           announced there before anything else runs\n");
 	printf("\nOther options:\n");
 	printf("  -j, --json               print results as JSON\n");
 	printf("  -V, --version            output version information, then exit\n");
 	printf("  -?, --help               show this help, then exit\n");
+	printf("\nURLs:\n");
+	printf("  redis://[[user]:password@]host[:port][/db]      one node\n");
+	printf("  unix:///path/to/socket[?db=N]                   one node\n");
+	printf("  redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/MASTER[?db=N]\n");
+	printf("                                the master Sentinel names (port 26379)\n");
+	printf("  redis-cluster://[[user]:password@]host[:port][,host[:port]...]\n");
+	printf("                                a Redis Cluster\n");
+	printf("  several redis:// or unix:// URLs, separated by whitespace in\n");
+	printf("  $FENCE_REDIS_URL or given by repeated --redis: a quorum (Redlock)\n");
 	printf("\nDURATION is 250ms, 10s, 2m, 1h, or a plain number of milliseconds.\n");
 	printf("\nrun gives COMMAND FENCE_RESOURCE, FENCE_TOKEN and FENCE_OWNER, and appends\n");
 	printf("-c fence.resource=... -c fence.token=... -c fence.owner=... to PGOPTIONS.\n");
@@ -112,6 +145,7 @@ exit_for(int err)
 	{
 		case FENCE_ERR_IO:
 		case FENCE_ERR_PROTOCOL:
+		case FENCE_ERR_REPLICAS:
 			return EXIT_UNAVAIL;
 		case FENCE_ERR_BUSY:
 		case FENCE_ERR_TIMEOUT:
@@ -160,6 +194,13 @@ redis_connect(const options *o, int *code)
 	{
 		fprintf(stderr, "%s: %s\n", progname, ctx->errstr);
 		*code = ctx->err == FENCE_ERR_ARG ? EXIT_USAGE : EXIT_UNAVAIL;
+		fence_free(ctx);
+		return NULL;
+	}
+	if (o->min_replicas > 0 &&
+		fence_set_min_replicas(ctx, o->min_replicas, (long) o->replica_timeout_ms) != FENCE_OK)
+	{
+		*code = usage_error("%s", ctx->errstr);
 		fence_free(ctx);
 		return NULL;
 	}
@@ -762,6 +803,8 @@ main(int argc, char **argv)
 		{"pg", required_argument, NULL, 'p'},
 		{"grace", required_argument, NULL, 'g'},
 		{"json", no_argument, NULL, 'j'},
+		{"min-replicas", required_argument, NULL, 'm' + 256},
+		{"replica-timeout", required_argument, NULL, 'T' + 256},
 		{"help", no_argument, NULL, '?' + 256},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0}
@@ -779,6 +822,7 @@ main(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.ttl_ms = DEFAULT_TTL_MS;
 	o.grace_ms = DEFAULT_GRACE_MS;
+	o.replica_timeout_ms = DEFAULT_REPLICA_TIMEOUT_MS;
 
 	/* As pg_isready does: --help and --version win over everything. */
 	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
@@ -804,7 +848,26 @@ main(int argc, char **argv)
 		switch (c)
 		{
 			case 'r':
-				o.redis = optarg;
+				if (o.redis != NULL && add_quorum_url(&o, optarg) != 0)
+				{
+					fprintf(stderr, "%s: out of memory\n", progname);
+					return EXIT_FAIL;
+				}
+				o.redis = o.redis_list ? o.redis_list : optarg;
+				break;
+			case 'm' + 256:
+				{
+					char	   *end;
+					long		v = strtol(optarg, &end, 10);
+
+					if (*optarg < '0' || *optarg > '9' || *end != '\0' || v > 100)
+						return usage_error("--min-replicas must be a number from 0 to 100, not \"%s\"", optarg);
+					o.min_replicas = (int) v;
+				}
+				break;
+			case 'T' + 256:
+				dst = &o.replica_timeout_ms;
+				what = "--replica-timeout";
 				break;
 			case 'p':
 				o.pg = optarg;
@@ -869,19 +932,13 @@ main(int argc, char **argv)
 		o.redis = getenv("FENCE_REDIS_URL");
 	if (o.redis == NULL || *o.redis == '\0')
 		o.redis = FENCE_DEFAULT_URL;
-	{
-		fence_url	u;
 
-		if (fence_parse_url(o.redis, &u, errbuf, sizeof(errbuf)) != FENCE_OK)
-		{
-			fprintf(stderr, "%s: %s\n", progname, errbuf);
-			return EXIT_USAGE;
-		}
-		fence_url_free(&u);
-	}
-
+	/* A malformed URL is refused (64) before anything is contacted. */
 	if ((ctx = redis_connect(&o, &code)) == NULL)
+	{
+		free(o.redis_list);
 		return code;
+	}
 	if (strcmp(verb, "acquire") == 0)
 		code = cmd_acquire(ctx, &o, nargs, args);
 	else if (strcmp(verb, "release") == 0)
@@ -895,6 +952,7 @@ main(int argc, char **argv)
 	else
 		code = cmd_show(ctx, &o, nargs, args);
 	fence_free(ctx);
+	free(o.redis_list);
 	fflush(stdout);
 	return code;
 }
