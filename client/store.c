@@ -19,7 +19,11 @@
 
 #include "fence_int.h"
 
-/* Split "spec" at whitespace into at most "max" words (malloc'd copies). */
+/*
+ * Split "spec" at whitespace into at most "max" words (malloc'd copies).
+ * Returns how many, max + 1 when there are more, -1 when out of memory;
+ * nothing is left to free unless it returns 0..max.
+ */
 static int
 split_words(const char *spec, char **words, int max)
 {
@@ -37,10 +41,14 @@ split_words(const char *spec, char **words, int max)
 		start = p;
 		while (*p != '\0' && !isspace((unsigned char) *p))
 			p++;
-		if (n == max)
-			return max + 1;
-		if ((words[n] = strndup(start, p - start)) == NULL)
-			return -1;
+		if (n == max || (words[n] = strndup(start, p - start)) == NULL)
+		{
+			int			failed = n == max ? max + 1 : -1;
+
+			while (n > 0)
+				free(words[--n]);
+			return failed;
+		}
 		n++;
 	}
 }

@@ -162,6 +162,30 @@ test_url_good(void)
 
 	CHECK(fence_parse_url("unix:///tmp/r.sock?db=2", &u, err, sizeof(err)) == FENCE_OK);
 	CHECK(u.is_unix && strcmp(u.path, "/tmp/r.sock") == 0 && u.db == 2);
+	fence_url_free(&u);
+
+	/* Sentinel: default port 26379, master name %-decoded, ?db=N */
+	CHECK(fence_parse_url("redis-sentinel://s1,s2:26380,[::1]/my%2Fmaster?db=3", &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(u.kind == FENCE_URL_SENTINEL && u.nhosts == 3 && u.db == 3);
+	CHECK(strcmp(u.hosts[0].host, "s1") == 0 && u.hosts[0].port == 26379);
+	CHECK(strcmp(u.hosts[1].host, "s2") == 0 && u.hosts[1].port == 26380);
+	CHECK(strcmp(u.hosts[2].host, "::1") == 0 && u.hosts[2].port == 26379);
+	CHECK(strcmp(u.master, "my/master") == 0 && u.user == NULL && u.password == NULL);
+	CHECK(strcmp(u.host, "s1") == 0 && u.port == 26379);
+	fence_url_free(&u);
+	CHECK(fence_parse_url("redis-sentinel://bob:p%2Cw@h:1/m", &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(strcmp(u.user, "bob") == 0 && strcmp(u.password, "p,w") == 0 && u.nhosts == 1);
+	fence_url_free(&u);
+
+	/* Cluster: default port 6379, no database */
+	CHECK(fence_parse_url("redis-cluster://:pw@a:7000,b", &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(u.kind == FENCE_URL_CLUSTER && u.nhosts == 2 && u.db == 0 && u.master == NULL);
+	CHECK(strcmp(u.hosts[0].host, "a") == 0 && u.hosts[0].port == 7000);
+	CHECK(strcmp(u.hosts[1].host, "b") == 0 && u.hosts[1].port == 6379);
+	CHECK(strcmp(u.password, "pw") == 0);
+	fence_url_free(&u);
+	CHECK(fence_parse_url("redis-cluster://a/", &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(u.kind == FENCE_URL_CLUSTER && u.nhosts == 1);
 	rc = 0;
 fail:
 	fence_url_free(&u);
@@ -176,7 +200,13 @@ test_url_malformed(void)
 		"redis://:6379", "redis://h:0", "redis://h:65536", "redis://h:port",
 		"redis://h:12x", "redis://h/x", "redis://h/-1", "redis://user@h",
 		"redis://u:p%zz@h", "redis://[::1", "redis://h o", "unix://",
-		"unix://relative.sock", "unix:///s?db=x", "unix:///s?foo=1", NULL
+		"unix://relative.sock", "unix:///s?db=x", "unix:///s?foo=1",
+		"redis-sentinel://h", "redis-sentinel://h/", "redis-sentinel://h/?db=1",
+		"redis-sentinel://h/m/x", "redis-sentinel://h/m?db=x", "redis-sentinel://h/m?x=1",
+		"redis-sentinel://h,,i/m", "redis-sentinel://h,/m", "redis-sentinel://,h/m",
+		"redis-sentinel://h:0/m", "redis-sentinel:///m", "redis-sentinel://h/m%zz",
+		"redis-cluster://", "redis-cluster://h/0", "redis-cluster://h,", "redis-cluster://h:99999",
+		"redis-cluster://u@h", "redis-cluster://h h", "redis://a,b", NULL
 	};
 	fence_url	u;
 	char		err[256];

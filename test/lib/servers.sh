@@ -151,6 +151,22 @@ redis_restart() {
 	redis_wait "$port"
 }
 
+# redis_wait_replica PORT: wait until the replica on PORT has synced (20 s).
+redis_wait_replica() {
+	local i
+	for i in $(seq 200); do
+		redis-cli -p "$1" info replication 2>/dev/null | grep -q '^master_link_status:up' && return 0
+		sleep 0.1
+	done
+	echo "replica on port $1 did not sync" >&2
+	return 1
+}
+
+redis_pid() {
+	local pidvar=REDIS_PID_$1
+	echo "${!pidvar}"
+}
+
 redis_url() {
 	local portvar=REDIS_PORT_$1
 	echo "redis://127.0.0.1:${!portvar}"
