@@ -46,6 +46,20 @@ REVOKE ALL ON FUNCTION fence.fenced_update(text, bigint, text, "any") FROM PUBLI
 COMMENT ON FUNCTION fence.fenced_update(text, bigint, text, "any") IS
     'Accept token for resource, then run query with params bound to $1..$n; returns rows processed';
 
+-- Parameters that arrive without a type (node-postgres and pgbench -M
+-- prepared send them so) cannot resolve against "any"; an unknown argument
+-- prefers the string category, so they pick this overload, and a call with
+-- any non-string argument still picks the one above.  Both take untyped,
+-- text and varchar arguments with the type the statement gives them.
+CREATE FUNCTION fence.fenced_update(resource text, token bigint, query text,
+                                    VARIADIC params text[])
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fence_fenced_update'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.fenced_update(text, bigint, text, text[]) FROM PUBLIC;
+COMMENT ON FUNCTION fence.fenced_update(text, bigint, text, text[]) IS
+    'Accept token for resource, then run query with params, typed as the query types $1..$n; returns rows processed';
+
 CREATE FUNCTION fence.reset(resource text, token bigint DEFAULT 0)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'fence_reset'
