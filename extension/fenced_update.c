@@ -418,10 +418,13 @@ fence_fenced_update(PG_FUNCTION_ARGS)
 				 errmsg("resource name must not be null")));
 	resource = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	if (PG_ARGISNULL(1))
+	{
+		fence_stats_refused(resource, FENCE_REFUSED_MISSING, 0, false);
 		ereport(ERROR,
 				(errcode(ERRCODE_FENCE_MISSING_TOKEN),
 				 errmsg("missing fencing token for resource \"%s\"", resource),
 				 errhint("Pass the token that came with the lease.")));
+	}
 	if (PG_ARGISNULL(2))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),

@@ -17,7 +17,9 @@ top=$PWD
 
 servers_init
 set -e
-pg_start
+# fence.stats counts in shared memory, which needs the library preloaded;
+# test/e2e/stats_preload.sh covers a server without it
+pg_start -c shared_preload_libraries=fence
 redis_start main
 set +e
 export FENCE_REDIS_URL
