@@ -66,7 +66,8 @@ usage(void)
 	printf("                                               run COMMAND while holding the lease\n");
 	printf("  %s exec    RESOURCE --pg CONNINFO [OPTION]... SQL [PARAM]...\n", progname);
 	printf("                                               run one fenced SQL statement\n");
-	printf("  %s show    RESOURCE [OPTION]...           owner, remaining TTL, tokens\n", progname);
+	printf("  %s show    RESOURCE [OPTION]...           owner, remaining TTL, tokens; with\n", progname);
+	printf("                                               --pg, the mark and fence.stats counts\n");
 	printf("\nLease options:\n");
 	printf("  -t, --ttl=DURATION       lease time to live (default: 30s)\n");
 	printf("  -w, --wait=DURATION      how long to retry while the lease is busy (default: 0)\n");
@@ -328,12 +329,68 @@ cmd_extend(fence_ctx *ctx, const options *o, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * PostgreSQL's counts for one resource (the fence.stats view), as text:
+ * accepted, stale, missing, invalid, last refusal (ISO 8601, UTC, or ""),
+ * last refused token (or "").
+ */
+#define SHOW_STATS_FIELDS 6
+static const char *const show_stats_names[SHOW_STATS_FIELDS] = {
+	"ACCEPTED", "STALE", "MISSING", "INVALID", "LAST_REFUSAL", "LAST_REFUSED_TOKEN"
+};
+
+/*
+ * Read the counts of "resource" into "*res" (NULL when PostgreSQL keeps
+ * none: the library is not preloaded, the role may not read fence.stats,
+ * or the extension predates it; a warning says which).  Returns 0, or -1
+ * on any other error, which is then in "pg".
+ */
+static int
+show_stats(PGconn *pg, const char *resource, PGresult **res)
+{
+	const char *params[1] = {resource};
+	const char *state;
+	PGresult   *r;
+
+	*res = NULL;
+	r = PQexecParams(pg,
+					 "SELECT coalesce(sum(accepted), 0), coalesce(sum(stale), 0),"
+					 " coalesce(sum(missing), 0), coalesce(sum(invalid), 0),"
+					 " coalesce(to_char(max(last_refusal) AT TIME ZONE 'UTC',"
+					 "   'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), ''),"
+					 " coalesce(max(last_refused_token)::text, '')"
+					 " FROM fence.stats WHERE resource = $1::text",
+					 1, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+	{
+		*res = r;
+		return 0;
+	}
+	state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+	if (state != NULL && (strcmp(state, "55000") == 0 ||	/* not preloaded */
+						  strcmp(state, "42501") == 0 ||	/* not pg_monitor */
+						  strcmp(state, "42P01") == 0))	/* no fence.stats */
+	{
+		fprintf(stderr, "%s: warning: no counts from PostgreSQL: %s",
+				progname, PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY));
+		if (PQresultErrorField(r, PG_DIAG_MESSAGE_HINT))
+			fprintf(stderr, " (%s)", PQresultErrorField(r, PG_DIAG_MESSAGE_HINT));
+		fputc('\n', stderr);
+		PQclear(r);
+		return 0;
+	}
+	PQclear(r);
+	return -1;
+}
+
 static int
 cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 {
 	fence_info	info;
 	long long	mark = -1;
-	int			code = 0;
+	PGresult   *stats = NULL;
+	int			code = 0,
+				i;
 
 	if (argc != 1)
 		return usage_error("show needs exactly one argument: RESOURCE%s", "");
@@ -355,6 +412,14 @@ cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 			fence_info_free(&info);
 			return code;
 		}
+		if (show_stats(pg, argv[0], &stats) != 0)
+		{
+			fprintf(stderr, "%s: could not read fence.stats: %s", progname, PQerrorMessage(pg));
+			code = PQstatus(pg) == CONNECTION_OK ? EXIT_FAIL : EXIT_UNAVAIL;
+			PQfinish(pg);
+			fence_info_free(&info);
+			return code;
+		}
 		PQfinish(pg);
 	}
 	if (o->json)
@@ -369,6 +434,22 @@ cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 		printf(",\"ttl_ms\":%lld,\"token\":%lld", info.pttl_ms, info.token);
 		if (mark >= 0)
 			printf(",\"pg_token\":%lld", mark);
+		if (stats != NULL)
+		{
+			const char *when = PQgetvalue(stats, 0, 4);
+			const char *refused = PQgetvalue(stats, 0, 5);
+
+			printf(",\"pg_stats\":{\"accepted\":%s,\"stale\":%s,\"missing\":%s,\"invalid\":%s,\"last_refusal\":",
+				   PQgetvalue(stats, 0, 0), PQgetvalue(stats, 0, 1),
+				   PQgetvalue(stats, 0, 2), PQgetvalue(stats, 0, 3));
+			if (*when)
+				json_string(stdout, when);
+			else
+				printf("null");
+			printf(",\"last_refused_token\":%s}", *refused ? refused : "null");
+		}
+		else if (o->pg != NULL)
+			printf(",\"pg_stats\":null");
 		printf("}\n");
 	}
 	else
@@ -386,7 +467,15 @@ cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 			snprintf(buf, sizeof(buf), "%lld", mark);
 			shell_assign("FENCE_PG_TOKEN", buf);
 		}
+		for (i = 0; stats != NULL && i < SHOW_STATS_FIELDS; i++)
+		{
+			char		name[48];
+
+			snprintf(name, sizeof(name), "FENCE_PG_%s", show_stats_names[i]);
+			shell_assign(name, PQgetvalue(stats, 0, i));
+		}
 	}
+	PQclear(stats);
 	fence_info_free(&info);
 	return 0;
 }

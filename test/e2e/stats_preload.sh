@@ -4,7 +4,8 @@
 # Must hold: on a server that does not preload the library, every write
 # path works as before (advance, fenced_update, the guard, refusals with
 # their SQLSTATEs), while fence.stats and fence.stats_reset() fail with
-# 55000 and a hint naming shared_preload_libraries.  With
+# 55000 and a hint naming shared_preload_libraries, and "fence show --pg"
+# gives the mark and a warning instead of counts.  With
 # fence.log_refusals on, each refusal leaves a LOG line naming the
 # resource, the token, application_name and the process id, preloaded or
 # not; off, none.  On the shared server (preloaded by test/run.sh), a
@@ -57,6 +58,15 @@ for q in "SELECT * FROM fence.stats" "SELECT fence.stats_reset()"; do
 	grep -q 'HINT:  Add fence to shared_preload_libraries' <<<"$err" || fail "$q: no hint: $err"
 done
 say "not preloaded: fence.stats and fence.stats_reset() fail with 55000 and the hint"
+if [ -x "$FENCE_BIN" ]; then
+	"$FENCE_BIN" show st --pg "host=$PGHOST port=$PGPORT dbname=$PGDATABASE" >"$WORK/show.out" 2>"$WORK/show.err" ||
+		fail "fence show --pg without preloading: exit $?: $(cat "$WORK/show.err")"
+	grep -qx 'FENCE_PG_TOKEN=5' "$WORK/show.out" || fail "fence show: no mark: $(cat "$WORK/show.out")"
+	! grep -q '^FENCE_PG_STALE=' "$WORK/show.out" || fail "fence show printed counts PostgreSQL does not keep"
+	grep -q 'warning: no counts from PostgreSQL: .*shared_preload_libraries' "$WORK/show.err" ||
+		fail "fence show: no warning: $(cat "$WORK/show.err")"
+	say "not preloaded: fence show gives the mark and says why there are no counts"
+fi
 
 # fence.log_refusals: off by default, then one line per refusal with
 # application_name and the process id
