@@ -12,6 +12,7 @@
  * Exit status (DESIGN.md section 4): 0 success (for run, the command's own
  * status), 64 usage error, 69 Redis or PostgreSQL unreachable, 75 lease not
  * acquired before --wait ran out, 76 lease lost, 77 stale token (LF001),
+ * 78 run --pg: PostgreSQL (a pooler) refuses the options in PGOPTIONS,
  * 1 anything else.
  *
  * "run" puts the command in a process group of its own, so that when the
@@ -38,6 +39,7 @@
 #define EXIT_BUSY		75
 #define EXIT_LOST		76
 #define EXIT_STALE		77
+#define EXIT_CONFIG		78		/* run: PostgreSQL refuses PGOPTIONS */
 
 #define DEFAULT_TTL_MS		30000
 #define DEFAULT_GRACE_MS	10000
@@ -86,6 +88,8 @@ usage(void)
 	printf("\nDURATION is 250ms, 10s, 2m, 1h, or a plain number of milliseconds.\n");
 	printf("\nrun gives COMMAND FENCE_RESOURCE, FENCE_TOKEN and FENCE_OWNER, and appends\n");
 	printf("-c fence.resource=... -c fence.token=... -c fence.owner=... to PGOPTIONS.\n");
+	printf("With --pg it first checks that a session opened with those options sees the\n");
+	printf("token: a connection pooler may refuse them (exit 78) or drop them (a warning).\n");
 	printf("\nExit status:\n");
 	printf("  0   success (run: the status of COMMAND, 128+N if killed by signal N)\n");
 	printf("  64  usage error\n");
@@ -93,6 +97,7 @@ usage(void)
 	printf("  75  lease not acquired before --wait ran out\n");
 	printf("  76  lease lost (run), or not held by OWNER (release, extend)\n");
 	printf("  77  PostgreSQL rejected a stale token\n");
+	printf("  78  run --pg: PostgreSQL (or a pooler) refuses the settings in PGOPTIONS\n");
 	printf("  1   any other error\n");
 }
 
@@ -669,6 +674,52 @@ set_child_env(fence_lease *l)
 	return rc;
 }
 
+/*
+ * Whether sessions opened with the child's PGOPTIONS carry the token: a
+ * connection pooler may refuse the "options" startup parameter (PgBouncer
+ * does, unless told to ignore it) or drop it silently (with
+ * ignore_startup_parameters = options), and then the child's guarded writes
+ * fail, with a connection error or with LF002, far from the cause.  Probe
+ * once, as the child would connect to "conninfo": returns 0 when SHOW
+ * fence.token gives the lease's token, 1 when the connection works but the
+ * token is not there (a warning is printed), -1 when the connection fails
+ * with the options although it worked without them (an error is printed).
+ */
+static int
+probe_pgoptions(const char *conninfo, fence_lease *l)
+{
+	const char *const keywords[] = {"dbname", "options", NULL};
+	const char *values[] = {conninfo, getenv("PGOPTIONS"), NULL};
+	const char *advice =
+		"Set the token per transaction instead (SET LOCAL fence.resource and fence.token\n"
+		"from $FENCE_RESOURCE and $FENCE_TOKEN, which the command gets), or pass it to\n"
+		"fence.fenced_update(), or connect the command directly to PostgreSQL.\n";
+	char		token[24];
+	PGconn	   *pg = PQconnectdbParams(keywords, values, 1);
+	PGresult   *res;
+	int			rc;
+
+	if (pg == NULL || PQstatus(pg) != CONNECTION_OK)
+	{
+		fprintf(stderr, "%s: PostgreSQL at --pg refuses the fence settings in PGOPTIONS\n"
+				"(a connection pooler? PgBouncer refuses the options parameter): %s%s",
+				progname, pg ? PQerrorMessage(pg) : "out of memory\n", advice);
+		PQfinish(pg);
+		return -1;
+	}
+	snprintf(token, sizeof(token), "%lld", fence_lease_token(l));
+	res = PQexec(pg, "SHOW fence.token");
+	rc = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
+		strcmp(PQgetvalue(res, 0, 0), token) == 0 ? 0 : 1;
+	if (rc != 0)
+		fprintf(stderr, "%s: warning: sessions at --pg do not see the fence settings in PGOPTIONS\n"
+				"(a connection pooler dropping them?): guarded writes of the command will fail\n"
+				"with LF002 unless it sets the token itself.\n%s", progname, advice);
+	PQclear(res);
+	PQfinish(pg);
+	return rc;
+}
+
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define NFORWARDED ((int) (sizeof(forwarded) / sizeof(forwarded[0])))
 
@@ -720,6 +771,12 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 	{
 		fprintf(stderr, "%s: out of memory\n", progname);
 		code = EXIT_FAIL;
+		goto release;
+	}
+	/* a command that could not even connect is not worth starting */
+	if (o->pg != NULL && probe_pgoptions(o->pg, l) < 0)
+	{
+		code = EXIT_CONFIG;
 		goto release;
 	}
 	if (fence_heartbeat_start(ctx, l, on_lost, NULL) != FENCE_OK)
