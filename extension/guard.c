@@ -405,6 +405,7 @@ guard_setting_token(const char *resource)
 	const char *p;
 	uint64		value = 0;
 
+	/* the three refusals below are all of a missing token */
 	if (setting_resource == NULL || setting_resource[0] == '\0' ||
 		strcmp(setting_resource, resource) != 0 || text == NULL)
 		fence_stats_refused(resource, FENCE_REFUSED_MISSING, 0, false);

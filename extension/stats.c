@@ -177,7 +177,9 @@ fence_stats_init(void)
 
 /*
  * The counts of "resource", created if need be, or the overflow counts
- * when the table is full.  Needs the lock held exclusively.
+ * when the table is full.  A name the rule would refuse (empty, too long:
+ * a missing token is refused before the name is looked at) gets no row of
+ * its own either.  Needs the lock held exclusively.
  */
 static StatsCounts *
 stats_counts_enter(const char *resource)
@@ -185,6 +187,8 @@ stats_counts_enter(const char *resource)
 	StatsEntry *entry;
 	bool		found;
 
+	if (resource[0] == '\0' || strlen(resource) > FENCE_MAX_RESOURCE_LEN)
+		return &stats->overflow;
 	entry = hash_search(stats_hash, resource, HASH_FIND, NULL);
 	if (entry != NULL)
 		return &entry->counts;

@@ -131,7 +131,7 @@ CREATE VIEW fence.stats AS
 REVOKE ALL ON fence.stats FROM PUBLIC;
 GRANT SELECT ON fence.stats TO pg_monitor;
 COMMENT ON VIEW fence.stats IS
-    'Per resource: accepted checks, refusals by kind (stale LF001, missing LF002, invalid LF003), the last refusal and its token, and the committed mark; resource NULL counts the resources that found the table full (fence.stats_max_resources)';
+    'Per resource: accepted checks, refusals by kind (stale LF001, missing LF002, invalid LF003), the last refusal and its token, and the committed mark; resource NULL counts the resources that found the table full (fence.stats_max_resources) and invalid names';
 
 CREATE FUNCTION fence.stats_reset()
 RETURNS void

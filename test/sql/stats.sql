@@ -66,6 +66,10 @@ SELECT fence.advance('st:new', -1);
 SELECT resource, accepted, invalid, last_refused_token, mark
   FROM fence.stats WHERE resource = 'st:new';
 
+-- A name the rule refuses gets no row of its own
+SELECT fence.advance('', NULL);
+SELECT resource, missing FROM fence.stats WHERE resource IS NULL OR resource = '';
+
 -- When the table is full, new resources count together in the row whose
 -- resource is NULL; those already in keep counting one by one
 SELECT fence.stats_reset();
