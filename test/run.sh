@@ -4,12 +4,12 @@
 #
 # Suites: pg_regress and isolation specs (extension/), the client's C tests
 # under ASan/UBSan (client/), its C tests on Redis Cluster, Sentinel and a
-# quorum (topo: servers of their own), and the end-to-end fault tests
-# (test/e2e/).
+# quorum (topo: servers of their own), fence.fenced_update from every
+# driver (test/drivers/), and the end-to-end fault tests (test/e2e/).
 # Each suite reports a line per test, "ok - NAME", "not ok - NAME" or
 # "skip - NAME"; this script only counts them.
 #
-# FENCE_SUITES="regress client topo e2e" picks suites; FENCE_E2E="f1 f6" picks
+# FENCE_SUITES="regress client topo drivers e2e" picks suites; FENCE_E2E="f1 f6" picks
 # end-to-end tests by file-name prefix.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +18,9 @@ top=$PWD
 
 servers_init
 set -e
-pg_start
+# fence.stats counts in shared memory, which needs the library preloaded;
+# test/e2e/stats_preload.sh covers a server without it
+pg_start -c shared_preload_libraries=fence
 redis_start main
 set +e
 export FENCE_REDIS_URL
@@ -83,6 +85,11 @@ suite_topo() {
 		make -s -C client check-topo 2>&1 | report
 }
 
+suite_drivers() {
+	echo "== drivers"
+	bash test/drivers/run.sh 2>&1 | report
+}
+
 suite_e2e() {
 	echo "== end-to-end"
 	local t name rc
@@ -105,7 +112,7 @@ suite_e2e() {
 	done
 }
 
-for s in ${FENCE_SUITES:-regress client topo e2e}; do
+for s in ${FENCE_SUITES:-regress client topo drivers e2e}; do
 	"suite_$s"
 done
 
