@@ -15,7 +15,14 @@
  *	    really is a master: during a failover the sentinels' view lags;
  *	 3. do it all again on every reconnect: a connection is dropped on any
  *	    transport error, and on a READONLY reply (the server was demoted to
- *	    a replica) or a LOADING one (it is loading its data).
+ *	    a replica) or a LOADING one (it is loading its data);
+ *	 4. before each extend, ask again: after a failover the old master goes
+ *	    on accepting writes, as a master, until Sentinel converts it into a
+ *	    replica (about ten seconds later), and a heartbeat that stayed
+ *	    connected to it would extend a lock nobody else can see.  Extends
+ *	    come from the heartbeat every TTL/3, so the extra round trip to a
+ *	    sentinel (whose connection is kept open) is cheap; acquires and
+ *	    releases use the connection they have.
  *
  * Steps that sent nothing are retried with a short sleep until the
  * operation's deadline (conn.c), so an acquire made during a failover
@@ -39,6 +46,7 @@
 
 /* A sentinel that does not answer within this is skipped. */
 #define SENTINEL_MAX_MS 1000
+#define SENTINEL_MIN_MS 50
 #define RETRY_MIN_MS 20
 #define RETRY_MAX_MS 250
 
@@ -82,7 +90,6 @@ fence_sentinel_new(fence_ctx *ctx, const fence_url *url)
 			fence_sentinel_ops.free(s);
 			return NULL;
 		}
-		s->sentinels[i].max_ms = SENTINEL_MAX_MS;
 	}
 	return s;
 }
@@ -129,14 +136,23 @@ ask_sentinels(fence_ctx *ctx, sentinel_store *s)
 	{
 		int			i = (s->first + k) % s->nsentinels;
 		fence_node *sn = &s->sentinels[i];
-		redisReply *r = fence_node_command(ctx, sn, 3, argv);
+		redisReply *r;
 		char		name[300];
 		long		port;
 
-		/* a sentinel is asked rarely: no need to keep its connection */
-		fence_node_drop(sn);
+		/* leave time for the others, and for the command itself */
+		sn->max_ms = ctx->conn->command_ms / 3;
+		if (sn->max_ms > SENTINEL_MAX_MS)
+			sn->max_ms = SENTINEL_MAX_MS;
+		if (sn->max_ms < SENTINEL_MIN_MS)
+			sn->max_ms = SENTINEL_MIN_MS;
+		r = fence_node_command(ctx, sn, 3, argv);
 		if (r == NULL)
+		{
+			/* start with the next one next time */
+			s->first = (i + 1) % s->nsentinels;
 			continue;
+		}
 		if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
 			r->element[0]->type == REDIS_REPLY_STRING &&
 			r->element[1]->type == REDIS_REPLY_STRING &&
@@ -158,6 +174,7 @@ ask_sentinels(fence_ctx *ctx, sentinel_store *s)
 			return 1;
 		}
 		fence_node_name(sn, name, sizeof(name));
+		fence_node_drop(sn);
 		if (r->type == REDIS_REPLY_NIL)
 			fence_set_error(ctx, FENCE_ERR_IO, "Sentinel %s knows no master named \"%s\"",
 							name, s->login.master);
@@ -262,12 +279,31 @@ sentinel_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 	}
 }
 
+/*
+ * Extend on the master the sentinels name now (step 4 above).  When none
+ * answers, the connection there is still the best guess.
+ */
+static int
+sentinel_extend(fence_ctx *ctx, const char *lock_key, const char *owner,
+				long long ttl_ms)
+{
+	sentinel_store *s = ctx->conn->store;
+
+	if (s->master.rc != NULL)
+	{
+		/* a new address drops the connection to the old one */
+		(void) ask_sentinels(ctx, s);
+		fence_clear_error(ctx);
+	}
+	return fence_master_extend(ctx, lock_key, owner, ttl_ms);
+}
+
 const fence_store_ops fence_sentinel_ops = {
 	"sentinel",
 	sentinel_open,
 	sentinel_exec,
 	fence_master_acquire,
-	fence_master_extend,
+	sentinel_extend,
 	fence_master_release,
 	fence_master_heal,
 	fence_master_show,

@@ -133,15 +133,16 @@ redis_wait() {
 	return 1
 }
 
-# redis_restart NAME: kill -9 and start again on the same port, empty,
-# with the arguments it was first started with.
+# redis_restart NAME [ARG ...]: kill -9 and start again on the same port,
+# empty, with the arguments it was first started with (or those given).
 redis_restart() {
 	local name=$1 port pidvar portvar argsvar
+	shift
 	portvar=REDIS_PORT_$name pidvar=REDIS_PID_$name argsvar=REDIS_ARGS_$name
 	port=${!portvar}
 	kill -9 "${!pidvar}" 2>/dev/null || true
 	wait "${!pidvar}" 2>/dev/null || true
-	eval "set -- ${!argsvar:-}"
+	[ $# -gt 0 ] || eval "set -- ${!argsvar:-}"
 	redis-server --port "$port" --bind 127.0.0.1 --dir "$FENCE_TMP/redis-$name" \
 		--save '' --appendonly no --daemonize no \
 		--logfile "$FENCE_TMP/redis-$name/redis.log" "$@" &
