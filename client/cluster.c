@@ -520,6 +520,8 @@ cluster_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 				fence_free_replies(ncmds, replies);
 				if (s->refresh_due)
 					(void) refresh(ctx, s);
+				/* an ASK then TRYAGAIN per round is no redirect loop */
+				redirects = 0;
 				continue;
 			}
 		}
