@@ -412,8 +412,7 @@ back_off(fence_ctx *ctx, long *wait_ms)
 	if (left < *wait_ms)
 		return 0;
 	fence_sleep_ns((int64_t) left * 1000000);
-	if (*wait_ms < RETRY_MAX_MS)
-		*wait_ms *= 2;
+	*wait_ms = *wait_ms * 2 < RETRY_MAX_MS ? *wait_ms * 2 : RETRY_MAX_MS;
 	return 1;
 }
 
