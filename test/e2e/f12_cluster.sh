@@ -73,6 +73,24 @@ for p in f12w f12d f12c; do
 	[ $p = f12c ] || protect_if "$mode" "$p" "$p:stock"
 done
 
+# S and Sc take a short lease and read first; they stall past it
+HIST=$HG
+FENCE_TOKEN=
+eval "$("$FENCE_BIN" acquire f12w:stock --ttl 1s --pg "$PGCONN")"
+export_lease
+TBL=f12w PAUSE=1 start_plain_worker S "$mode"
+unexport_lease
+HIST=$HC
+eval "$("$FENCE_BIN" acquire f12c:stock --ttl 1s)"
+export_lease
+TBL=f12c PAUSE=1 start_plain_worker Sc none
+unexport_lease
+wait_for "S's read" 20 state_is S read
+wait_for "Sc's read" 20 state_is Sc read
+
+for w in 1 2; do
+	WRITES=4 GAP_MS=20 TBL=f12c start_loop_worker "C$w" f12c:stock none --ttl 2s --wait 30s --grace 500ms
+done
 HIST=$HG
 for w in 1 2 3; do
 	WRITES=4 GAP_MS=20 TBL=f12w start_loop_worker "W$w" f12w:stock "$mode" \
@@ -80,28 +98,8 @@ for w in 1 2 3; do
 done
 HOLD=1 TBL=f12d start_worker D f12d:stock "$mode" --ttl 3s --pg "$PGCONN"
 d=$LAST_PID
-HIST=$HC
-for w in 1 2; do
-	WRITES=4 GAP_MS=20 TBL=f12c start_loop_worker "C$w" f12c:stock none --ttl 2s --wait 30s --grace 500ms
-done
-HIST=$HG
 wait_for "D's write" 20 state_is D done
 wait_for "the workers' first writes" 60 accepted_at_least f12w:stock 10
-
-# S and Sc take a short lease, read, and stall past it
-FENCE_TOKEN=
-eval "$("$FENCE_BIN" acquire f12w:stock --ttl 1s --wait 20s --pg "$PGCONN")"
-export_lease
-TBL=f12w PAUSE=1 start_plain_worker S "$mode"
-unexport_lease
-HIST=$HC
-eval "$("$FENCE_BIN" acquire f12c:stock --ttl 1s --wait 20s)"
-export_lease
-TBL=f12c PAUSE=1 start_plain_worker Sc none
-unexport_lease
-HIST=$HG
-wait_for "S's read" 20 state_is S read
-wait_for "Sc's read" 20 state_is Sc read
 
 # reshard the three resources' slots, each to another master
 declare -A src dst
