@@ -283,7 +283,8 @@ read_map(fence_ctx *ctx, cluster_store *s, int i, int16_t *map)
 	const char *slots[2] = {"CLUSTER", "SLOTS"};
 	redisReply *r;
 	char	   *asked;
-	int			rc,
+	int			old = 0,
+				rc,
 				j;
 
 	for (j = 0; j < CLUSTER_SLOTS; j++)
@@ -294,29 +295,19 @@ read_map(fence_ctx *ctx, cluster_store *s, int i, int16_t *map)
 		/* a server before Redis 7 does not know SHARDS */
 		freeReplyObject(r);
 		r = fence_node_command(ctx, &s->nodes[i], 2, slots);
-		if (r == NULL)
-			return FENCE_ERR;
-		/* "asked" must survive node_index() growing the array */
-		if ((asked = strdup(s->nodes[i].addr.host)) == NULL)
-		{
-			freeReplyObject(r);
-			fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
-			return FENCE_ERR;
-		}
-		rc = r->type == REDIS_REPLY_ARRAY ? parse_slots(s, r, asked, map) : -1;
+		old = 1;
 	}
-	else
+	if (r == NULL)
+		return FENCE_ERR;
+	/* "asked" must survive node_index() growing the array */
+	if ((asked = strdup(s->nodes[i].addr.host)) == NULL)
 	{
-		if (r == NULL)
-			return FENCE_ERR;
-		if ((asked = strdup(s->nodes[i].addr.host)) == NULL)
-		{
-			freeReplyObject(r);
-			fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
-			return FENCE_ERR;
-		}
-		rc = r->type == REDIS_REPLY_ARRAY ? parse_shards(s, r, asked, map) : -1;
+		freeReplyObject(r);
+		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
+		return FENCE_ERR;
 	}
+	rc = r->type != REDIS_REPLY_ARRAY ? -1 :
+		old ? parse_slots(s, r, asked, map) : parse_shards(s, r, asked, map);
 	if (rc != 0)
 	{
 		char		name[300];
@@ -403,19 +394,6 @@ redirect_target(cluster_store *s, const char *err, int from)
 	return idx;
 }
 
-/* Sleep before a retry, doubling "*wait_ms"; 0 when the deadline is near. */
-static int
-back_off(fence_ctx *ctx, long *wait_ms)
-{
-	long		left = fence_op_left_ms(ctx, *wait_ms);
-
-	if (left < *wait_ms)
-		return 0;
-	fence_sleep_ns((int64_t) left * 1000000);
-	*wait_ms = *wait_ms * 2 < RETRY_MAX_MS ? *wait_ms * 2 : RETRY_MAX_MS;
-	return 1;
-}
-
 static int
 cluster_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 			 redisReply **replies)
@@ -450,7 +428,7 @@ cluster_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 					continue;
 				fence_set_error(ctx, FENCE_ERR_IO, "no Redis Cluster node serves slot %u", slot);
 			}
-			if (back_off(ctx, &wait_ms))
+			if (fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
 				continue;
 			return FENCE_NODE_UNREACHABLE;
 		}
@@ -482,7 +460,7 @@ cluster_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 		{
 			/* a failover may have moved the slot: read the map again */
 			s->refresh_due = 1;
-			if (!back_off(ctx, &wait_ms))
+			if (!fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
 				return rc;
 			(void) refresh(ctx, s);
 			continue;
@@ -514,7 +492,7 @@ cluster_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 		{
 			if (fence_reply_is(r, "CLUSTERDOWN"))
 				s->refresh_due = 1;
-			if (back_off(ctx, &wait_ms))
+			if (fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
 			{
 				fence_free_replies(ncmds, replies);
 				if (s->refresh_due)

@@ -60,6 +60,22 @@ fence_op_left_ms(fence_ctx *ctx, long cap_ms)
 	return left < cap_ms ? (long) left : cap_ms;
 }
 
+/*
+ * Sleep "*wait_ms" before a retry, then double it (up to "max_ms").
+ * Returns 0 without sleeping when the operation's deadline would pass.
+ */
+int
+fence_op_back_off(fence_ctx *ctx, long *wait_ms, long max_ms)
+{
+	long		left = fence_op_left_ms(ctx, *wait_ms);
+
+	if (left < *wait_ms)
+		return 0;
+	fence_sleep_ns((int64_t) left * 1000000);
+	*wait_ms = *wait_ms * 2 < max_ms ? *wait_ms * 2 : max_ms;
+	return 1;
+}
+
 /* "ms", or less when the node has a cap of its own. */
 static long
 node_cap(const fence_node *n, long ms)

@@ -158,6 +158,7 @@ int			fence_url_node(fence_url *dst, const fence_url *login,
 /* conn.c */
 void		fence_op_begin(fence_ctx *ctx);
 long		fence_op_left_ms(fence_ctx *ctx, long cap_ms);
+int			fence_op_back_off(fence_ctx *ctx, long *wait_ms, long max_ms);
 int			fence_node_pipeline(fence_ctx *ctx, fence_node *n, int ncmds,
 								const fence_cmd *cmds, redisReply **replies);
 redisReply *fence_node_command(fence_ctx *ctx, fence_node *n, int argc,

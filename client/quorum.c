@@ -456,16 +456,22 @@ quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0)
 	return rc;
 }
 
-/* Compare-style script on every node; counts of 1 and 0 replies. */
-static void
+/*
+ * A compare-and-act script (extend, release) on every node.  Done on a
+ * majority: 1.  Refused ("not ours") by so many that no majority is left:
+ * 0 (lost).  Otherwise too many nodes did not answer: -1.
+ */
+static int
 compare_all(fence_ctx *ctx, quorum_store *s, enum fence_script which,
 			const char *lock_key, int nargs, const char **args, long timeout_ms,
-			int *yes, int *no)
+			const char *what)
 {
 	const char *keys[1] = {lock_key};
-	int			i;
+	int			yes = 0,
+				no = 0,
+				rc = -1,
+				i;
 
-	*yes = *no = 0;
 	round_trip(ctx, s, NULL, which, 1, keys, nargs, args, timeout_ms);
 	for (i = 0; i < s->n; i++)
 	{
@@ -476,9 +482,9 @@ compare_all(fence_ctx *ctx, quorum_store *s, enum fence_script which,
 		if (r->type == REDIS_REPLY_INTEGER)
 		{
 			if (r->integer == 1)
-				(*yes)++;
+				yes++;
 			else
-				(*no)++;
+				no++;
 		}
 		else
 		{
@@ -487,61 +493,34 @@ compare_all(fence_ctx *ctx, quorum_store *s, enum fence_script which,
 			s->fan[i].reply = NULL;
 		}
 	}
+	if (yes >= MAJORITY(s))
+		rc = 1;
+	else if (no > s->n - MAJORITY(s))
+		rc = 0;
+	else
+		round_error(ctx, s, what, yes);
+	clear_round(s);
+	return rc;
 }
 
-/*
- * Extended on a majority: 1.  Refused by so many that no majority is left:
- * 0 (lost).  Otherwise -1 (too many nodes did not answer: suspect).
- */
 static int
 quorum_extend(fence_ctx *ctx, const char *lock_key, const char *owner, long long ttl_ms)
 {
-	quorum_store *s = ctx->conn->store;
 	char		ttl[24];
 	const char *args[2] = {owner, ttl};
-	int			yes,
-				no;
 
 	snprintf(ttl, sizeof(ttl), "%lld", ttl_ms);
-	compare_all(ctx, s, FENCE_SCRIPT_EXTEND, lock_key, 2, args, node_ms(ctx, ttl_ms), &yes, &no);
-	if (yes >= MAJORITY(s))
-	{
-		clear_round(s);
-		return 1;
-	}
-	if (no > s->n - MAJORITY(s))
-	{
-		clear_round(s);
-		return 0;
-	}
-	round_error(ctx, s, "could not extend", yes);
-	clear_round(s);
-	return -1;
+	return compare_all(ctx, ctx->conn->store, FENCE_SCRIPT_EXTEND, lock_key, 2, args,
+					   node_ms(ctx, ttl_ms), "could not extend");
 }
 
-/* Deleted on a majority: 1; held by others (or nobody) on too many: 0. */
 static int
 quorum_release(fence_ctx *ctx, const char *lock_key, const char *owner)
 {
-	quorum_store *s = ctx->conn->store;
 	const char *args[1] = {owner};
-	int			yes,
-				no;
 
-	compare_all(ctx, s, FENCE_SCRIPT_RELEASE, lock_key, 1, args, node_ms(ctx, 0), &yes, &no);
-	if (yes >= MAJORITY(s))
-	{
-		clear_round(s);
-		return 1;
-	}
-	if (no > s->n - MAJORITY(s))
-	{
-		clear_round(s);
-		return 0;
-	}
-	round_error(ctx, s, "could not release", yes);
-	clear_round(s);
-	return -1;
+	return compare_all(ctx, ctx->conn->store, FENCE_SCRIPT_RELEASE, lock_key, 1, args,
+					   node_ms(ctx, 0), "could not release");
 }
 
 /*

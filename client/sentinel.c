@@ -108,19 +108,6 @@ sentinel_free(void *state)
 	free(s);
 }
 
-/* Sleep before a retry, doubling "*wait_ms"; 0 when the deadline is near. */
-static int
-back_off(fence_ctx *ctx, long *wait_ms)
-{
-	long		left = fence_op_left_ms(ctx, *wait_ms);
-
-	if (left < *wait_ms)
-		return 0;
-	fence_sleep_ns((int64_t) left * 1000000);
-	*wait_ms = *wait_ms * 2 < RETRY_MAX_MS ? *wait_ms * 2 : RETRY_MAX_MS;
-	return 1;
-}
-
 /*
  * Ask the sentinels for the master's address, once round.  Returns 1 with
  * s->master.addr set, 0 when none knew it (ctx->err says why).
@@ -223,7 +210,7 @@ resolve(fence_ctx *ctx, sentinel_store *s)
 	{
 		if (ask_sentinels(ctx, s) && connect_master(ctx, s) == FENCE_OK)
 			return FENCE_OK;
-		if (!back_off(ctx, &wait_ms))
+		if (!fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
 			return FENCE_ERR;
 	}
 }
@@ -258,7 +245,7 @@ sentinel_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 		if (rc == FENCE_NODE_UNREACHABLE)
 		{
 			fence_node_drop(&s->master);
-			if (back_off(ctx, &wait_ms))
+			if (fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
 				continue;
 			return rc;
 		}
@@ -269,7 +256,7 @@ sentinel_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 							s->login.master, replies[0]->str);
 			fence_free_replies(ncmds, replies);
 			fence_node_drop(&s->master);
-			if (back_off(ctx, &wait_ms))
+			if (fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
 				continue;
 			return FENCE_NODE_UNREACHABLE;
 		}

@@ -21,23 +21,11 @@
 
 #include "fence.h"
 #include "tap.h"
+#define TEST_PREFIX "client"
+#include "testlib.h"
 
 static const char *redis_url;
 static redisContext *raw;		/* side connection for set-up and checks */
-static PGconn *pg;
-static int	pg_ready;
-
-/* A resource name unique to this run: "client-<pid>-<base>". */
-static const char *
-R(const char *base)
-{
-	static char pool[8][256];
-	static int	next;
-	char	   *buf = pool[next++ % 8];
-
-	snprintf(buf, sizeof(pool[0]), "client-%d-%s", (int) getpid(), base);
-	return buf;
-}
 
 static redisReply *
 rcmd(const char *fmt,...)
@@ -91,23 +79,6 @@ key(const char *resource, const char *suffix)
 
 	snprintf(buf, sizeof(pool[0]), "fence:{%s}:%s", resource, suffix);
 	return buf;
-}
-
-static long long
-ms_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void
-sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
-
-	nanosleep(&ts, NULL);
 }
 
 static long long
@@ -730,16 +701,6 @@ fail:
 
 /* --- heartbeat ------------------------------------------------------------ */
 
-static volatile int lost_calls;
-
-static void
-count_lost(fence_lease *lease, void *arg)
-{
-	(void) lease;
-	(void) arg;
-	__atomic_add_fetch(&lost_calls, 1, __ATOMIC_SEQ_CST);
-}
-
 static int
 test_heartbeat_renews(void)
 {
@@ -1119,18 +1080,7 @@ main(void)
 		printf("not ok - client_setup\n#   cannot reach Redis at %s\n", redis_url);
 		return 1;
 	}
-	pg = PQconnectdb("");
-	if (PQstatus(pg) == CONNECTION_OK)
-	{
-		PGresult   *r = PQexec(pg, "SET client_min_messages = warning");
-
-		PQclear(r);
-		r = PQexec(pg, "CREATE EXTENSION IF NOT EXISTS fence");
-		PQclear(r);
-		r = PQexec(pg, "SELECT to_regprocedure('fence.advance(text,bigint,text)') IS NOT NULL");
-		pg_ready = PQresultStatus(r) == PGRES_TUPLES_OK && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
-		PQclear(r);
-	}
+	pg_setup();
 
 	TEST(url_good);
 	TEST(url_malformed);

@@ -27,6 +27,8 @@
 
 #include "fence.h"
 #include "tap.h"
+#define TEST_PREFIX "topo"
+#include "testlib.h"
 
 /* libfence internals under test */
 char	   *fence_key(const char *resource, const char *suffix);
@@ -38,36 +40,6 @@ static const char *cluster_url, *sentinel_url, *quorum_url;
 static int	cluster_port[MAXN], ncluster;
 static int	sentinel_port[2], sentinel_pid[2];
 static int	quorum_port[MAXN], quorum_pid[MAXN], nquorum;
-static PGconn *pg;
-static int	pg_ready;
-
-static const char *
-R(const char *base)
-{
-	static char pool[8][256];
-	static int	next;
-	char	   *buf = pool[next++ % 8];
-
-	snprintf(buf, sizeof(pool[0]), "topo-%d-%s", (int) getpid(), base);
-	return buf;
-}
-
-static long long
-ms_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void
-sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
-
-	nanosleep(&ts, NULL);
-}
 
 /* Parse "a b c" into up to MAXN ints. */
 static int
@@ -1002,16 +974,6 @@ fail:
 	return rc;
 }
 
-static volatile int lost_calls;
-
-static void
-count_lost(fence_lease *lease, void *arg)
-{
-	(void) lease;
-	(void) arg;
-	__atomic_add_fetch(&lost_calls, 1, __ATOMIC_SEQ_CST);
-}
-
 /* The heartbeat extends on a majority; it loses the lease with it. */
 static int
 test_quorum_heartbeat(void)
@@ -1103,18 +1065,7 @@ main(void)
 		if (ints(getenv("FENCE_TEST_QUORUM_PIDS"), quorum_pid) != nquorum)
 			nquorum = 0;
 	}
-	pg = PQconnectdb("");
-	if (PQstatus(pg) == CONNECTION_OK)
-	{
-		PGresult   *r = PQexec(pg, "SET client_min_messages = warning");
-
-		PQclear(r);
-		r = PQexec(pg, "CREATE EXTENSION IF NOT EXISTS fence");
-		PQclear(r);
-		r = PQexec(pg, "SELECT to_regprocedure('fence.advance(text,bigint,text)') IS NOT NULL");
-		pg_ready = PQresultStatus(r) == PGRES_TUPLES_OK && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
-		PQclear(r);
-	}
+	pg_setup();
 
 	TEST(cluster_keyslot);
 	TEST(cluster_routing);
