@@ -247,6 +247,7 @@ claim(fence_ctx *ctx, quorum_store *s, const char *lock_key, const char *token_k
 	const char *args[2] = {owner, tbuf};
 	int			send[FENCE_MAX_QUORUM_NODES];
 	int			attempt,
+				won = 0,
 				i;
 
 	for (i = 0; i < s->n; i++)
@@ -254,7 +255,6 @@ claim(fence_ctx *ctx, quorum_store *s, const char *lock_key, const char *token_k
 	for (attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++)
 	{
 		long long	high = -1;
-		int			won = 0;
 
 		if (fence_now_ns() >= until_ns)
 		{
@@ -290,6 +290,7 @@ claim(fence_ctx *ctx, quorum_store *s, const char *lock_key, const char *token_k
 					s->fan[i].reply = NULL;
 			}
 		}
+		won = 0;
 		for (i = 0; i < s->n; i++)
 			won += s->ours[i] && s->claimed[i] == t;
 		if (won >= MAJORITY(s))
@@ -316,7 +317,7 @@ claim(fence_ctx *ctx, quorum_store *s, const char *lock_key, const char *token_k
 		}
 		jitter(ctx, 2L << (attempt < 5 ? attempt : 5), until_ns);
 	}
-	round_error(ctx, s, "could not claim a token", 0);
+	round_error(ctx, s, "could not claim a token", won);
 	clear_round(s);
 	return -1;
 }
