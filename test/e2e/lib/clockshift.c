@@ -5,7 +5,7 @@
  *	  CLOCKSHIFT_FILE (read again at most every 10 ms, so writing the file
  *	  makes the clock jump).
  *
- * F13 jumps the clock of one Redis node with it.  libfaketime does the same
+ * topo_quorum.sh jumps the clock of one Redis node with it.  libfaketime does the same
  * for the client in F4, but it cannot run Debian's redis-server: that links
  * jemalloc, whose initialization calls clock_gettime() and
  * pthread_cond_init(), which libfaketime intercepts and answers by

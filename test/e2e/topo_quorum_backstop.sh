@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# F14: a quorum loses more than it can survive; PostgreSQL is the backstop.
+# topo_quorum_backstop: a quorum loses more than it can survive; PostgreSQL is the backstop.
 #
 # Tokens from a quorum of 3 stay increasing as long as, between two
 # holders, some node that stored the earlier token keeps it and answers
@@ -16,7 +16,7 @@
 # Negative control: the same without the token check: the repeated token
 # lands, and the checker must see the token go down.
 . "$(dirname "$0")/lib/lib.sh"
-e2e_init f14
+e2e_init topo_backstop
 need_client
 for i in 1 2 3; do
 	redis_start "f14n$i"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# F13: a quorum of independent Redis nodes (3, then 5) loses nodes while
+# topo_quorum: a quorum of independent Redis nodes (3, then 5) loses nodes while
 # workers write.
 #
 # Every client uses all the nodes' URLs (a quorum).  Three workers loop
@@ -26,7 +26,7 @@
 # Negative control: the same on a counter without the token check: the
 # stale write lands, and the checker must see the lost update.
 . "$(dirname "$0")/lib/lib.sh"
-e2e_init f13
+e2e_init topo_quorum
 need_client
 
 command -v cc >/dev/null || skip "no C compiler for lib/clockshift.c"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# F12: a Redis Cluster moves a slot while workers write.
+# topo_cluster: a Redis Cluster moves a slot while workers write.
 #
 # Three masters; every client uses the redis-cluster:// URL.  Three workers
 # loop "fence run" doing read-modify-write on one counter, D holds a lease
@@ -18,7 +18,7 @@
 # Negative control: the same on a second counter without the token check:
 # S's stale write lands and the checker must see the lost update.
 . "$(dirname "$0")/lib/lib.sh"
-e2e_init f12
+e2e_init topo_cluster
 need_client
 cluster_start f12n 3
 FENCE_REDIS_URL=$(cluster_url f12n)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# F11: Redis behind Sentinel fails over while workers write.
+# topo_sentinel: Redis behind Sentinel fails over while workers write.
 #
 # A master and a replica, watched by three sentinels; every client uses the
 # redis-sentinel:// URL.  Three workers loop "fence run" doing
@@ -26,7 +26,7 @@
 # their own counter, no --pg): the repeated token lets A's stale write
 # land over B's, and the checker must see the lost update.
 . "$(dirname "$0")/lib/lib.sh"
-e2e_init f11
+e2e_init topo_sentinel
 need_client
 redis_start f11a --repl-diskless-sync-delay 0
 redis_start f11b --replicaof 127.0.0.1 "$REDIS_PORT_f11a" --repl-diskless-sync-delay 0
