@@ -13,6 +13,13 @@
  *	  and kept in a small cache, so that a worker repeating the same write
  *	  pays for parsing and planning once; the plan cache replans by itself
  *	  after DDL or a change of search_path.
+ *
+ *	  The statement may call fenced_update again, directly, from a function
+ *	  or from a trigger, and those calls fill the cache too.  A plan must not
+ *	  be freed while a call further up the stack still runs it, so each slot
+ *	  counts the calls running its plan and only an unused slot is ever
+ *	  evicted; the count is dropped again on the way out, by error too.
+ *	  When every slot is in use, the plan is used once and not kept.
  */
 #include "postgres.h"
 
@@ -37,6 +44,7 @@ typedef struct CachedQuery
 	int			nargs;
 	Oid		   *argtypes;
 	SPIPlanPtr	plan;
+	int			users;			/* calls running the plan right now */
 } CachedQuery;
 
 static CachedQuery query_cache[QUERY_CACHE_SIZE];
@@ -161,24 +169,50 @@ prepare_query(const char *query, const Params *p)
 	return plan;
 }
 
-/* The kept plan for (query, parameter types), prepared on first use. */
-static SPIPlanPtr
-cached_plan(const char *query, const Params *p)
+/* The cached slot for (query, parameter types), or NULL. */
+static CachedQuery *
+find_cached(const char *query, const Params *p)
 {
-	CachedQuery *slot;
 	int			i;
 
 	for (i = 0; i < QUERY_CACHE_SIZE; i++)
 	{
-		slot = &query_cache[i];
+		CachedQuery *slot = &query_cache[i];
+
 		if (slot->query != NULL && slot->nargs == p->nargs &&
 			memcmp(slot->argtypes, p->types, sizeof(Oid) * p->nargs) == 0 &&
 			strcmp(slot->query, query) == 0)
-			return slot->plan;
+			return slot;
 	}
+	return NULL;
+}
 
-	slot = &query_cache[query_cache_victim];
-	query_cache_victim = (query_cache_victim + 1) % QUERY_CACHE_SIZE;
+/*
+ * Keep "plan" in a slot, evicting the least recently filled slot that no
+ * call is running; NULL when all of them are running (the plan then stays
+ * in SPI's memory and goes with SPI_finish).  The slot is chosen only once
+ * the plan is prepared: preparing it may have filled slots too.
+ */
+static CachedQuery *
+cache_plan(const char *query, const Params *p, SPIPlanPtr plan)
+{
+	CachedQuery *slot = NULL;
+	int			i;
+
+	for (i = 0; i < QUERY_CACHE_SIZE; i++)
+	{
+		CachedQuery *candidate = &query_cache[query_cache_victim];
+
+		query_cache_victim = (query_cache_victim + 1) % QUERY_CACHE_SIZE;
+		if (candidate->users == 0)
+		{
+			slot = candidate;
+			break;
+		}
+	}
+	if (slot == NULL)
+		return NULL;
+
 	if (slot->query != NULL)
 	{
 		SPI_freeplan(slot->plan);
@@ -187,14 +221,41 @@ cached_plan(const char *query, const Params *p)
 		slot->query = NULL;
 	}
 
-	slot->plan = prepare_query(query, p);
-	SPI_keepplan(slot->plan);
 	slot->argtypes = MemoryContextAlloc(TopMemoryContext,
 										sizeof(Oid) * Max(p->nargs, 1));
 	memcpy(slot->argtypes, p->types, sizeof(Oid) * p->nargs);
-	slot->nargs = p->nargs;
 	slot->query = MemoryContextStrdup(TopMemoryContext, query);
-	return slot->plan;
+	slot->nargs = p->nargs;
+	SPI_keepplan(plan);
+	slot->plan = plan;
+	return slot;
+}
+
+/*
+ * Accept "token" for "resource", then run "plan", whose cache slot ("slot",
+ * NULL for a plan that is not cached) counts this call as a user until it
+ * returns or fails.
+ */
+static int
+run_fenced(CachedQuery *slot, SPIPlanPtr plan, const char *resource,
+		   int64 token, const Params *p)
+{
+	volatile int rc = 0;
+
+	if (slot != NULL)
+		slot->users++;
+	PG_TRY();
+	{
+		fence_check_and_advance(resource, token, fence_session_owner(resource));
+		rc = SPI_execute_plan(plan, p->values, p->nulls, false, 0);
+	}
+	PG_FINALLY();
+	{
+		if (slot != NULL)
+			slot->users--;
+	}
+	PG_END_TRY();
+	return rc;
 }
 
 /*
@@ -210,6 +271,7 @@ fence_fenced_update(PG_FUNCTION_ARGS)
 	char	   *resource;
 	char	   *query;
 	Params		params;
+	CachedQuery *slot;
 	SPIPlanPtr	plan;
 	int			rc;
 	uint64		processed;
@@ -235,11 +297,16 @@ fence_fenced_update(PG_FUNCTION_ARGS)
 		elog(ERROR, "SPI_connect failed");	/* internal error */
 
 	/* a query that cannot run must fail before it moves the mark */
-	plan = cached_plan(query, &params);
-	fence_check_and_advance(resource, PG_GETARG_INT64(1),
-							fence_session_owner(resource));
+	slot = find_cached(query, &params);
+	if (slot == NULL)
+	{
+		plan = prepare_query(query, &params);
+		slot = cache_plan(query, &params, plan);
+	}
+	else
+		plan = slot->plan;
 
-	rc = SPI_execute_plan(plan, params.values, params.nulls, false, 0);
+	rc = run_fenced(slot, plan, resource, PG_GETARG_INT64(1), &params);
 	if (rc < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
