@@ -40,7 +40,6 @@
 
 #include "access/htup_details.h"
 #include "access/tupmacs.h"
-#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "fmgr.h"
@@ -77,13 +76,14 @@ typedef struct GuardState
 	char	   *key_resource;
 
 	/*
-	 * The resource accepted last, with its token.  Valid only in the
-	 * (sub)transaction that accepted it: a rolled-back subtransaction takes
-	 * its fence row lock with it.
+	 * The resource accepted last, with its token.  Valid only while the
+	 * registry has not changed since (fence_registry_generation): a
+	 * subtransaction that rolled back took its fence row lock and its
+	 * registration with it, one that committed may have registered a newer
+	 * token, and the next transaction starts afresh.
 	 */
 	bool		have_last;
-	TransactionId last_xid;
-	SubTransactionId last_subxid;
+	uint64		last_generation;
 	StringInfoData last_resource;
 	int64		last_token;
 } GuardState;
@@ -348,18 +348,16 @@ static int64
 guard_accept(GuardState *state, const char *resource)
 {
 	const FenceGrant *grant;
-	TransactionId xid;
-	SubTransactionId subxid = GetCurrentSubTransactionId();
 	int64		token;
 	const char *owner;
 
 	/*
-	 * The same statement already accepted this resource, in this very
-	 * (sub)transaction: its fence row is still locked by us, nothing to do.
+	 * The same statement already accepted this resource and nothing was
+	 * registered or rolled back since: its fence row is still locked by us,
+	 * nothing to do.
 	 */
 	if (state->have_last &&
-		state->last_subxid == subxid &&
-		TransactionIdEquals(state->last_xid, GetTopTransactionIdIfAny()) &&
+		state->last_generation == fence_registry_generation() &&
 		strcmp(state->last_resource.data, resource) == 0)
 		return state->last_token;
 
@@ -378,16 +376,11 @@ guard_accept(GuardState *state, const char *resource)
 	/* cheap when the registry already holds it: rule.c short-circuits */
 	(void) fence_check_and_advance(resource, token, owner);
 
-	xid = GetTopTransactionIdIfAny();
-	if (TransactionIdIsValid(xid))
-	{
-		state->have_last = true;
-		state->last_xid = xid;
-		state->last_subxid = subxid;
-		resetStringInfo(&state->last_resource);
-		appendStringInfoString(&state->last_resource, resource);
-		state->last_token = token;
-	}
+	state->have_last = true;
+	state->last_generation = fence_registry_generation();
+	resetStringInfo(&state->last_resource);
+	appendStringInfoString(&state->last_resource, resource);
+	state->last_token = token;
 	return token;
 }
 
