@@ -35,7 +35,6 @@ extern void fence_registry_remember(const char *resource, int64 token,
 extern void fence_registry_forget(const char *resource);
 extern uint64 fence_registry_generation(void);
 extern void fence_registry_init(void);
-extern uint64 fence_resource_hash(const char *resource);
 
 /* fence.c: settings */
 extern char *fence_setting_resource;	/* fence.resource */

@@ -73,8 +73,8 @@ static SubTransactionId newest_subid = InvalidSubTransactionId;
 
 static uint64 generation = 1;
 
-uint64
-fence_resource_hash(const char *resource)
+static uint64
+resource_hash(const char *resource)
 {
 	return hash_bytes_extended((const unsigned char *) resource,
 							   (int) strlen(resource), 0);
@@ -89,7 +89,7 @@ fence_registry_generation(void)
 static Grant *
 find_grant(const char *resource)
 {
-	uint64		hash = fence_resource_hash(resource);
+	uint64		hash = resource_hash(resource);
 	RegistryEntry *entry;
 	Grant	   *g;
 
@@ -147,7 +147,7 @@ set_version(const char *resource, int64 token, const char *owner)
 	g = find_grant(resource);
 	if (g == NULL)
 	{
-		uint64		hash = fence_resource_hash(resource);
+		uint64		hash = resource_hash(resource);
 		bool		found;
 		RegistryEntry *entry = hash_search(registry, &hash, HASH_ENTER, &found);
 
