@@ -80,12 +80,15 @@ fence_protect(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("resource must not be null")));
 	resource = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	fence_check_resource_name(resource);
 	if (!PG_ARGISNULL(2))
 		token_column = pstrdup(NameStr(*PG_GETARG_NAME(2)));
 	if (!PG_ARGISNULL(3))
 		key_column = pstrdup(NameStr(*PG_GETARG_NAME(3)));
 	row_level = (token_column != NULL || key_column != NULL);
+	if (key_column != NULL)
+		fence_check_key_base(resource);
+	else
+		fence_check_resource_name(resource);
 
 	rel = protect_open(PG_GETARG_OID(0), fence_nsp);
 
@@ -255,9 +258,6 @@ protect_check_column(Relation rel, const char *colname, const char *role)
 {
 	AttrNumber	attnum = get_attnum(RelationGetRelid(rel), colname);
 	Form_pg_attribute attr;
-	HeapTuple	typtup;
-	bool		has_output;
-	const char *setting;
 
 	if (attnum == InvalidAttrNumber)
 		ereport(ERROR,
@@ -290,25 +290,13 @@ protect_check_column(Relation rel, const char *colname, const char *role)
 		return;
 	}
 
-	setting = guard_key_type_setting(attr->atttypid);
-	if (setting != NULL)
+	if (!fence_key_type_allowed(attr->atttypid))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("key column \"%s\" has type %s, whose text form depends on %s",
-						colname, format_type_be(attr->atttypid), setting),
-				 errdetail("Sessions with different settings would name different resources for the same key."),
-				 errhint("Use a key column of a type such as integer, text or uuid.")));
-
-	typtup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(attr->atttypid));
-	if (!HeapTupleIsValid(typtup))
-		elog(ERROR, "cache lookup failed for type %u", attr->atttypid);	/* internal error */
-	has_output = OidIsValid(((Form_pg_type) GETSTRUCT(typtup))->typoutput);
-	ReleaseSysCache(typtup);
-	if (!has_output)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("key column \"%s\" has type %s, which has no output function",
-						colname, format_type_be(attr->atttypid))));
+				 errmsg("key column \"%s\" has type %s, which cannot name a resource",
+						colname, format_type_be(attr->atttypid)),
+				 errdetail_internal("%s", fence_key_type_detail()),
+				 errhint("Use a key column of one of these types.")));
 }
 
 /* protect_guard_oid: the OID of fence.guard() in the extension's schema. */

@@ -79,7 +79,17 @@ AS 'MODULE_PATHNAME', 'fence_protect'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fence.protect(regclass, text, name, name) FROM PUBLIC;
 COMMENT ON FUNCTION fence.protect(regclass, text, name, name) IS
-    'Install the guard on a table you own: one check per statement, or per row with key_column (resource:key) and token_column (stamped, never lowered)';
+    'Install the guard on a table you own: one check per statement, or per row with key_column (see fence.key_resource) and token_column (stamped, never lowered)';
+
+-- The resource of a row of a key-mode table, as the guard names it: what a
+-- worker leases to write that row.  Open to everybody: it only computes a
+-- name.
+CREATE FUNCTION fence.key_resource(resource text, key anycompatible)
+RETURNS text
+AS 'MODULE_PATHNAME', 'fence_key_resource'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION fence.key_resource(text, anycompatible) IS
+    'Resource of the row with this key in a table protected with this resource and key_column: resource:key, with ":" and "\" in the key escaped by "\"';
 
 CREATE FUNCTION fence.unprotect(tbl regclass)
 RETURNS void
