@@ -50,7 +50,6 @@ PG_FUNCTION_INFO_V1(fence_unprotect);
 static Relation protect_open(Oid relid, Oid fence_nsp);
 static void protect_check_column(Relation rel, const char *colname,
 								 const char *role);
-static Oid	protect_guard_oid(Oid fence_nsp);
 static int	protect_count_guards(Relation rel, Oid guard_oid);
 static void protect_execute(const char *sql);
 
@@ -92,7 +91,7 @@ fence_protect(PG_FUNCTION_ARGS)
 
 	rel = protect_open(PG_GETARG_OID(0), fence_nsp);
 
-	if (protect_count_guards(rel, protect_guard_oid(fence_nsp)) > 0)
+	if (protect_count_guards(rel, fence_guard_oid(fence_nsp)) > 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("table \"%s\" is already protected",
@@ -162,7 +161,7 @@ Datum
 fence_unprotect(PG_FUNCTION_ARGS)
 {
 	Oid			fence_nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
-	Oid			guard_oid = protect_guard_oid(fence_nsp);
+	Oid			guard_oid = fence_guard_oid(fence_nsp);
 	Relation	rel;
 	char	   *table;
 	List	   *names = NIL;
@@ -299,9 +298,9 @@ protect_check_column(Relation rel, const char *colname, const char *role)
 				 errhint("Use a key column of one of these types.")));
 }
 
-/* protect_guard_oid: the OID of fence.guard() in the extension's schema. */
-static Oid
-protect_guard_oid(Oid fence_nsp)
+/* fence_guard_oid: the OID of fence.guard() in the extension's schema. */
+Oid
+fence_guard_oid(Oid fence_nsp)
 {
 	List	   *name = list_make2(makeString(get_namespace_name(fence_nsp)),
 								  makeString("guard"));

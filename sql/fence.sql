@@ -98,3 +98,25 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fence.unprotect(regclass) FROM PUBLIC;
 COMMENT ON FUNCTION fence.unprotect(regclass) IS
     'Remove the guard from a table you own';
+
+-- DDL guard -------------------------------------------------------------------
+-- A table protected in table mode must not get a parent: statement-level
+-- triggers do not fire for rows written through a partitioned table or an
+-- inheritance parent (extension/guard_ddl.c).  ENABLE ALWAYS, so that
+-- session_replication_role does not skip it; only superusers can alter or
+-- drop an event trigger.
+
+CREATE FUNCTION fence.guard_ddl()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'fence_guard_ddl'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.guard_ddl() FROM PUBLIC;
+COMMENT ON FUNCTION fence.guard_ddl() IS
+    'Event trigger that refuses ALTER TABLE ... ATTACH PARTITION / INHERIT (and hand-made guards) giving a table-mode protected table a parent';
+
+CREATE EVENT TRIGGER fence_guard_ddl ON ddl_command_end
+    WHEN TAG IN ('ALTER TABLE', 'CREATE TRIGGER')
+    EXECUTE FUNCTION fence.guard_ddl();
+ALTER EVENT TRIGGER fence_guard_ddl ENABLE ALWAYS;
+COMMENT ON EVENT TRIGGER fence_guard_ddl IS
+    'Keeps tables protected without a token or key column from becoming partitions or inheritance children';
