@@ -15,6 +15,12 @@
  *	fence_guard_truncate	BEFORE TRUNCATE, per statement, for the resource
  *							itself (a TRUNCATE has no rows to key on)
  *
+ * A table that has a parent cannot be protected in table mode, since its
+ * statement-level guard would not fire for writes through the parent; the
+ * event trigger in guard_ddl.c keeps a table protected that way from getting
+ * a parent later.  In key mode the resource may not contain ':', which keeps
+ * the names of rows unambiguous (key_resource.c).
+ *
  * The DDL runs through SPI with the caller's privileges; these functions are
  * not SECURITY DEFINER.
  */
