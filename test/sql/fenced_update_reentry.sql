@@ -78,6 +78,19 @@ BEGIN
 END $$;
 SELECT fence.fenced_update('fu', 1, 'SELECT fu_evict_and_count() AS keep_me');
 
+-- ... also while its parameters are read: a domain's check runs user code
+CREATE FUNCTION fu_evict_for_domain(v int) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM fu_many(40);
+    RAISE NOTICE 'plans of the statement being bound: %',
+        (SELECT count(*) FROM pg_backend_memory_contexts
+          WHERE name = 'CachedPlanSource' AND ident = 'SELECT $1::fu_checked AS via_domain');
+    RETURN v > 0;
+END $$;
+CREATE DOMAIN fu_checked AS int CHECK (fu_evict_for_domain(VALUE));
+SELECT fence.fenced_update('fu', 1, 'SELECT $1::fu_checked AS via_domain', '5');
+
 DROP TABLE fu_t;
-DROP FUNCTION fu_evict_and_count(), fu_fail_then_many(int), fu_trigger(), fu_many(int);
+DROP DOMAIN fu_checked;
+DROP FUNCTION fu_evict_for_domain(int), fu_evict_and_count(), fu_fail_then_many(int), fu_trigger(), fu_many(int);
 SELECT fence.reset('fu');
