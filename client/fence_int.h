@@ -51,7 +51,7 @@ struct fence_conn
 struct fence_lease
 {
 	char	   *resource;
-	char	   *lock_key;		/* fence:{R}:lock */
+	char	   *lock_key;		/* fence:{R}:lock (keys.c) */
 	char	   *token_key;		/* fence:{R}:token */
 	char		owner[FENCE_OWNER_LEN + 1];
 	long long	token;
@@ -96,8 +96,10 @@ redisReply *fence_script_run(fence_ctx *ctx, enum fence_script which,
 							 int nkeys, const char **keys,
 							 int nargs, const char **args);
 
-/* lease.c */
+/* keys.c */
 char	   *fence_key(const char *resource, const char *suffix);
+
+/* lease.c */
 int			fence_parse_token(const char *s, size_t len, long long *out);
 int			fence_lease_usable(fence_ctx *ctx, fence_lease *lease);
 long long	fence_drift_ms(long long ttl_ms);

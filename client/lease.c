@@ -32,17 +32,6 @@ fence_drift_ms(long long ttl_ms)
 	return ttl_ms / 100 + 2;
 }
 
-char *
-fence_key(const char *resource, const char *suffix)
-{
-	size_t		len = strlen(resource) + strlen(suffix) + sizeof("fence:{}:");
-	char	   *key = malloc(len);
-
-	if (key != NULL)
-		snprintf(key, len, "fence:{%s}:%s", resource, suffix);
-	return key;
-}
-
 /* Parse a positive token exactly (no doubles, no wrap). */
 int
 fence_parse_token(const char *s, size_t len, long long *out)

@@ -2,7 +2,7 @@
  * client/scripts.c
  *	  The Lua scripts that make each lease operation one atomic round trip.
  *
- * Keys (hash-tagged so both live in one Redis Cluster slot):
+ * Keys (keys.c; hash-tagged so both live in one Redis Cluster slot):
  *	 fence:{R}:lock   the owner id, expiring with the lease
  *	 fence:{R}:token  the token counter; never expires, never lowered
  *

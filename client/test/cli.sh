@@ -128,17 +128,25 @@ spare_port() {
 	done
 }
 
+# own_redis DIR [ARG...]: a redis-server of the test's own on a spare port
+# (OWN_PORT), with the extra ARGs, stopped when the test's subshell ends.
+own_redis() {
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	OWN_PORT=$(spare_port)
+	redis-server --port "$OWN_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+		--dir "$dir" --daemonize no --logfile "$dir/log" "$@" &
+	OWN_REDIS=$!
+	trap 'kill $OWN_REDIS 2>/dev/null; wait $OWN_REDIS 2>/dev/null' EXIT
+}
+
 # A Redis of our own: password AUTH over TCP, then a Unix socket with a
 # database number (the shared server has neither).
 test_cli_redis_auth_unix() {
 	local port dir=$TMP/ownredis res
-	mkdir -p "$dir"
-	port=$(spare_port)
-	redis-server --port "$port" --bind 127.0.0.1 --requirepass 'p@ss:w' \
-		--unixsocket "$dir/r.sock" --unixsocketperm 700 --save '' --appendonly no \
-		--dir "$dir" --daemonize no --logfile "$dir/log" &
-	OWN_REDIS=$!
-	trap 'kill $OWN_REDIS 2>/dev/null; wait $OWN_REDIS 2>/dev/null' EXIT
+	own_redis "$dir" --requirepass 'p@ss:w' --unixsocket "$dir/r.sock" --unixsocketperm 700
+	port=$OWN_PORT
 	wait_for redis-cli -p "$port" --no-auth-warning -a 'p@ss:w' ping >/dev/null
 	res=$(rname auth)
 	eval "$("$F" acquire "$res" --redis "redis://:p%40ss%3Aw@127.0.0.1:$port/2")"
@@ -192,6 +200,36 @@ test_cli_acquire_quoting() {
 	eval "$("$F" acquire "$res" --ttl 5s)"
 	[ "$FENCE_RESOURCE" = "$res" ]
 	"$F" release "$res" "$FENCE_OWNER"
+}
+
+# Every key of a resource shares one Redis Cluster slot, whatever the name
+# holds: a one-node cluster that owns every slot refuses a script whose keys
+# hash to two slots (CROSSSLOT), so acquire, extend and release must work
+# there for names that would break a naive hash tag.
+test_cli_cluster_slot() {
+	local port name keys lslot tslot
+	own_redis "$TMP/cluster" --cluster-enabled yes --cluster-config-file nodes.conf
+	port=$OWN_PORT
+	wait_for redis-cli -p "$port" ping >/dev/null 2>&1
+	redis-cli -p "$port" CLUSTER ADDSLOTSRANGE 0 16383 >/dev/null
+	wait_for sh -c "redis-cli -p $port CLUSTER INFO | grep -q '^cluster_state:ok'"
+	for name in plain '}x' '{' '}' '{}' 'a{b}c' '}{' '%' '%7D' 'x}' '{x}y'; do
+		redis-cli -p "$port" FLUSHALL >/dev/null
+		expect_rc 0 "$F" acquire "$name" --ttl 10s --redis "redis://127.0.0.1:$port"
+		eval "$(cat "$TMP/out")"
+		expect_rc 0 "$F" extend "$name" "$FENCE_OWNER" --ttl 20s --redis "redis://127.0.0.1:$port"
+		keys=$(redis-cli -p "$port" --raw KEYS '*' | sort)
+		[ "$(echo "$keys" | wc -l)" = 2 ]
+		lslot=$(redis-cli -p "$port" CLUSTER KEYSLOT "$(echo "$keys" | grep ':lock$')")
+		tslot=$(redis-cli -p "$port" CLUSTER KEYSLOT "$(echo "$keys" | grep ':token$')")
+		[ "$lslot" = "$tslot" ]
+		expect_rc 0 "$F" release "$name" "$FENCE_OWNER" --redis "redis://127.0.0.1:$port"
+	done
+	# ordinary names keep their keys exactly
+	redis-cli -p "$port" --raw KEYS '*' | grep -qx 'fence:{{x}y}:token' && return 1
+	[ "$(redis-cli -p "$port" --raw EXISTS 'fence:{%7Bx%7Dy}:token')" = 1 ]
+	"$F" acquire plain --redis "redis://127.0.0.1:$port" >/dev/null
+	[ "$(redis-cli -p "$port" --raw EXISTS 'fence:{plain}:lock')" = 1 ]
 }
 
 test_cli_json() {
@@ -403,6 +441,7 @@ run_test cli_redis_down
 run_test cli_redis_auth_unix
 run_test cli_acquire_release
 run_test cli_acquire_quoting
+run_test cli_cluster_slot
 run_test cli_json
 run_test cli_wait
 run_test cli_run_status_env

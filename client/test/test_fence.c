@@ -243,6 +243,81 @@ test_duration_malformed(void)
 	return 0;
 }
 
+/* --- keys ---------------------------------------------------------------- */
+
+char	   *fence_key(const char *resource, const char *suffix);
+
+/* The hash tag Redis Cluster hashes: from the first '{' to the next '}'. */
+static int
+tag_of(const char *key, char *tag, size_t len)
+{
+	const char *open = strchr(key, '{'),
+			   *close = open ? strchr(open + 1, '}') : NULL;
+
+	if (close == NULL || close == open + 1 || (size_t) (close - open) > len)
+		return -1;
+	memcpy(tag, open + 1, close - open - 1);
+	tag[close - open - 1] = '\0';
+	return 0;
+}
+
+/*
+ * Ordinary names keep "fence:{R}:lock"; braces and '%' are escaped so that
+ * the tag is never empty, never cut short, and two names never share keys.
+ */
+static int
+test_key_names(void)
+{
+	static const char *names[] = {
+		"inventory", "}x", "{", "}", "{}", "a{b}c", "}{", "%", "%7D", "%7d",
+		"%25", "x}", "{x}y", "\xff\x01 \n", NULL
+	};
+	char	   *k[4] = {NULL, NULL, NULL, NULL};
+	char		t1[4000],
+				t2[4000];
+	int			i,
+				j,
+				rc = 1;
+
+	k[0] = fence_key("inventory", "lock");
+	CHECK(k[0] && strcmp(k[0], "fence:{inventory}:lock") == 0);
+	free(k[0]);
+	k[0] = fence_key("}x", "lock");
+	CHECK(k[0] && strcmp(k[0], "fence:{%7Dx}:lock") == 0);
+	free(k[0]);
+	k[0] = fence_key("a{b}%c", "token");
+	CHECK(k[0] && strcmp(k[0], "fence:{a%7Bb%7D%25c}:token") == 0);
+	free(k[0]);
+	k[0] = NULL;
+	for (i = 0; names[i]; i++)
+	{
+		k[0] = fence_key(names[i], "lock");
+		k[1] = fence_key(names[i], "token");
+		CHECK(k[0] && k[1]);
+		/* one non-empty tag for both keys, and nothing after it but ":suffix" */
+		CHECK(tag_of(k[0], t1, sizeof(t1)) == 0 && tag_of(k[1], t2, sizeof(t2)) == 0);
+		CHECK(strcmp(t1, t2) == 0 && t1[0] != '\0');
+		CHECK(strcmp(k[0] + 7 + strlen(t1), "}:lock") == 0);
+		for (j = 0; names[j]; j++)
+		{
+			if (j == i)
+				continue;
+			k[2] = fence_key(names[j], "lock");
+			CHECK(k[2] && strcmp(k[0], k[2]) != 0);
+			free(k[2]);
+			k[2] = NULL;
+		}
+		free(k[0]);
+		free(k[1]);
+		k[0] = k[1] = NULL;
+	}
+	rc = 0;
+fail:
+	for (i = 0; i < 4; i++)
+		free(k[i]);
+	return rc;
+}
+
 /* --- Redis ---------------------------------------------------------------- */
 
 static int
@@ -1106,6 +1181,7 @@ main(void)
 	TEST(url_malformed);
 	TEST(duration_good);
 	TEST(duration_malformed);
+	TEST(key_names);
 	TEST(connect_refused);
 	TEST(acquire_busy_release);
 	TEST(extend);
