@@ -4,7 +4,7 @@
 # "not ok - NAME" / "skip - NAME" line per test.
 #
 # FENCE_BIN names the binary under test (default: ./fence next to this
-# directory).  Resource names carry the pid: other suites share the servers.
+# directory); FENCE_CLI_ONLY picks tests by name.  Resource names carry the pid: other suites share the servers.
 set -u
 cd "$(dirname "$0")/.."
 F=${FENCE_BIN:-$PWD/fence}
@@ -52,8 +52,10 @@ if psql -XAtqc "SET client_min_messages = warning; CREATE EXTENSION IF NOT EXIST
 	pg_ready=1
 fi
 
+# FENCE_CLI_ONLY="NAME..." runs only the tests named (while iterating).
 run_test() {
 	local name=$1 needs_pg=${2:-}
+	[ -z "${FENCE_CLI_ONLY:-}" ] || [[ " $FENCE_CLI_ONLY " == *" $name "* ]] || return 0
 	if [ "$needs_pg" = pg ] && [ $pg_ready = 0 ]; then
 		echo "skip - $name # extension fence not available"
 		skipped=$((skipped + 1))

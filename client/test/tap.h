@@ -10,6 +10,7 @@
 #define FENCE_TAP_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int	tap_failed;			/* tests that failed */
@@ -47,12 +48,26 @@ static int	tap_skip;			/* set by SKIP() */
 
 typedef int (*tap_fn) (void);
 
-/* Each test returns 0 when it passed (it fails by "goto fail"). */
+/*
+ * Each test returns 0 when it passed (it fails by "goto fail").  While
+ * iterating, FENCE_C_ONLY="NAME..." runs only the tests named.
+ */
 static void
 tap_run(const char *name, tap_fn fn)
 {
+	const char *only = getenv("FENCE_C_ONLY");
 	int			rc;
 
+	if (only != NULL && *only != '\0')
+	{
+		const char *p = strstr(only, name);
+		size_t		n = strlen(name);
+
+		while (p != NULL && !((p == only || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' ')))
+			p = strstr(p + 1, name);
+		if (p == NULL)
+			return;
+	}
 	tap_why[0] = '\0';
 	tap_skip = 0;
 	fflush(stdout);
