@@ -4,11 +4,13 @@
  *
  * hiredis leaves a context unusable after an I/O error or a timeout, so the
  * connection is dropped on any transport error and opened again (with AUTH
- * and SELECT) before the next command.  Transport errors become
+ * and SELECT) before the next command.  Every socket is close-on-exec.  Transport errors become
  * FENCE_ERR_IO / FENCE_ERR_PROTOCOL; error replies from the server become
  * FENCE_ERR_REPLY, so callers can tell "Redis is not there" from "Redis
  * said no".
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,16 @@ ms_to_tv(long ms)
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = (ms % 1000) * 1000;
 	return tv;
+}
+
+static int
+set_cloexec(int fd)
+{
+	int			flags = fcntl(fd, F_GETFD);
+
+	if (flags < 0)
+		return -1;
+	return fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
 }
 
 /* Map a hiredis transport error to ours and forget the connection. */
@@ -134,6 +146,18 @@ fence_conn_ensure(fence_ctx *ctx)
 		else
 			fence_set_error(ctx, FENCE_ERR_IO, "could not connect to Redis at %s:%d: %s",
 							c->url.host, c->url.port, rc->errstr);
+		redisFree(rc);
+		return FENCE_ERR;
+	}
+	/*
+	 * hiredis does not ask for close-on-exec, and a child the application
+	 * execs must not inherit the connection: it would keep talking on it,
+	 * or keep it open after we are gone.
+	 */
+	if (set_cloexec(rc->fd) != 0)
+	{
+		fence_set_error(ctx, FENCE_ERR_IO, "could not set close-on-exec on the Redis socket: %s",
+						strerror(errno));
 		redisFree(rc);
 		return FENCE_ERR;
 	}

@@ -281,6 +281,19 @@ test_cli_run_status_env() {
 	expect_rc 127 "$F" run "$res" -- /nonexistent/command
 }
 
+# The command inherits no socket of fence's: not the Redis connections
+# (the main one and the heartbeat's), not PostgreSQL's.
+test_cli_run_no_sockets() {
+	local res
+	res=$(rname fds)
+	expect_rc 0 "$F" run "$res" --pg "$PGC" -- sh -c 'ls -l /proc/$$/fd/'
+	grep -q ' 0 -> ' "$TMP/out"
+	! grep 'socket:' "$TMP/out"
+	# and a command that is not a shell: what ls itself sees
+	expect_rc 0 "$F" run "$res" -- ls -l /proc/self/fd/
+	! grep 'socket:' "$TMP/out"
+}
+
 test_cli_run_busy() {
 	local res
 	res=$(rname runbusy)
@@ -447,6 +460,7 @@ run_test cli_cluster_slot
 run_test cli_json
 run_test cli_wait
 run_test cli_run_status_env
+run_test cli_run_no_sockets pg
 run_test cli_run_busy
 run_test cli_run_forward_signal
 run_test cli_run_lost_del

@@ -8,6 +8,7 @@
  * extension cannot be created there.
  */
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -649,6 +650,92 @@ fail:
 	return rc;
 }
 
+/* Is "fd" in "fds[0..n)"? */
+static int
+fd_in(const int *fds, int n, int fd)
+{
+	for (int i = 0; i < n; i++)
+		if (fds[i] == fd)
+			return 1;
+	return 0;
+}
+
+/* The socket descriptors this process holds, at most "max" of them. */
+static int
+list_sockets(int *fds, int max)
+{
+	char		path[64],
+				target[64];
+	int			n = 0;
+
+	for (int fd = 0; fd < 1024 && n < max; fd++)
+	{
+		ssize_t		len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len > 0)
+		{
+			target[len] = '\0';
+			if (strncmp(target, "socket:", 7) == 0)
+				fds[n++] = fd;
+		}
+	}
+	return n;
+}
+
+/*
+ * Every socket libfence opens (the context's, the heartbeat's, one opened
+ * again after a dropped connection) and libpq's is closed on exec, so that
+ * a child the application starts holds none of them.
+ */
+static int
+test_sockets_cloexec(void)
+{
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	PGconn	   *c = NULL;
+	int			before[64],
+				after[64],
+				nb,
+				na,
+				fresh = 0,
+				rc = 1;
+
+	nb = list_sockets(before, 64);
+	a = fence_connect(redis_url);
+	CHECKC(a->err == 0, a);
+	l = fence_acquire(a, R("cloexec"), 5000);
+	CHECKC(l != NULL, a);
+	CHECKC(fence_heartbeat_start(a, l, NULL, NULL) == FENCE_OK, a);
+	/* a connection opened again after the server dropped ours */
+	freeReplyObject(rcmd("CLIENT KILL TYPE normal SKIPME yes"));
+	(void) fence_extend(a, l, 5000);
+	CHECKC(fence_extend(a, l, 5000) == FENCE_OK, a);
+	c = PQconnectdb("");
+	CHECK(PQstatus(c) == CONNECTION_OK);
+	na = list_sockets(after, 64);
+	for (int i = 0; i < na; i++)
+	{
+		if (fd_in(before, nb, after[i]))
+			continue;
+		fresh++;
+		if (!(fcntl(after[i], F_GETFD) & FD_CLOEXEC))
+		{
+			snprintf(tap_why, sizeof(tap_why), "socket %d is inherited across exec", after[i]);
+			goto fail;
+		}
+	}
+	CHECK(fresh >= 3);			/* ours, the heartbeat's, PostgreSQL's */
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	PQfinish(c);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
 /* Calls of "cmd" so far, from INFO commandstats (0 if none). */
 static long long
 cmd_calls(const char *cmd)
@@ -1192,6 +1279,7 @@ main(void)
 	TEST(noscript_fallback);
 	TEST(round_trips);
 	TEST(owner_after_fork);
+	TEST(sockets_cloexec);
 	TEST(auth_select);
 	TEST(heartbeat_renews);
 	TEST(heartbeat_expired);
