@@ -73,6 +73,26 @@ fence_conn_drop(fence_ctx *ctx)
 }
 
 /*
+ * The kind of error an error reply is.  Refusals of the login or of a
+ * command by the ACL mean the configuration is wrong; WRONGTYPE, and the
+ * scripts' own "FENCESTATE" errors, that the keys hold something fence
+ * never writes.
+ */
+static int
+reply_kind(const char *msg)
+{
+	if (strncmp(msg, "NOAUTH", 6) == 0 || strncmp(msg, "WRONGPASS", 9) == 0 ||
+		strncmp(msg, "NOPERM", 6) == 0)
+		return FENCE_ERR_AUTH;
+	if (strncmp(msg, "FENCESTATE", 10) == 0 || strstr(msg, "WRONGTYPE") != NULL)
+		return FENCE_ERR_STATE;
+	/* INCR refuses to wrap: that is the counter's overflow */
+	if (strstr(msg, "overflow") != NULL)
+		return FENCE_ERR_OVERFLOW;
+	return FENCE_ERR_REPLY;
+}
+
+/*
  * Turn an error reply (or an unexpected NULL) into ctx->err.  Returns
  * FENCE_ERR so callers can "return fence_reply_error(...)".
  */
@@ -83,11 +103,11 @@ fence_reply_error(fence_ctx *ctx, redisReply *r)
 		return FENCE_ERR;		/* error already set by the transport */
 	if (r->type == REDIS_REPLY_ERROR)
 	{
-		/* INCR refuses to wrap: that is the counter's overflow */
-		if (strstr(r->str, "overflow") != NULL)
-			fence_set_error(ctx, FENCE_ERR_OVERFLOW, "token counter overflow: %s", r->str);
-		else
-			fence_set_error(ctx, FENCE_ERR_REPLY, "Redis error: %s", r->str);
+		int			kind = reply_kind(r->str);
+
+		fence_set_error(ctx, kind, "%s: %s",
+						kind == FENCE_ERR_OVERFLOW ? "token counter overflow" : "Redis error",
+						r->str);
 	}
 	else
 		fence_set_error(ctx, FENCE_ERR_PROTOCOL, "unexpected Redis reply type %d", r->type);
@@ -109,7 +129,8 @@ login_command(fence_ctx *ctx, int argc, const char **argv)
 	}
 	if (r->type == REDIS_REPLY_ERROR)
 	{
-		fence_set_error(ctx, FENCE_ERR_REPLY, "Redis refused %s: %s", argv[0], r->str);
+		/* a wrong password, user or database: the URL is wrong */
+		fence_set_error(ctx, FENCE_ERR_AUTH, "Redis refused %s: %s", argv[0], r->str);
 		freeReplyObject(r);
 		fence_conn_drop(ctx);
 		return FENCE_ERR;

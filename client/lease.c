@@ -18,10 +18,6 @@
 
 #include "fence_int.h"
 
-#define FENCE_MAX_RESOURCE_LEN 1024
-/* Keeps ttl arithmetic in ns far from overflow (about 3 years). */
-#define FENCE_MAX_TTL_MS (INT64_C(100000000000))
-
 /*
  * The margin Redlock uses: 1% of the TTL for the rate difference between
  * clocks, plus 2 ms for the resolution of Redis's expiry.
@@ -53,21 +49,55 @@ fence_parse_token(const char *s, size_t len, long long *out)
 	return 0;
 }
 
-static int
-check_resource(fence_ctx *ctx, const char *resource)
+/*
+ * Is "resource" a name fence can take a lease on?  On failure a message
+ * goes into "errbuf".  The CLI checks its arguments with this before it
+ * connects anywhere.
+ */
+int
+fence_check_resource(const char *resource, char *errbuf, size_t errlen)
 {
 	size_t		len;
 
 	if (resource == NULL || *resource == '\0')
 	{
-		fence_set_error(ctx, FENCE_ERR_ARG, "resource name must not be empty");
+		snprintf(errbuf, errlen, "resource name must not be empty");
 		return FENCE_ERR;
 	}
 	len = strlen(resource);
 	if (len > FENCE_MAX_RESOURCE_LEN)
 	{
-		fence_set_error(ctx, FENCE_ERR_ARG, "resource name is too long (%zu bytes, at most %d)",
-						len, FENCE_MAX_RESOURCE_LEN);
+		snprintf(errbuf, errlen, "resource name is too long (%zu bytes, at most %d)",
+				 len, FENCE_MAX_RESOURCE_LEN);
+		return FENCE_ERR;
+	}
+	return FENCE_OK;
+}
+
+/*
+ * Is "ttl_ms" a TTL a lease can have?  It must exceed the drift margin, or
+ * the lease would be lost locally before it is held; FENCE_MAX_TTL_MS keeps
+ * the arithmetic in ns far from overflow.
+ */
+int
+fence_check_ttl(long long ttl_ms, char *errbuf, size_t errlen)
+{
+	if (ttl_ms < FENCE_MIN_TTL_MS || ttl_ms > FENCE_MAX_TTL_MS ||
+		ttl_ms <= fence_drift_ms(ttl_ms))
+	{
+		snprintf(errbuf, errlen, "lease TTL must be between %lld ms and %lld ms, not %lld",
+				 FENCE_MIN_TTL_MS, FENCE_MAX_TTL_MS, ttl_ms);
+		return FENCE_ERR;
+	}
+	return FENCE_OK;
+}
+
+static int
+check_resource(fence_ctx *ctx, const char *resource)
+{
+	if (fence_check_resource(resource, ctx->errstr, sizeof(ctx->errstr)) != FENCE_OK)
+	{
+		ctx->err = FENCE_ERR_ARG;
 		return FENCE_ERR;
 	}
 	return FENCE_OK;
@@ -76,10 +106,9 @@ check_resource(fence_ctx *ctx, const char *resource)
 static int
 check_ttl(fence_ctx *ctx, long long ttl_ms)
 {
-	if (ttl_ms <= 0 || ttl_ms > FENCE_MAX_TTL_MS)
+	if (fence_check_ttl(ttl_ms, ctx->errstr, sizeof(ctx->errstr)) != FENCE_OK)
 	{
-		fence_set_error(ctx, FENCE_ERR_ARG, "lease TTL must be between 1 ms and %lld ms, not %lld",
-						(long long) FENCE_MAX_TTL_MS, ttl_ms);
+		ctx->err = FENCE_ERR_ARG;
 		return FENCE_ERR;
 	}
 	return FENCE_OK;
@@ -161,7 +190,7 @@ try_acquire(fence_ctx *ctx, fence_lease *l)
 	{
 		if (fence_parse_token(r->str, r->len, &l->token) != 0)
 		{
-			fence_set_error(ctx, FENCE_ERR_PROTOCOL, "token counter %s holds \"%.40s\", not a positive integer",
+			fence_set_error(ctx, FENCE_ERR_STATE, "token counter %s holds \"%.40s\", not a positive integer",
 							l->token_key, r->str);
 			freeReplyObject(r);
 			return -1;
@@ -233,7 +262,7 @@ fence_acquire_wait(fence_ctx *ctx, const char *resource, long long ttl_ms,
 	if (wait_ms < 0 || wait_ms > FENCE_MAX_TTL_MS)
 	{
 		fence_set_error(ctx, FENCE_ERR_ARG, "wait must be between 0 and %lld ms",
-						(long long) FENCE_MAX_TTL_MS);
+						FENCE_MAX_TTL_MS);
 		return NULL;
 	}
 	l = lease_new(ctx, resource, ttl_ms);
@@ -586,7 +615,7 @@ fence_show(fence_ctx *ctx, const char *resource, fence_info *info)
 	if (r->type == REDIS_REPLY_STRING &&
 		fence_parse_token(r->str, r->len, &info->token) != 0)
 	{
-		fence_set_error(ctx, FENCE_ERR_PROTOCOL, "token counter %s holds \"%.40s\", not a positive integer",
+		fence_set_error(ctx, FENCE_ERR_STATE, "token counter %s holds \"%.40s\", not a positive integer",
 						token, r->str);
 		goto done;
 	}

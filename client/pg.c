@@ -157,7 +157,7 @@ heal(fence_ctx *ctx, fence_lease *l, long long mark)
 		return fence_reply_error(ctx, r);
 	if (fence_parse_token(r->str, r->len, &token) != 0 || token <= mark)
 	{
-		fence_set_error(ctx, FENCE_ERR_PROTOCOL, "token counter %s holds \"%.40s\" after healing",
+		fence_set_error(ctx, FENCE_ERR_STATE, "token counter %s holds \"%.40s\" after healing",
 						l->token_key, r->str);
 		freeReplyObject(r);
 		return FENCE_ERR;

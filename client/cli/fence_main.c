@@ -12,7 +12,8 @@
  * Exit status (DESIGN.md section 4): 0 success (for run, the command's own
  * status), 64 usage error, 69 Redis or PostgreSQL unreachable, 75 lease not
  * acquired before --wait ran out, 76 lease lost, 77 stale token (LF001),
- * 1 anything else.
+ * 1 anything else; and from sysexits.h as well, 65 for fence keys in a
+ * state fence never writes, 78 for a login Redis refuses.
  *
  * "run" puts the command in a process group of its own, so that when the
  * lease is lost every process it started can be stopped at once: SIGTERM
@@ -32,12 +33,16 @@
 
 #include "fence.h"
 
+/* sysexits.h values, as DESIGN.md fixes them */
 #define EXIT_FAIL		1
 #define EXIT_USAGE		64
+#define EXIT_DATAERR	65		/* fence's keys in Redis hold what fence never
+								 * writes */
 #define EXIT_UNAVAIL	69
 #define EXIT_BUSY		75
 #define EXIT_LOST		76
 #define EXIT_STALE		77
+#define EXIT_CONFIG		78		/* Redis refused the login: AUTH, SELECT, ACL */
 
 #define DEFAULT_TTL_MS		30000
 #define DEFAULT_GRACE_MS	10000
@@ -87,11 +92,14 @@ usage(void)
 	printf("-c fence.resource=... -c fence.token=... -c fence.owner=... to PGOPTIONS.\n");
 	printf("\nExit status:\n");
 	printf("  0   success (run: the status of COMMAND, 128+N if killed by signal N)\n");
-	printf("  64  usage error\n");
+	printf("  64  usage error (also a TTL not above the drift margin, 1%% + 2 ms)\n");
+	printf("  65  fence's keys in Redis hold what fence never writes (wrong type,\n");
+	printf("      lock without expiry, token counter not a positive integer)\n");
 	printf("  69  Redis or PostgreSQL unreachable\n");
 	printf("  75  lease not acquired before --wait ran out\n");
 	printf("  76  lease lost (run), or not held by OWNER (release, extend)\n");
 	printf("  77  PostgreSQL rejected a stale token\n");
+	printf("  78  Redis refused the login (password, ACL user, database)\n");
 	printf("  1   any other error\n");
 }
 
@@ -123,6 +131,10 @@ exit_for(int err)
 			return EXIT_STALE;
 		case FENCE_ERR_ARG:
 			return EXIT_USAGE;
+		case FENCE_ERR_AUTH:
+			return EXIT_CONFIG;
+		case FENCE_ERR_STATE:
+			return EXIT_DATAERR;
 		default:
 			return EXIT_FAIL;
 	}
@@ -158,8 +170,7 @@ redis_connect(const options *o, int *code)
 	}
 	if (ctx->err)
 	{
-		fprintf(stderr, "%s: %s\n", progname, ctx->errstr);
-		*code = ctx->err == FENCE_ERR_ARG ? EXIT_USAGE : EXIT_UNAVAIL;
+		*code = fail(ctx);
 		fence_free(ctx);
 		return NULL;
 	}
@@ -843,9 +854,6 @@ main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (o.ttl_ms <= 0)
-		return usage_error("--ttl must be greater than zero%s", "");
-
 	if (optind >= argc)
 		return usage_error("no command given (acquire, release, extend, run, exec or show)%s", "");
 	verb = argv[optind];
@@ -864,6 +872,16 @@ main(int argc, char **argv)
 		return usage_error("run needs RESOURCE and a command after --%s", "");
 	if (strcmp(verb, "exec") == 0 && (o.pg == NULL || nargs < 2))
 		return usage_error("exec needs RESOURCE, --pg CONNINFO and SQL%s", "");
+	if (fence_check_resource(args[0], errbuf, sizeof(errbuf)) != FENCE_OK ||
+		fence_check_ttl(o.ttl_ms, errbuf, sizeof(errbuf)) != FENCE_OK)
+		return usage_error("%s", errbuf);
+	if (o.wait_ms > FENCE_MAX_TTL_MS)
+	{
+		snprintf(errbuf, sizeof(errbuf), "--wait must be at most %lld ms", FENCE_MAX_TTL_MS);
+		return usage_error("%s", errbuf);
+	}
+	if ((strcmp(verb, "release") == 0 || strcmp(verb, "extend") == 0) && *args[1] == '\0')
+		return usage_error("OWNER must not be empty%s", "");
 
 	if (o.redis == NULL)
 		o.redis = getenv("FENCE_REDIS_URL");

@@ -112,6 +112,33 @@ test_cli_usage_errors() {
 	expect_rc 64 "$F" acquire r --redis 'redis://host:99999'
 }
 
+# Bad arguments are usage errors (64) found before anything is contacted:
+# the Redis named here does not exist, and they must not say "unreachable".
+test_cli_usage_before_connect() {
+	local dead=redis://127.0.0.1:1 long
+	long=$(head -c 1025 /dev/zero | tr '\0' x)
+	expect_rc 64 "$F" acquire '' --redis $dead
+	grep -q 'resource name must not be empty' "$TMP/err"
+	expect_rc 64 "$F" acquire "$long" --redis $dead
+	grep -q 'too long' "$TMP/err"
+	expect_rc 64 "$F" show '' --redis $dead
+	expect_rc 64 "$F" release '' owner --redis $dead
+	expect_rc 64 "$F" release r '' --redis $dead
+	expect_rc 64 "$F" extend "$long" owner --redis $dead
+	expect_rc 64 "$F" run '' --redis $dead -- true
+	expect_rc 64 "$F" exec '' --redis $dead --pg "$PGC" 'SELECT 1'
+	# a TTL not above the drift margin (1% + 2 ms) could never be held
+	expect_rc 64 "$F" acquire r --ttl 2 --redis $dead
+	grep -q 'TTL' "$TMP/err"
+	expect_rc 64 "$F" acquire r --ttl 1ms --redis $dead
+	expect_rc 64 "$F" extend r owner --ttl 2 --redis $dead
+	expect_rc 64 "$F" run r --ttl 2 --redis $dead -- true
+	expect_rc 64 "$F" acquire r --ttl 200000000000 --redis $dead
+	expect_rc 64 "$F" acquire r --wait 200000000000 --redis $dead
+	# the smallest TTL that is allowed gets as far as connecting
+	expect_rc 69 "$F" acquire r --ttl 3 --redis $dead
+}
+
 test_cli_redis_down() {
 	expect_rc 69 "$F" acquire "$(rname down)" --redis redis://127.0.0.1:1
 	grep -q 'could not connect to Redis' "$TMP/err"
@@ -149,12 +176,24 @@ test_cli_redis_auth_unix() {
 	local port dir=$TMP/ownredis res
 	own_redis "$dir" --requirepass 'p@ss:w' --unixsocket "$dir/r.sock" --unixsocketperm 700
 	port=$OWN_PORT
-	wait_for redis-cli -p "$port" --no-auth-warning -a 'p@ss:w' ping >/dev/null
+	wait_for redis-cli -p "$port" --no-auth-warning -a 'p@ss:w' ping >/dev/null 2>&1
 	res=$(rname auth)
 	eval "$("$F" acquire "$res" --redis "redis://:p%40ss%3Aw@127.0.0.1:$port/2")"
 	[ "$(redis-cli -p "$port" --no-auth-warning -a 'p@ss:w' -n 2 GET "$(lockkey "$res")")" = "$FENCE_OWNER" ]
-	expect_rc 69 "$F" acquire "$res" --redis "redis://:wrong@127.0.0.1:$port"
+	# refused logins are configuration errors (78), not an outage
+	expect_rc 78 "$F" acquire "$res" --redis "redis://:wrong@127.0.0.1:$port"
 	grep -q 'AUTH' "$TMP/err"
+	expect_rc 78 "$F" acquire "$res" --redis "redis://127.0.0.1:$port"
+	grep -q 'NOAUTH' "$TMP/err"
+	expect_rc 78 "$F" show "$res" --redis "redis://127.0.0.1:$port"
+	expect_rc 78 "$F" release "$res" x --redis "redis://127.0.0.1:$port"
+	expect_rc 78 "$F" acquire "$res" --redis "redis://nobody:p%40ss%3Aw@127.0.0.1:$port"
+	expect_rc 78 "$F" acquire "$res" --redis "redis://:p%40ss%3Aw@127.0.0.1:$port/99"
+	grep -q 'SELECT' "$TMP/err"
+	# a user the ACL does not allow to run scripts
+	redis-cli -p "$port" --no-auth-warning -a 'p@ss:w' ACL SETUSER ro on '>ro' '~*' '&*' -@all +get >/dev/null
+	expect_rc 78 "$F" acquire "$res" --redis "redis://ro:ro@127.0.0.1:$port"
+	grep -q 'NOPERM' "$TMP/err"
 	redis-cli -p "$port" --no-auth-warning -a 'p@ss:w' CONFIG SET requirepass '' >/dev/null
 	eval "$("$F" acquire "$res" --redis "unix://$dir/r.sock?db=3")"
 	[ "$(redis-cli -s "$dir/r.sock" -n 3 GET "$(lockkey "$res")")" = "$FENCE_OWNER" ]
@@ -452,6 +491,7 @@ test_example() {
 run_test cli_help
 run_test cli_version
 run_test cli_usage_errors
+run_test cli_usage_before_connect
 run_test cli_redis_down
 run_test cli_redis_auth_unix
 run_test cli_acquire_release

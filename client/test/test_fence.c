@@ -451,6 +451,8 @@ fail:
 	return rc;
 }
 
+long long	fence_drift_ms(long long ttl_ms);
+
 static int
 test_bad_arguments(void)
 {
@@ -469,10 +471,33 @@ test_bad_arguments(void)
 	CHECK(l == NULL && a->err == FENCE_ERR_ARG);
 	l = fence_acquire_wait(a, R("args"), 1000, -1);
 	CHECK(l == NULL && a->err == FENCE_ERR_ARG);
+	/* a TTL not above the drift margin would be lost before it is held */
+	CHECK(fence_drift_ms(FENCE_MIN_TTL_MS) < FENCE_MIN_TTL_MS);
+	CHECK(fence_drift_ms(FENCE_MIN_TTL_MS - 1) >= FENCE_MIN_TTL_MS - 1);
+	l = fence_acquire(a, R("args"), FENCE_MIN_TTL_MS - 1);
+	CHECK(l == NULL && a->err == FENCE_ERR_ARG);
+	l = fence_acquire(a, R("args"), FENCE_MAX_TTL_MS + 1);
+	CHECK(l == NULL && a->err == FENCE_ERR_ARG);
+	l = fence_acquire_wait(a, R("args"), 1000, FENCE_MAX_TTL_MS + 1);
+	CHECK(l == NULL && a->err == FENCE_ERR_ARG);
+	CHECK(fence_extend_owner(a, R("args"), "o", FENCE_MIN_TTL_MS - 1) == FENCE_ERR && a->err == FENCE_ERR_ARG);
+	l = fence_acquire(a, R("args"), FENCE_MIN_TTL_MS);
+	CHECKC(l != NULL, a);
+	fence_lease_free(l);
+	l = NULL;
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
 	l = fence_acquire(a, big, 1000);
 	CHECK(l == NULL && a->err == FENCE_ERR_ARG);
+	big[FENCE_MAX_RESOURCE_LEN + 1] = '\0';
+	l = fence_acquire(a, big, 1000);
+	CHECK(l == NULL && a->err == FENCE_ERR_ARG);
+	big[FENCE_MAX_RESOURCE_LEN] = '\0';
+	l = fence_acquire(a, big, 1000);
+	CHECKC(l != NULL, a);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	fence_lease_free(l);
+	l = NULL;
 	CHECK(strcmp(fence_strerror(FENCE_ERR_STALE), "stale fencing token") == 0);
 	rc = 0;
 fail:
@@ -847,13 +872,32 @@ test_auth_select(void)
 	freeReplyObject(rcmd("SELECT 0"));
 	fence_free(a);
 
+	/* refused logins are FENCE_ERR_AUTH, wherever Redis says no */
 	snprintf(url, sizeof(url), "redis://%s:wrong@%s:%d", user, u.host, u.port);
 	a = fence_connect(url);
-	CHECK(a->err == FENCE_ERR_REPLY && strstr(a->errstr, "AUTH") != NULL);
+	CHECK(a->err == FENCE_ERR_AUTH && strstr(a->errstr, "AUTH") != NULL);
+	fence_free(a);
+	snprintf(url, sizeof(url), "redis://nobody%d:pw@%s:%d", (int) getpid(), u.host, u.port);
+	a = fence_connect(url);
+	CHECK(a->err == FENCE_ERR_AUTH);
+	fence_free(a);
+	snprintf(url, sizeof(url), "redis://%s:pw%s@%s:%d/999", user, user, u.host, u.port);
+	a = fence_connect(url);
+	CHECK(a->err == FENCE_ERR_AUTH && strstr(a->errstr, "SELECT") != NULL);
+	fence_free(a);
+	/* an ACL that does not allow the scripts */
+	r = rcmd("ACL SETUSER %s-ro on >ro ~* &* -@all +get", user);
+	CHECK(r && r->type == REDIS_REPLY_STATUS);
+	freeReplyObject(r);
+	snprintf(url, sizeof(url), "redis://%s-ro:ro@%s:%d", user, u.host, u.port);
+	a = fence_connect(url);
+	CHECKC(a->err == 0, a);
+	CHECK(fence_acquire(a, res, 5000) == NULL && a->err == FENCE_ERR_AUTH);
+	CHECK(fence_release_owner(a, res, "x") == FENCE_ERR && a->err == FENCE_ERR_AUTH);
 	rc = 0;
 fail:
 	freeReplyObject(rcmd("SELECT 0"));
-	freeReplyObject(rcmd("ACL DELUSER %s", user));
+	freeReplyObject(rcmd("ACL DELUSER %s %s-ro", user, user));
 	fence_url_free(&u);
 	fence_lease_free(l);
 	fence_free(a);
