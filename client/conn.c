@@ -105,9 +105,12 @@ fence_reply_error(fence_ctx *ctx, redisReply *r)
 	{
 		int			kind = reply_kind(r->str);
 
-		fence_set_error(ctx, kind, "%s: %s",
-						kind == FENCE_ERR_OVERFLOW ? "token counter overflow" : "Redis error",
-						r->str);
+		if (strncmp(r->str, "FENCESTATE ", 11) == 0)
+			fence_set_error(ctx, kind, "fence's keys hold what fence never writes: %s", r->str + 11);
+		else
+			fence_set_error(ctx, kind, "%s: %s",
+							kind == FENCE_ERR_OVERFLOW ? "token counter overflow" : "Redis error",
+							r->str);
 	}
 	else
 		fence_set_error(ctx, FENCE_ERR_PROTOCOL, "unexpected Redis reply type %d", r->type);

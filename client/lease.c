@@ -28,14 +28,17 @@ fence_drift_ms(long long ttl_ms)
 	return ttl_ms / 100 + 2;
 }
 
-/* Parse a positive token exactly (no doubles, no wrap). */
+/*
+ * Parse a positive token exactly (no doubles, no wrap), in the canonical
+ * form INCR and PostgreSQL write: no sign, no leading zero.
+ */
 int
 fence_parse_token(const char *s, size_t len, long long *out)
 {
 	unsigned long long v = 0;
 	size_t		i;
 
-	if (len == 0 || len > 19)
+	if (len == 0 || len > 19 || s[0] == '0')
 		return -1;
 	for (i = 0; i < len; i++)
 	{
@@ -212,6 +215,13 @@ try_acquire(fence_ctx *ctx, fence_lease *l)
 		return 0;
 	}
 	fence_reply_error(ctx, r);
+	if (ctx->err == FENCE_ERR_STATE)
+	{
+		char		msg[FENCE_ERRSTR_LEN];
+
+		memcpy(msg, ctx->errstr, sizeof(msg));
+		fence_set_error(ctx, FENCE_ERR_STATE, "resource \"%.80s\": %s", l->resource, msg);
+	}
 	return -1;
 
 acquired:

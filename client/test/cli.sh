@@ -273,6 +273,30 @@ test_cli_cluster_slot() {
 	[ "$(redis-cli -p "$port" --raw EXISTS 'fence:{plain}:lock')" = 1 ]
 }
 
+# fence's keys in a state fence never writes: 65, at once, nothing left
+test_cli_corrupt_keys() {
+	local res start
+	res=$(rname corrupt)
+	rcli SET "fence:{$res}:token" -5 >/dev/null
+	expect_rc 65 "$F" acquire "$res"
+	grep -q 'not a positive integer' "$TMP/err"
+	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]
+	[ "$(rcli GET "fence:{$res}:token")" = -5 ]
+	expect_rc 65 "$F" show "$res"
+	rcli DEL "fence:{$res}:token" >/dev/null
+	rcli SET "$(lockkey "$res")" forever >/dev/null
+	start=$(date +%s%N)
+	expect_rc 65 "$F" acquire "$res" --wait 5s
+	grep -q 'no expiry' "$TMP/err"
+	[ $(($(date +%s%N) - start)) -lt 2000000000 ]
+	rcli DEL "$(lockkey "$res")" >/dev/null
+	rcli HSET "$(lockkey "$res")" a b >/dev/null
+	expect_rc 65 "$F" acquire "$res" --wait 5s
+	expect_rc 65 "$F" release "$res" someone
+	rcli DEL "$(lockkey "$res")" >/dev/null
+	[ "$(rcli EXISTS "fence:{$res}:token")" = 0 ]
+}
+
 test_cli_json() {
 	local res owner
 	res=$(rname json)
@@ -497,6 +521,7 @@ run_test cli_redis_auth_unix
 run_test cli_acquire_release
 run_test cli_acquire_quoting
 run_test cli_cluster_slot
+run_test cli_corrupt_keys
 run_test cli_json
 run_test cli_wait
 run_test cli_run_status_env

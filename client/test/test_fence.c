@@ -583,6 +583,87 @@ fail:
 	return rc;
 }
 
+/*
+ * Keys in a state fence never writes: a counter that is not a canonical
+ * positive integer, keys of the wrong type, a lock without expiry.  Each is
+ * refused at once with FENCE_ERR_STATE, before the lock is taken, and
+ * leaves nothing behind.
+ */
+static int
+test_corrupt_keys(void)
+{
+	static const char *bad[] = {
+		"-5", "0", "-0", "abc", "007", "1e3", " 1", "1 ", "1.0", "+1", "",
+		"9223372036854775808", "99999999999999999999", "0x10", NULL
+	};
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	fence_info	info;
+	const char *res = R("corrupt");
+	char	   *v = NULL;
+	long long	t0;
+	int			i,
+				rc = 1;
+
+	memset(&info, 0, sizeof(info));
+	CHECKC(a->err == 0, a);
+	for (i = 0; bad[i]; i++)
+	{
+		rdo("SET %s %s", key(res, "token"), bad[i]);
+		l = fence_acquire(a, res, 5000);
+		if (l != NULL || a->err != FENCE_ERR_STATE)
+		{
+			snprintf(tap_why, sizeof(tap_why), "counter \"%s\": lease %p, err %d: %s",
+					 bad[i], (void *) l, a->err, a->errstr);
+			goto fail;
+		}
+		CHECK(rnum("EXISTS %s", key(res, "lock")) == 0);
+		v = rget(key(res, "token"));
+		CHECK(v && strcmp(v, bad[i]) == 0);
+		free(v);
+		v = NULL;
+		CHECK(fence_show(a, res, &info) == FENCE_ERR && a->err == FENCE_ERR_STATE);
+	}
+	/* a counter of another type */
+	rdo("DEL %s%s", key(res, "token"), "");
+	rdo("HSET %s f %s", key(res, "token"), "1");
+	CHECK(fence_acquire(a, res, 5000) == NULL && a->err == FENCE_ERR_STATE);
+	CHECK(rnum("EXISTS %s", key(res, "lock")) == 0);
+	rdo("DEL %s%s", key(res, "token"), "");
+
+	/* a lock without expiry, or of another type: an error, not "busy" */
+	rdo("SET %s %s", key(res, "lock"), "someone");
+	t0 = ms_now();
+	CHECK(fence_acquire_wait(a, res, 5000, 3000) == NULL && a->err == FENCE_ERR_STATE);
+	CHECK(ms_now() - t0 < 1000);
+	CHECK(strstr(a->errstr, "expiry") != NULL);
+	rdo("DEL %s%s", key(res, "lock"), "");
+	rdo("HSET %s owner %s", key(res, "lock"), "someone");
+	rdo("PEXPIRE %s %s", key(res, "lock"), "60000");
+	t0 = ms_now();
+	CHECK(fence_acquire_wait(a, res, 5000, 3000) == NULL && a->err == FENCE_ERR_STATE);
+	CHECK(ms_now() - t0 < 1000);
+	CHECK(fence_show(a, res, &info) == FENCE_ERR && a->err == FENCE_ERR_STATE);
+	CHECK(fence_release_owner(a, res, "someone") == FENCE_ERR && a->err == FENCE_ERR_STATE);
+	CHECK(fence_extend_owner(a, res, "someone", 5000) == FENCE_ERR && a->err == FENCE_ERR_STATE);
+	rdo("DEL %s%s", key(res, "lock"), "");
+	/* no counter was created along the way */
+	CHECK(rnum("EXISTS %s", key(res, "token")) == 0);
+	/* and a sound state still works */
+	l = fence_acquire(a, res, 5000);
+	CHECKC(l != NULL, a);
+	CHECK(fence_lease_token(l) == 1);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	free(v);
+	fence_info_free(&info);
+	rdo("DEL %s %s", key(res, "lock"), key(res, "token"));
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
 static int
 test_noscript_fallback(void)
 {
@@ -1223,6 +1304,20 @@ test_heal_flushall(void)
 	CHECK(fence_lease_token(l) == mark + 1);
 	CHECK(pg_mark(res) == mark + 1);
 	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	fence_lease_free(l);
+	l = NULL;
+
+	/* a counter corrupted between acquire and heal: refused, untouched */
+	rdo("SET %s %s", key(res, "token"), "1");
+	l = fence_acquire(a, res, 5000);
+	CHECKC(l != NULL, a);
+	rdo("SET %s %s", key(res, "token"), "-7");
+	CHECK(fence_announce(a, l, pg) == FENCE_ERR && a->err == FENCE_ERR_STATE);
+	free(v);
+	v = rget(key(res, "token"));
+	CHECK(v && strcmp(v, "-7") == 0);
+	rdo("SET %s %s", key(res, "token"), "9");
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
 	rc = 0;
 fail:
 	free(v);
@@ -1320,6 +1415,7 @@ main(void)
 	TEST(bad_arguments);
 	TEST(acquire_wait);
 	TEST(counter_exact);
+	TEST(corrupt_keys);
 	TEST(noscript_fallback);
 	TEST(round_trips);
 	TEST(owner_after_fork);
