@@ -46,6 +46,7 @@ struct fence_conn
 	size_t		pool_used;		/* bytes of "pool" already handed out */
 	pid_t		pool_pid;		/* process that filled "pool" */
 	long long	busy_pttl;		/* PTTL seen by the last busy acquire */
+	int64_t		deadline_ns;	/* calls must be over by then; 0: none */
 };
 
 struct fence_lease
@@ -82,6 +83,7 @@ uint64_t	fence_rand(fence_ctx *ctx);
 fence_ctx  *fence_ctx_clone(fence_ctx *ctx, long command_ms);
 
 /* conn.c */
+void		fence_conn_set_deadline(fence_ctx *ctx, int64_t deadline_ns);
 int			fence_conn_ensure(fence_ctx *ctx);
 redisReply *fence_command_argv(fence_ctx *ctx, int argc, const char **argv,
 							   const size_t *argvlen);
