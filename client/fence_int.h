@@ -56,13 +56,18 @@ struct fence_lease
 	char	   *token_key;		/* fence:{R}:token */
 	char		owner[FENCE_OWNER_LEN + 1];
 	long long	token;
-	long long	ttl_ms;
 
-	/* Shared with the heartbeat thread, under "mu". */
+	/* Shared with the heartbeat thread, under "mu" (lease.c). */
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_cond_t cv;			/* extends done, heartbeat stop */
+	long long	ttl_ms;			/* of the last acquire or extend */
 	int			state;			/* FENCE_LEASE_* */
 	int64_t		deadline_ns;	/* monotonic: lease surely valid before */
+	int64_t		renewed_ns;		/* when the last successful acquire or
+								 * extend was sent */
+	int			extending;		/* an extend is in flight */
+	long long	unsure_ttl_ms;	/* shortest TTL of an extend whose outcome
+								 * is unknown; 0: none */
 	int			hb_running;
 	int			hb_stop;
 	pthread_t	hb_thread;
@@ -107,5 +112,7 @@ int			fence_lease_usable(fence_ctx *ctx, fence_lease *lease);
 long long	fence_drift_ms(long long ttl_ms);
 int			fence_extend_raw(fence_ctx *ctx, const char *lock_key,
 							 const char *owner, long long ttl_ms);
+int			fence_lease_renew(fence_ctx *ctx, fence_lease *lease, long long ttl_ms);
+void		fence_lease_wait(fence_lease *lease, int64_t until_ns);
 
 #endif							/* FENCE_INT_H */

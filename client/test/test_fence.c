@@ -10,6 +10,8 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1132,6 +1134,319 @@ fail:
 	return rc;
 }
 
+/* The first heartbeat comes ttl/3 after the acquire, not after the start. */
+static int
+test_heartbeat_first_beat(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("hbfirst");
+	long long	t0;
+	int			renewed = 0,
+				rc = 1;
+
+	l = fence_acquire(a, res, 3000);
+	CHECKC(l != NULL, a);
+	sleep_ms(1500);				/* say, a slow announce */
+	t0 = ms_now();
+	CHECKC(fence_heartbeat_start(a, l, NULL, NULL) == FENCE_OK, a);
+	/* overdue since 500 ms: renewed now, not 1 s from now */
+	while (ms_now() - t0 < 700 && !renewed)
+	{
+		renewed = rnum("PTTL %s", key(res, "lock")) > 2500;
+		sleep_ms(5);
+	}
+	CHECK(renewed);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/* --- the proxy of test/e2e/lib/proxy.py -------------------------------------- */
+
+typedef struct test_proxy
+{
+	pid_t		pid;
+	int			port;
+	int			ctl;
+} test_proxy;
+
+/* Start proxy.py in front of the test Redis; 0 when it runs. */
+static int
+proxy_start(test_proxy *p)
+{
+	const char *script = getenv("FENCE_PROXY_PY");
+	fence_url	u;
+	char		err[256],
+				port[16],
+				line[64];
+	int			fds[2];
+	size_t		got = 0;
+	struct pollfd pfd;
+
+	memset(p, 0, sizeof(*p));
+	if (script == NULL)
+		script = "../test/e2e/lib/proxy.py";
+	if (fence_parse_url(redis_url, &u, err, sizeof(err)) != FENCE_OK)
+		return -1;
+	snprintf(port, sizeof(port), "%d", u.port);
+	if (pipe(fds) != 0)
+	{
+		fence_url_free(&u);
+		return -1;
+	}
+	fflush(stdout);
+	p->pid = fork();
+	if (p->pid == 0)
+	{
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execlp("python3", "python3", script, "0", u.host, port, "0", (char *) NULL);
+		_exit(127);
+	}
+	fence_url_free(&u);
+	close(fds[1]);
+	pfd.fd = fds[0];
+	pfd.events = POLLIN;
+	while (got < sizeof(line) - 1 && poll(&pfd, 1, 10000) == 1)
+	{
+		ssize_t		n = read(fds[0], line + got, 1);
+
+		if (n <= 0 || line[got] == '\n')
+			break;
+		got++;
+	}
+	line[got] = '\0';
+	close(fds[0]);
+	if (p->pid < 0 || sscanf(line, "ports %d %d", &p->port, &p->ctl) != 2)
+		return -1;
+	return 0;
+}
+
+/* Send one control command; 0 when the proxy answered "ok". */
+static int
+proxy_ctl(test_proxy *p, const char *cmd)
+{
+	struct sockaddr_in sa;
+	char		buf[128];
+	int			fd = socket(AF_INET, SOCK_STREAM, 0),
+				ok = -1;
+	ssize_t		n;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_port = htons(p->ctl);
+	if (fd >= 0 && connect(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0)
+	{
+		snprintf(buf, sizeof(buf), "%s\n", cmd);
+		if (write(fd, buf, strlen(buf)) == (ssize_t) strlen(buf) &&
+			(n = read(fd, buf, sizeof(buf) - 1)) > 0)
+		{
+			buf[n] = '\0';
+			ok = strncmp(buf, "ok", 2) == 0 ? 0 : -1;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+static void
+proxy_stop(test_proxy *p)
+{
+	if (p->pid > 0)
+	{
+		kill(p->pid, SIGKILL);
+		waitpid(p->pid, NULL, 0);
+	}
+	p->pid = 0;
+}
+
+/*
+ * Behind a network that goes silent, every heartbeat call (the extend, the
+ * reconnect and its AUTH) is bounded by the time left to the lease's local
+ * deadline: the loss is declared at the deadline, not when a call that
+ * started before it gives up.  With 1 s per call and a 3 s TTL, a heartbeat
+ * whose calls are not bounded so blocks until about 3.25 s, while Redis may
+ * hand the lease to another at 3 s.
+ */
+static int
+test_heartbeat_deadline(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_ctx  *hb = NULL;
+	fence_lease *l = NULL;
+	test_proxy	px;
+	const char *res = R("hbdeadline");
+	char		url[128],
+				user[64];
+	redisReply *r;
+	long long	t_before,
+				t_after,
+				t_lost = -1,
+				deadline_lo,
+				deadline_hi;
+	int			rc = 1;
+
+	lost_calls = 0;
+	memset(&px, 0, sizeof(px));
+	snprintf(user, sizeof(user), "fencehb%d", (int) getpid());
+	r = rcmd("ACL SETUSER %s on >pw ~* &* +@all", user);
+	CHECK(r && r->type == REDIS_REPLY_STATUS);
+	freeReplyObject(r);
+	CHECK(proxy_start(&px) == 0);
+	snprintf(url, sizeof(url), "redis://%s:pw@127.0.0.1:%d", user, px.port);
+	hb = fence_connect_timeout(url, 1000, 1000);
+	CHECKC(hb->err == 0, hb);
+
+	t_before = ms_now();
+	l = fence_acquire(a, res, 3000);
+	t_after = ms_now();
+	CHECKC(l != NULL, a);
+	deadline_lo = t_before + 3000 - 32;
+	deadline_hi = t_after + 3000 - 32;
+	CHECKC(fence_heartbeat_start(hb, l, count_lost, NULL) == FENCE_OK, hb);
+	CHECK(proxy_ctl(&px, "silence") == 0);
+	while (ms_now() - t_before < 5000)
+	{
+		if (lost_calls > 0)
+		{
+			t_lost = ms_now();
+			break;
+		}
+		sleep_ms(1);
+	}
+	CHECK(t_lost > 0);
+	printf("# heartbeat_deadline: lost %lld ms after the acquire, deadline %lld..%lld ms\n",
+		   t_lost - t_before, deadline_lo - t_before, deadline_hi - t_before);
+	if (t_lost < deadline_lo || t_lost > deadline_hi + 60)
+	{
+		snprintf(tap_why, sizeof(tap_why), "lost %lld ms after the acquire, deadline %lld..%lld",
+				 t_lost - t_before, deadline_lo - t_before, deadline_hi - t_before);
+		goto fail;
+	}
+	/* Redis still holds the key for a while: the loss came first */
+	CHECK(rnum("PTTL %s", key(res, "lock")) > 0);
+	rc = 0;
+fail:
+	rdo("DEL %s%s", key(res, "lock"), "");
+	freeReplyObject(rcmd("ACL DELUSER %s", user));
+	fence_lease_free(l);
+	fence_free(hb);
+	fence_free(a);
+	proxy_stop(&px);
+	return rc;
+}
+
+/*
+ * The application's extend races the heartbeat's: the heartbeat's PEXPIRE
+ * 3000 runs first but its reply comes 300 ms late (the proxy delays it),
+ * the application's PEXPIRE 600 runs last.  Redis then drops the key 600 ms
+ * on, so the lease must not be HELD once the key is gone: the deadline
+ * follows the extend Redis ran last, not the reply that came last.
+ */
+static int
+test_extend_race(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_ctx  *hb = NULL;
+	fence_lease *l = NULL;
+	test_proxy	px;
+	const char *res = R("race");
+	char		url[64];
+	long long	t_acq,
+				t0;
+	int			ran = 0,
+				gone = 0,
+				rc = 1;
+
+	CHECK(proxy_start(&px) == 0);
+	snprintf(url, sizeof(url), "redis://127.0.0.1:%d", px.port);
+	hb = fence_connect(url);
+	CHECKC(hb->err == 0, hb);
+	l = fence_acquire(a, res, 3000);
+	t_acq = ms_now();
+	CHECKC(l != NULL, a);
+	CHECK(proxy_ctl(&px, "delay 300") == 0);
+	CHECKC(fence_heartbeat_start(hb, l, NULL, NULL) == FENCE_OK, hb);
+	/* wait until Redis has run the heartbeat's extend (the TTL went back up) */
+	while (!ran && ms_now() - t_acq < 3000)
+	{
+		ran = rnum("PTTL %s", key(res, "lock")) > 3000 - (ms_now() - t_acq) + 300;
+		sleep_ms(2);
+	}
+	CHECK(ran);
+	/* its reply is still in the proxy: the application shortens the lease */
+	CHECKC(fence_extend(a, l, 600) == FENCE_OK, a);
+	fence_heartbeat_stop(l);
+	t0 = ms_now();
+	while (!gone && ms_now() - t0 < 3000)
+	{
+		gone = rnum("PTTL %s", key(res, "lock")) == -2;
+		sleep_ms(1);
+	}
+	CHECK(gone);
+	CHECK(fence_lease_state(l) != FENCE_LEASE_HELD);
+	rc = 0;
+fail:
+	fence_lease_free(l);
+	fence_free(hb);
+	fence_free(a);
+	proxy_stop(&px);
+	return rc;
+}
+
+/*
+ * An extend whose reply never came may still run, and run late: a PEXPIRE
+ * 600 held in the network is delivered after a PEXPIRE 3000 that was
+ * answered.  Until the lease ends, its deadline must allow for that.
+ */
+static int
+test_extend_unknown_outcome(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_ctx  *p = NULL;
+	fence_lease *l = NULL;
+	test_proxy	px;
+	const char *res = R("unknown");
+	char		url[64];
+	long long	t0;
+	int			gone = 0,
+				rc = 1;
+
+	CHECK(proxy_start(&px) == 0);
+	snprintf(url, sizeof(url), "redis://127.0.0.1:%d", px.port);
+	p = fence_connect_timeout(url, 1000, 300);
+	CHECKC(p->err == 0, p);
+	l = fence_acquire(a, res, 3000);
+	CHECKC(l != NULL, a);
+	CHECK(proxy_ctl(&px, "hold") == 0);
+	CHECK(fence_extend(p, l, 600) == FENCE_ERR && p->err == FENCE_ERR_IO);
+	CHECKC(fence_extend(a, l, 3000) == FENCE_OK, a);
+	/* the held PEXPIRE 600 runs now, after the one that was answered */
+	CHECK(proxy_ctl(&px, "release") == 0);
+	t0 = ms_now();
+	while (!gone && ms_now() - t0 < 3000)
+	{
+		gone = rnum("PTTL %s", key(res, "lock")) == -2;
+		sleep_ms(1);
+	}
+	CHECK(gone);
+	CHECK(fence_lease_state(l) != FENCE_LEASE_HELD);
+	rc = 0;
+fail:
+	fence_lease_free(l);
+	fence_free(p);
+	fence_free(a);
+	proxy_stop(&px);
+	return rc;
+}
+
 /* --- PostgreSQL ------------------------------------------------------------ */
 
 static int
@@ -1424,6 +1739,10 @@ main(void)
 	TEST(heartbeat_renews);
 	TEST(heartbeat_expired);
 	TEST(heartbeat_unreachable);
+	TEST(heartbeat_deadline);
+	TEST(heartbeat_first_beat);
+	TEST(extend_race);
+	TEST(extend_unknown_outcome);
 	TEST(announce_exec);
 	TEST(stale_after_takeover);
 	TEST(heal_flushall);
