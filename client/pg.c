@@ -171,7 +171,8 @@ heal(fence_ctx *ctx, fence_lease *l, long long mark)
  * Announce the lease's token to PostgreSQL in its own committed transaction
  * ("pg" must not be inside one).  Heals a Redis counter that is behind
  * PostgreSQL, which may change fence_lease_token().  Fails with
- * FENCE_ERR_STALE only when healing did not help.
+ * FENCE_ERR_STALE only when healing did not help, and with FENCE_ERR_LOST
+ * (or _SUSPECT) when the lease is not surely held once the announce is done.
  */
 int
 fence_announce(fence_ctx *ctx, fence_lease *l, PGconn *pg)
@@ -197,7 +198,21 @@ fence_announce(fence_ctx *ctx, fence_lease *l, PGconn *pg)
 		if (fence_lease_usable(ctx, l) != FENCE_OK)
 			return FENCE_ERR;
 		if (advance(ctx, pg, l) == FENCE_OK)
+		{
+			/*
+			 * The announce may have outlasted the lease (PostgreSQL was slow,
+			 * or the fence row locked): then the token is announced, but the
+			 * caller does not hold the lease and must not act as if it did.
+			 */
+			if (fence_lease_usable(ctx, l) != FENCE_OK)
+			{
+				if (ctx->err == FENCE_ERR_LOST)
+					fence_set_error(ctx, FENCE_ERR_LOST, "lease on \"%s\" was lost while its token was announced",
+									l->resource);
+				return FENCE_ERR;
+			}
 			return FENCE_OK;
+		}
 		if (ctx->err != FENCE_ERR_STALE)
 			return FENCE_ERR;
 		/* PostgreSQL is ahead of Redis: catch up, then try again. */

@@ -284,6 +284,7 @@ take_lease(fence_ctx *ctx, const options *o, const char *resource,
 		PQfinish(pg);
 		return NULL;
 	}
+	/* a lease that ran out during the announce fails it: exit 76 */
 	if (pg != NULL && fence_announce(ctx, l, pg) != FENCE_OK)
 	{
 		*code = pg_fail(ctx, pg);

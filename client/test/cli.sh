@@ -18,6 +18,7 @@ failed=0 passed=0 skipped=0
 rcli() { redis-cli -u "$FENCE_REDIS_URL" "$@"; }
 rname() { echo "cli-$$-$1"; }
 lockkey() { echo "fence:{$1}:lock"; }
+lock_free() { [ "$(rcli EXISTS "$(lockkey "$1")")" = 0 ]; }
 
 # dead PID: gone, or a zombie nobody has reaped yet
 dead() {
@@ -490,6 +491,41 @@ test_cli_exec_busy() {
 	expect_rc 0 "$F" exec "$res" --pg "$PGC" --wait 300ms 'SELECT 1'
 }
 
+# A lease that expires while its token is being announced is lost, not
+# held: acquire prints nothing and exits 76, run starts no command, exec
+# runs no statement.  A session holding the fence row makes the announce
+# wait until the lease has expired in Redis.
+test_cli_announce_expired() {
+	local res verb line pid rc locker
+	res=$(rname annexp)
+	"$F" exec "$res" --pg "$PGC" 'SELECT 1' >/dev/null
+	for verb in acquire run exec; do
+		coproc LOCKER { psql -XAtq -v ON_ERROR_STOP=1 2>&1; }
+		locker=$LOCKER_PID
+		echo "BEGIN; SELECT 'locked' FROM fence.fences WHERE resource = '$res' FOR UPDATE;" >&"${LOCKER[1]}"
+		read -r line <&"${LOCKER[0]}"
+		[ "$line" = locked ]
+		case $verb in
+		acquire) "$F" acquire "$res" --ttl 300ms --pg "$PGC" >"$TMP/out" 2>"$TMP/err" & ;;
+		run) "$F" run "$res" --ttl 300ms --pg "$PGC" -- touch "$TMP/ran" >"$TMP/out" 2>"$TMP/err" & ;;
+		exec) "$F" exec "$res" --ttl 300ms --pg "$PGC" "SELECT 'ran'" >"$TMP/out" 2>"$TMP/err" & ;;
+		esac
+		pid=$!
+		wait_for sh -c "psql -XAtc \"SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%fence.advance%'\" | grep -q 1"
+		wait_for lock_free "$res"
+		echo "COMMIT;" >&"${LOCKER[1]}"
+		exec {LOCKER[1]}>&-
+		rc=0
+		wait $pid || rc=$?
+		wait "$locker" 2>/dev/null || true
+		echo "$verb: exit $rc: $(cat "$TMP/err")"
+		[ $rc = 76 ]
+		grep -q 'lost' "$TMP/err"
+		[ ! -s "$TMP/out" ]
+		[ ! -e "$TMP/ran" ]
+	done
+}
+
 # Redis forgets everything: the next acquire with --pg ends above PG's mark.
 test_cli_heal_flushall() {
 	local res mark
@@ -536,6 +572,7 @@ run_test cli_exec pg
 run_test cli_exec_stale pg
 run_test cli_exec_unreachable pg
 run_test cli_exec_busy pg
+run_test cli_announce_expired pg
 run_test cli_heal_flushall pg
 run_test example pg
 

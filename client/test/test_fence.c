@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -1511,6 +1512,93 @@ fail:
 	return rc;
 }
 
+/* A session that holds a fence row until a lease is lost. */
+typedef struct row_locker
+{
+	const char *resource;
+	fence_lease *lease;
+	int			ready;			/* 1 locked, -1 failed */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+} row_locker;
+
+static void *
+row_locker_main(void *arg)
+{
+	row_locker *k = arg;
+	PGconn	   *c = PQconnectdb("");
+	const char *params[1] = {k->resource};
+	PGresult   *r = PQexec(c, "BEGIN");
+	int			ok;
+
+	PQclear(r);
+	r = PQexecParams(c, "SELECT 1 FROM fence.fences WHERE resource = $1 FOR UPDATE",
+					 1, NULL, params, NULL, NULL, 0);
+	ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
+	PQclear(r);
+	pthread_mutex_lock(&k->mu);
+	k->ready = ok ? 1 : -1;
+	pthread_cond_signal(&k->cv);
+	pthread_mutex_unlock(&k->mu);
+	/* hold the row until the lease is gone */
+	while (ok && fence_lease_state(k->lease) != FENCE_LEASE_LOST)
+		sleep_ms(5);
+	PQclear(PQexec(c, "COMMIT"));
+	PQfinish(c);
+	return NULL;
+}
+
+/*
+ * The announce waits for a fence row another session holds, and the lease
+ * runs out meanwhile: the token is announced, but fence_announce reports
+ * the loss instead of success.
+ */
+static int
+test_announce_outlasts_lease(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("annlost");
+	row_locker	k;
+	pthread_t	th;
+	int			started = 0,
+				rc = 1;
+
+	if (!pg_ready)
+		SKIP("extension fence not available");
+	memset(&k, 0, sizeof(k));
+	pthread_mutex_init(&k.mu, NULL);
+	pthread_cond_init(&k.cv, NULL);
+	l = fence_acquire(a, res, 5000);
+	CHECKC(l != NULL, a);
+	CHECKC(fence_announce(a, l, pg) == FENCE_OK, a);	/* the row exists */
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	fence_lease_free(l);
+	l = fence_acquire(a, res, 300);
+	CHECKC(l != NULL, a);
+	k.resource = res;
+	k.lease = l;
+	CHECK(pthread_create(&th, NULL, row_locker_main, &k) == 0);
+	started = 1;
+	pthread_mutex_lock(&k.mu);
+	while (k.ready == 0)
+		pthread_cond_wait(&k.cv, &k.mu);
+	pthread_mutex_unlock(&k.mu);
+	CHECK(k.ready == 1);
+	CHECK(fence_announce(a, l, pg) == FENCE_ERR && a->err == FENCE_ERR_LOST);
+	CHECK(pg_mark(res) == fence_lease_token(l));	/* announced all the same */
+	CHECK(PQtransactionStatus(pg) == PQTRANS_IDLE);
+	rc = 0;
+fail:
+	if (started)
+		pthread_join(th, NULL);	/* lets go when the 300 ms lease is over */
+	pthread_mutex_destroy(&k.mu);
+	pthread_cond_destroy(&k.cv);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
 /* An older holder is fenced off once a newer one announced. */
 static int
 test_stale_after_takeover(void)
@@ -1744,6 +1832,7 @@ main(void)
 	TEST(extend_race);
 	TEST(extend_unknown_outcome);
 	TEST(announce_exec);
+	TEST(announce_outlasts_lease);
 	TEST(stale_after_takeover);
 	TEST(heal_flushall);
 	TEST(heal_needs_lock);
