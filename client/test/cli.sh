@@ -462,6 +462,23 @@ test_cli_exec() {
 	expect_rc 1 "$F" exec "$res" --pg "$PGC" 'SELECT nonsense FROM nowhere'
 }
 
+# COPY cannot run through exec (one result, no data streamed): refused at
+# once with 64, nothing written, the lease given back.
+test_cli_exec_copy() {
+	local res tbl=cli_copy_$$
+	res=$(rname copy)
+	psql -XAtq -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS $tbl" -c "CREATE TABLE $tbl (x int)" -c "INSERT INTO $tbl VALUES (1)"
+	expect_rc 64 timeout 60 "$F" exec "$res" --pg "$PGC" "COPY $tbl FROM STDIN" </dev/null
+	grep -q 'COPY is not supported' "$TMP/err"
+	expect_rc 64 timeout 60 "$F" exec "$res" --pg "$PGC" "COPY $tbl TO STDOUT"
+	[ ! -s "$TMP/out" ]
+	expect_rc 64 timeout 60 "$F" exec "$res" --pg "$PGC" --json "COPY (DELETE FROM $tbl RETURNING x) TO STDOUT"
+	[ ! -s "$TMP/out" ]
+	[ "$(psql -XAtc "SELECT count(*) FROM $tbl")" = 1 ]
+	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]
+	psql -XAtqc "DROP TABLE $tbl"
+}
+
 # Another holder advanced the fence past the token the statement carries.
 test_cli_exec_stale() {
 	local res
@@ -569,6 +586,7 @@ run_test cli_run_lost_takeover
 run_test cli_run_lost_sigkill
 run_test cli_run_psql pg
 run_test cli_exec pg
+run_test cli_exec_copy pg
 run_test cli_exec_stale pg
 run_test cli_exec_unreachable pg
 run_test cli_exec_busy pg

@@ -1599,6 +1599,247 @@ fail:
 	return rc;
 }
 
+/* Rows of "tbl" (a table of this test's connection), -1 on error. */
+static long long
+pg_count(const char *tbl)
+{
+	char		sql[128];
+	PGresult   *r;
+	long long	n = -1;
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", tbl);
+	r = PQexec(pg, sql);
+	if (PQresultStatus(r) == PGRES_TUPLES_OK)
+		n = atoll(PQgetvalue(r, 0, 0));
+	PQclear(r);
+	return n;
+}
+
+/*
+ * The lease runs out while the fenced statement runs: on an idle
+ * connection fence_exec checks the lease again before it commits, and
+ * rolls back (the advance too).  Inside the caller's transaction it reports
+ * the loss and leaves the transaction to the caller.
+ */
+static int
+test_exec_lease_lost(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("execlost");
+	const char *slow = "INSERT INTO fence_client_l SELECT 1 FROM pg_sleep(0.4)";
+	PGresult   *r = NULL;
+	long long	mark;
+	int			rc = 1;
+
+	if (!pg_ready)
+		SKIP("extension fence not available");
+	r = PQexec(pg, "CREATE TEMP TABLE IF NOT EXISTS fence_client_l (x int)");
+	CHECK(PQresultStatus(r) == PGRES_COMMAND_OK);
+	PQclear(r);
+	r = NULL;
+	mark = pg_mark(res);
+	l = fence_acquire(a, res, 300);
+	CHECKC(l != NULL, a);
+	/* not announced: an advance that committed would move the mark */
+	r = fence_exec(a, l, pg, slow, 0, NULL);
+	CHECK(r == NULL && a->err == FENCE_ERR_LOST);
+	CHECK(PQtransactionStatus(pg) == PQTRANS_IDLE);
+	CHECK(pg_count("fence_client_l") == 0);
+	CHECK(pg_mark(res) == mark);
+	fence_lease_free(l);
+
+	l = fence_acquire(a, res, 300);
+	CHECKC(l != NULL, a);
+	r = PQexec(pg, "BEGIN");
+	PQclear(r);
+	r = fence_exec(a, l, pg, slow, 0, NULL);
+	CHECK(r == NULL && a->err == FENCE_ERR_LOST);
+	CHECK(PQtransactionStatus(pg) == PQTRANS_INTRANS);
+	r = PQexec(pg, "ROLLBACK");
+	PQclear(r);
+	r = NULL;
+	CHECK(pg_count("fence_client_l") == 0);
+	rc = 0;
+fail:
+	PQclear(r);
+	if (PQtransactionStatus(pg) != PQTRANS_IDLE)
+		PQclear(PQexec(pg, "ROLLBACK"));
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/*
+ * COPY needs data streamed by the caller, which fence_exec cannot do: it
+ * is refused (FENCE_ERR_ARG), at once, with nothing written and the
+ * connection usable.  (Before, the result loop spun on the COPY state.)
+ */
+static int
+test_exec_copy(void)
+{
+	static const char *copies[] = {
+		"COPY fence_client_c FROM STDIN",
+		"copy fence_client_c (x) from stdin with (format csv)",
+		"COPY fence_client_c TO STDOUT",
+		"COPY (SELECT x FROM fence_client_c) TO STDOUT",
+		"/* why */ COPY (DELETE FROM fence_client_c RETURNING x) TO STDOUT",
+		NULL
+	};
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("copy");
+	PGresult   *r = NULL;
+	long long	mark;
+	int			i,
+				tx,
+				rc = 1;
+
+	if (!pg_ready)
+		SKIP("extension fence not available");
+	tap_watchdog(60);			/* a COPY that hangs must fail, not hang */
+	r = PQexec(pg, "CREATE TEMP TABLE IF NOT EXISTS fence_client_c (x int); "
+			   "TRUNCATE fence_client_c; INSERT INTO fence_client_c VALUES (1), (2)");
+	CHECK(PQresultStatus(r) == PGRES_COMMAND_OK);
+	PQclear(r);
+	r = NULL;
+	mark = pg_mark(res);
+	l = fence_acquire(a, res, 10000);
+	CHECKC(l != NULL, a);
+	/* not announced: an advance that committed would move the mark */
+	for (tx = 0; tx < 2; tx++)
+	{
+		for (i = 0; copies[i]; i++)
+		{
+			if (tx)
+				PQclear(PQexec(pg, "BEGIN"));
+			r = fence_exec(a, l, pg, copies[i], 0, NULL);
+			if (r != NULL || a->err != FENCE_ERR_ARG || strstr(a->errstr, "COPY") == NULL)
+			{
+				snprintf(tap_why, sizeof(tap_why), "%s%s: err %d: %s", tx ? "in a transaction: " : "",
+						 copies[i], a->err, a->errstr);
+				goto fail;
+			}
+			if (tx)
+			{
+				/* the caller's transaction is the caller's to end */
+				CHECK(PQtransactionStatus(pg) == PQTRANS_INTRANS ||
+					  PQtransactionStatus(pg) == PQTRANS_INERROR);
+				PQclear(PQexec(pg, "ROLLBACK"));
+			}
+			CHECK(PQtransactionStatus(pg) == PQTRANS_IDLE);
+			CHECK(pg_count("fence_client_c") == 2);
+			CHECK(pg_mark(res) == mark);
+		}
+	}
+	/* and the connection still works */
+	r = fence_exec(a, l, pg, "SELECT count(*) FROM fence_client_c", 0, NULL);
+	CHECKC(r != NULL, a);
+	CHECK(strcmp(PQgetvalue(r, 0, 0), "2") == 0);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	alarm(0);
+	PQclear(r);
+	if (PQtransactionStatus(pg) != PQTRANS_IDLE)
+		PQclear(PQexec(pg, "ROLLBACK"));
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/* Round trips to PostgreSQL while "pg" is traced: its ReadyForQuery messages. */
+static FILE *trace;
+
+static void
+trace_start(void)
+{
+	trace = tmpfile();
+	PQtrace(pg, trace);
+#ifdef PQTRACE_SUPPRESS_TIMESTAMPS
+	PQsetTraceFlags(pg, PQTRACE_SUPPRESS_TIMESTAMPS);
+#endif
+}
+
+static int
+trace_stop(void)
+{
+	char		line[4096];
+	int			n = 0;
+
+	PQuntrace(pg);
+	rewind(trace);
+	while (fgets(line, sizeof(line), trace) != NULL)
+		if (strstr(line, "ReadyForQuery") != NULL)
+			n++;
+	fclose(trace);
+	return n;
+}
+
+/*
+ * The round trips README.md and client/README.md state, counted: announce
+ * 1 (and 2 more to PostgreSQL and 1 to Redis per heal), fence_exec 2 on an
+ * idle connection (the statement, then the commit after the lease check)
+ * and 1 inside the caller's transaction.
+ */
+static int
+test_pg_round_trips(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("pgrtt");
+	PGresult   *r = NULL;
+	char		prev[32];
+	long long	evalsha;
+	int			n,
+				rc = 1;
+
+	if (!pg_ready)
+		SKIP("extension fence not available");
+#if !defined(LIBPQ_HAS_PIPELINING) || defined(FENCE_NO_PIPELINE)
+	SKIP("libpq without pipeline mode");
+#endif
+	rdo("SET %s %s", key(res, "token"), "41");
+	l = fence_acquire(a, res, 10000);
+	CHECKC(l != NULL, a);
+	trace_start();
+	CHECKC(fence_announce(a, l, pg) == FENCE_OK, a);
+	CHECK((n = trace_stop()) == 1);
+	trace_start();
+	r = fence_exec(a, l, pg, "SELECT $1::int", 1, (const char *const[]) {"7"});
+	CHECK((n = trace_stop()) == 2);
+	CHECKC(r != NULL, a);
+	PQclear(r);
+	PQclear(PQexec(pg, "BEGIN"));
+	trace_start();
+	r = fence_exec(a, l, pg, "SELECT 1", 0, NULL);
+	CHECK((n = trace_stop()) == 1);
+	CHECKC(r != NULL, a);
+	PQclear(r);
+	r = NULL;
+	PQclear(PQexec(pg, "COMMIT"));
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	fence_lease_free(l);
+
+	/* healing: Redis hands out PostgreSQL's mark again */
+	snprintf(prev, sizeof(prev), "%lld", pg_mark(res) - 1);
+	rdo("SET %s %s", key(res, "token"), prev);
+	l = fence_acquire(a, res, 10000);
+	CHECKC(l != NULL, a);
+	evalsha = cmd_calls("evalsha");
+	trace_start();
+	CHECKC(fence_announce(a, l, pg) == FENCE_OK, a);
+	CHECK((n = trace_stop()) == 3);
+	CHECK(cmd_calls("evalsha") == evalsha + 1);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	PQclear(r);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
 /* An older holder is fenced off once a newer one announced. */
 static int
 test_stale_after_takeover(void)
@@ -1833,6 +2074,9 @@ main(void)
 	TEST(extend_unknown_outcome);
 	TEST(announce_exec);
 	TEST(announce_outlasts_lease);
+	TEST(exec_lease_lost);
+	TEST(exec_copy);
+	TEST(pg_round_trips);
 	TEST(stale_after_takeover);
 	TEST(heal_flushall);
 	TEST(heal_needs_lock);
