@@ -5,8 +5,8 @@
  *	  fence acquire RESOURCE [--ttl D] [--wait D] [--pg CONNINFO]
  *	  fence release RESOURCE OWNER
  *	  fence extend  RESOURCE OWNER [--ttl D]
- *	  fence run     RESOURCE [--ttl D] [--wait D] [--pg CONNINFO] [--grace D] -- CMD [ARG...]
- *	  fence exec    RESOURCE --pg CONNINFO SQL [PARAM...]
+ *	  fence run     RESOURCE [--ttl D] [--wait D] [--pg CONNINFO] [--grace D] [--] CMD [ARG...]
+ *	  fence exec    RESOURCE --pg CONNINFO [--] SQL [PARAM...]
  *	  fence show    RESOURCE [--pg CONNINFO]
  *
  * Exit status (DESIGN.md section 4): 0 success (for run, the command's own
@@ -67,9 +67,9 @@ usage(void)
 	printf("  %s acquire RESOURCE [OPTION]...           take a lease, print FENCE_* lines\n", progname);
 	printf("  %s release RESOURCE OWNER [OPTION]...     give a lease back\n", progname);
 	printf("  %s extend  RESOURCE OWNER [OPTION]...     renew a lease for --ttl\n", progname);
-	printf("  %s run     RESOURCE [OPTION]... -- COMMAND [ARG]...\n", progname);
+	printf("  %s run     RESOURCE [OPTION]... [--] COMMAND [ARG]...\n", progname);
 	printf("                                               run COMMAND while holding the lease\n");
-	printf("  %s exec    RESOURCE --pg CONNINFO [OPTION]... SQL [PARAM]...\n", progname);
+	printf("  %s exec    RESOURCE --pg CONNINFO [OPTION]... [--] SQL [PARAM]...\n", progname);
 	printf("                                               run one fenced SQL statement\n");
 	printf("  %s show    RESOURCE [OPTION]...           owner, remaining TTL, tokens\n", progname);
 	printf("\nLease options:\n");
@@ -88,6 +88,9 @@ usage(void)
 	printf("  -V, --version            output version information, then exit\n");
 	printf("  -?, --help               show this help, then exit\n");
 	printf("\nDURATION is 250ms, 10s, 2m, 1h, or a plain number of milliseconds.\n");
+	printf("\nOptions go before COMMAND or SQL: what follows them is passed on as it is\n");
+	printf("(\"fence exec R --pg C 'SELECT $1' -5\" binds -5); \"--\" ends the options before\n");
+	printf("SQL or a COMMAND that starts with \"-\".\n");
 	printf("\nrun gives COMMAND FENCE_RESOURCE, FENCE_TOKEN and FENCE_OWNER, and appends\n");
 	printf("-c fence.resource=... -c fence.token=... -c fence.owner=... to PGOPTIONS.\n");
 	printf("\nExit status:\n");
@@ -764,6 +767,82 @@ release:
 
 /* --- main ---------------------------------------------------------------- */
 
+/*
+ * The verbs, and how many arguments each takes before what it passes on:
+ * after RESOURCE and SQL, exec's parameters, and after RESOURCE and the
+ * command's name, run's arguments, are taken as they are, options or not.
+ */
+typedef struct verb
+{
+	const char *name;
+	int			fixed;			/* arguments after the verb */
+	int			variadic;		/* more may follow, never parsed */
+	const char *needs;			/* for the usage error */
+	int			(*fn) (fence_ctx *ctx, const options *o, int argc, char **argv);
+} verb;
+
+static const verb verbs[] = {
+	{"acquire", 1, 0, "exactly one argument: RESOURCE", cmd_acquire},
+	{"release", 2, 0, "two arguments: RESOURCE OWNER", cmd_release},
+	{"extend", 2, 0, "two arguments: RESOURCE OWNER", cmd_extend},
+	{"run", 2, 1, "RESOURCE and a command after --", cmd_run},
+	{"exec", 2, 1, "RESOURCE, --pg CONNINFO and SQL", cmd_exec},
+	{"show", 1, 0, "exactly one argument: RESOURCE", cmd_show},
+};
+
+static const verb *
+find_verb(const char *name)
+{
+	size_t		i;
+
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strcmp(verbs[i].name, name) == 0)
+			return &verbs[i];
+	return NULL;
+}
+
+/*
+ * Usage errors, all reported before anything is contacted ("err" is the
+ * first one parsing found).  Returns 0 when the command line is good, and
+ * fills in the Redis URL.
+ */
+static int
+check_command_line(options *o, const verb *v, const char *err, int nargs, char **args)
+{
+	char		errbuf[256];
+	fence_url	u;
+
+	if (*err)
+		return usage_error("%s", err);
+	if (v == NULL)
+		return usage_error("no command given (acquire, release, extend, run, exec or show)%s", "");
+	if (nargs < v->fixed || (!v->variadic && nargs > v->fixed) ||
+		(v->fn == cmd_exec && o->pg == NULL))
+	{
+		snprintf(errbuf, sizeof(errbuf), "%s needs %s", v->name, v->needs);
+		return usage_error("%s", errbuf);
+	}
+	if (fence_check_resource(args[0], errbuf, sizeof(errbuf)) != FENCE_OK ||
+		fence_check_ttl(o->ttl_ms, errbuf, sizeof(errbuf)) != FENCE_OK)
+		return usage_error("%s", errbuf);
+	if (o->wait_ms > FENCE_MAX_TTL_MS)
+	{
+		snprintf(errbuf, sizeof(errbuf), "--wait must be at most %lld ms", FENCE_MAX_TTL_MS);
+		return usage_error("%s", errbuf);
+	}
+	if ((v->fn == cmd_release || v->fn == cmd_extend) && *args[1] == '\0')
+		return usage_error("OWNER must not be empty%s", "");
+
+	if (o->redis == NULL)
+		o->redis = getenv("FENCE_REDIS_URL");
+	if (o->redis == NULL || *o->redis == '\0')
+		o->redis = FENCE_DEFAULT_URL;
+	if (fence_parse_url(o->redis, &u, errbuf, sizeof(errbuf)) != FENCE_OK)
+		return usage_error("%s", errbuf);
+	fence_url_free(&u);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -779,42 +858,47 @@ main(int argc, char **argv)
 		{NULL, 0, NULL, 0}
 	};
 	options		o;
-	char		errbuf[256];
-	const char *verb;
+	char		errbuf[256],
+				usage_err[320] = "";
+	const verb *v = NULL;
 	fence_ctx  *ctx;
 	int			c,
-				i,
-				code = 0;
-	char	  **args;
-	int			nargs;
+				code = 0,
+				help = 0,
+				version = 0,
+				nargs = 0;
+	char	  **args = calloc(argc + 1, sizeof(char *));
 
+	if (args == NULL)
+	{
+		fprintf(stderr, "%s: out of memory\n", progname);
+		return EXIT_FAIL;
+	}
 	memset(&o, 0, sizeof(o));
 	o.ttl_ms = DEFAULT_TTL_MS;
 	o.grace_ms = DEFAULT_GRACE_MS;
 
-	/* As pg_isready does: --help and --version win over everything. */
-	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-	{
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-?") == 0)
-		{
-			usage();
-			return 0;
-		}
-		if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-V") == 0)
-		{
-			printf("fence (pgfence) %s\n", FENCE_VERSION);
-			return 0;
-		}
-	}
-
+	/*
+	 * Options may come anywhere among the verb's own arguments.  "-" at the
+	 * start of the option string hands those over in order (getopt_long
+	 * would otherwise move every non-option to the end and parse an SQL
+	 * parameter "-5" as an option); once a verb that passes arguments on
+	 * has its own, the rest is taken as it is.  "--" ends the options, too.
+	 * As with pg_isready, --help and --version win over any error.
+	 */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":r:t:w:p:g:jV", long_options, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "-:r:t:w:p:g:jV", long_options, NULL)) != -1)
 	{
 		long long  *dst = NULL;
 		const char *what = NULL;
 
 		switch (c)
 		{
+			case 1:				/* the verb, then its arguments, in order */
+				if (nargs == 0 && (v = find_verb(optarg)) == NULL && !*usage_err)
+					snprintf(usage_err, sizeof(usage_err), "unknown command \"%s\"", optarg);
+				args[nargs++] = optarg;
+				break;
 			case 'r':
 				o.redis = optarg;
 				break;
@@ -836,84 +920,59 @@ main(int argc, char **argv)
 				dst = &o.grace_ms;
 				what = "--grace";
 				break;
+			case 'V':
+				version = 1;
+				break;
+			case '?' + 256:
+				help = 1;
+				break;
 			case ':':
-				fprintf(stderr, "%s: option '%s' requires an argument\n", progname, argv[optind - 1]);
-				fprintf(stderr, "Try \"%s --help\" for more information.\n", progname);
-				return EXIT_USAGE;
+				if (!*usage_err)
+					snprintf(usage_err, sizeof(usage_err), "option '%s' requires an argument",
+							 argv[optind - 1]);
+				break;
 			default:
-				if (optopt)
-					fprintf(stderr, "%s: invalid option -- '%c'\n", progname, optopt);
+				if (optopt == '?')
+					help = 1;
+				else if (*usage_err)
+					;
+				else if (optopt)
+					snprintf(usage_err, sizeof(usage_err), "invalid option -- '%c'", optopt);
 				else
-					fprintf(stderr, "%s: unrecognized option '%s'\n", progname, argv[optind - 1]);
-				fprintf(stderr, "Try \"%s --help\" for more information.\n", progname);
-				return EXIT_USAGE;
+					snprintf(usage_err, sizeof(usage_err), "unrecognized option '%s'", argv[optind - 1]);
+				break;
 		}
-		if (dst != NULL && fence_parse_duration(optarg, dst, errbuf, sizeof(errbuf)) != FENCE_OK)
-		{
-			fprintf(stderr, "%s: %s: %s\n", progname, what, errbuf);
-			fprintf(stderr, "Try \"%s --help\" for more information.\n", progname);
-			return EXIT_USAGE;
-		}
+		if (dst != NULL && fence_parse_duration(optarg, dst, errbuf, sizeof(errbuf)) != FENCE_OK &&
+			!*usage_err)
+			snprintf(usage_err, sizeof(usage_err), "%s: %s", what, errbuf);
+		/* the verb has its own arguments: what follows is passed on */
+		if (c == 1 && v != NULL && v->variadic && nargs == 1 + v->fixed)
+			break;
 	}
-	if (optind >= argc)
-		return usage_error("no command given (acquire, release, extend, run, exec or show)%s", "");
-	verb = argv[optind];
-	args = argv + optind + 1;
-	nargs = argc - optind - 1;
-	if (strcmp(verb, "acquire") && strcmp(verb, "release") && strcmp(verb, "extend") &&
-		strcmp(verb, "run") && strcmp(verb, "exec") && strcmp(verb, "show"))
-		return usage_error("unknown command \"%s\"", verb);
-
-	/* Usage errors are reported before anything is contacted. */
-	if ((strcmp(verb, "acquire") == 0 || strcmp(verb, "show") == 0) && nargs != 1)
-		return usage_error("%s needs exactly one argument: RESOURCE", verb);
-	if ((strcmp(verb, "release") == 0 || strcmp(verb, "extend") == 0) && nargs != 2)
-		return usage_error("%s needs two arguments: RESOURCE OWNER", verb);
-	if (strcmp(verb, "run") == 0 && nargs < 2)
-		return usage_error("run needs RESOURCE and a command after --%s", "");
-	if (strcmp(verb, "exec") == 0 && (o.pg == NULL || nargs < 2))
-		return usage_error("exec needs RESOURCE, --pg CONNINFO and SQL%s", "");
-	if (fence_check_resource(args[0], errbuf, sizeof(errbuf)) != FENCE_OK ||
-		fence_check_ttl(o.ttl_ms, errbuf, sizeof(errbuf)) != FENCE_OK)
-		return usage_error("%s", errbuf);
-	if (o.wait_ms > FENCE_MAX_TTL_MS)
+	while (optind < argc)
+		args[nargs++] = argv[optind++];
+	if (help)
 	{
-		snprintf(errbuf, sizeof(errbuf), "--wait must be at most %lld ms", FENCE_MAX_TTL_MS);
-		return usage_error("%s", errbuf);
+		usage();
+		free(args);
+		return 0;
 	}
-	if ((strcmp(verb, "release") == 0 || strcmp(verb, "extend") == 0) && *args[1] == '\0')
-		return usage_error("OWNER must not be empty%s", "");
-
-	if (o.redis == NULL)
-		o.redis = getenv("FENCE_REDIS_URL");
-	if (o.redis == NULL || *o.redis == '\0')
-		o.redis = FENCE_DEFAULT_URL;
+	if (version)
 	{
-		fence_url	u;
-
-		if (fence_parse_url(o.redis, &u, errbuf, sizeof(errbuf)) != FENCE_OK)
-		{
-			fprintf(stderr, "%s: %s\n", progname, errbuf);
-			return EXIT_USAGE;
-		}
-		fence_url_free(&u);
+		printf("fence (pgfence) %s\n", FENCE_VERSION);
+		free(args);
+		return 0;
 	}
-
-	if ((ctx = redis_connect(&o, &code)) == NULL)
-		return code;
-	if (strcmp(verb, "acquire") == 0)
-		code = cmd_acquire(ctx, &o, nargs, args);
-	else if (strcmp(verb, "release") == 0)
-		code = cmd_release(ctx, &o, nargs, args);
-	else if (strcmp(verb, "extend") == 0)
-		code = cmd_extend(ctx, &o, nargs, args);
-	else if (strcmp(verb, "run") == 0)
-		code = cmd_run(ctx, &o, nargs, args);
-	else if (strcmp(verb, "exec") == 0)
-		code = cmd_exec(ctx, &o, nargs, args);
-	else
-		code = cmd_show(ctx, &o, nargs, args);
-	fence_free(ctx);
+	code = check_command_line(&o, v, usage_err, nargs - 1, args + 1);
+	if (code == 0)
+	{
+		if ((ctx = redis_connect(&o, &code)) != NULL)
+		{
+			code = v->fn(ctx, &o, nargs - 1, args + 1);
+			fence_free(ctx);
+		}
+	}
+	free(args);
 	fflush(stdout);
 	return code;
 }

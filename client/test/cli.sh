@@ -82,6 +82,9 @@ test_cli_help() {
 	grep -q -- '--ttl=DURATION' "$TMP/out"
 	grep -q '(default: 30s)' "$TMP/out"
 	grep -q '^Exit status:' "$TMP/out"
+	grep -q '^  65 ' "$TMP/out"
+	grep -q '^  78 ' "$TMP/out"
+	grep -q -- '\[--\] SQL \[PARAM\]' "$TMP/out"
 	expect_rc 0 "$F" acquire -?
 	grep -q '^Usage:' "$TMP/out"
 }
@@ -462,6 +465,26 @@ test_cli_exec() {
 	expect_rc 1 "$F" exec "$res" --pg "$PGC" 'SELECT nonsense FROM nowhere'
 }
 
+# What follows the SQL is parameters, never options, even when it looks
+# like one; "--" ends the options before SQL that starts with "-".
+test_cli_exec_args() {
+	local res
+	res=$(rname args)
+	expect_rc 0 "$F" exec "$res" --pg "$PGC" 'SELECT $1::int, $2::text, $3::text' -5 --json --help
+	[ "$(cat "$TMP/out")" = "-5|--json|--help" ]
+	expect_rc 0 "$F" exec "$res" --json --pg "$PGC" -- '-- a comment first
+SELECT $1::text' --ttl
+	grep -q '"result":\[\["--ttl"\]\]' "$TMP/out"
+	# run: the command's arguments are its own, with or without "--"
+	expect_rc 0 "$F" run "$res" sh -c 'echo "$@"' sh -x --ttl 5s
+	[ "$(cat "$TMP/out")" = "-x --ttl 5s" ]
+	expect_rc 0 "$F" run "$res" --ttl 5s -- sh -c 'echo "$@"' sh -?
+	[ "$(cat "$TMP/out")" = "-?" ]
+	# options still go anywhere before that
+	expect_rc 76 "$F" release "$res" nobody --json
+	expect_rc 64 "$F" exec "$res" 'SELECT 1' --pg "$PGC"
+}
+
 # COPY cannot run through exec (one result, no data streamed): refused at
 # once with 64, nothing written, the lease given back.
 test_cli_exec_copy() {
@@ -587,6 +610,7 @@ run_test cli_run_lost_sigkill
 run_test cli_run_psql pg
 run_test cli_exec pg
 run_test cli_exec_copy pg
+run_test cli_exec_args pg
 run_test cli_exec_stale pg
 run_test cli_exec_unreachable pg
 run_test cli_exec_busy pg
