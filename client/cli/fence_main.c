@@ -15,10 +15,13 @@
  * 1 anything else; and from sysexits.h as well, 65 for fence keys in a
  * state fence never writes, 78 for a login Redis refuses.
  *
- * "run" puts the command in a process group of its own, so that when the
- * lease is lost every process it started can be stopped at once: SIGTERM
- * to the group, SIGKILL after --grace.
+ * "run" puts the command in a process group of its own and becomes the
+ * subreaper of its orphans, so that it sees every process the command
+ * started: it keeps the lease until all of them have exited, and when the
+ * lease is lost it stops all of them (the group, and descendants that left
+ * it): SIGTERM, then SIGKILL after --grace.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -30,6 +33,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "fence.h"
 
@@ -93,6 +99,11 @@ usage(void)
 	printf("SQL or a COMMAND that starts with \"-\".\n");
 	printf("\nrun gives COMMAND FENCE_RESOURCE, FENCE_TOKEN and FENCE_OWNER, and appends\n");
 	printf("-c fence.resource=... -c fence.token=... -c fence.owner=... to PGOPTIONS.\n");
+	printf("It keeps the lease until COMMAND and every process it started have exited\n");
+	printf("(background jobs too, and processes that left its process group); if the\n");
+	printf("lease is lost, all of them get SIGTERM, then SIGKILL after --grace.\n");
+	printf("SIGINT, SIGTERM, SIGHUP and SIGQUIT are passed on to them; a signal ignored\n");
+	printf("when fence starts (nohup) stays ignored, in fence and in COMMAND.\n");
 	printf("\nExit status:\n");
 	printf("  0   success (run: the status of COMMAND, 128+N if killed by signal N)\n");
 	printf("  64  usage error (also a TTL not above the drift margin, 1%% + 2 ms)\n");
@@ -607,18 +618,177 @@ now_ms(void)
 	return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+#ifdef __linux__
+/* A process from /proc: its parent and its process group. */
+typedef struct proc_entry
+{
+	pid_t		pid;
+	pid_t		ppid;
+	pid_t		pgrp;
+} proc_entry;
+
+static int
+by_ppid(const void *a, const void *b)
+{
+	pid_t		x = ((const proc_entry *) a)->ppid,
+				y = ((const proc_entry *) b)->ppid;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Read /proc into a malloc'd array sorted by parent; -1 when it cannot. */
+static int
+read_procs(proc_entry **out)
+{
+	DIR		   *d = opendir("/proc");
+	struct dirent *e;
+	proc_entry *a = NULL;
+	int			n = 0,
+				cap = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+	{
+		char		path[64],
+					buf[512],
+				   *p;
+		FILE	   *f;
+		size_t		len;
+		long		pidv = strtol(e->d_name, &p, 10);
+		int			ppid,
+					pgrp;
+
+		if (pidv <= 0 || *p != '\0')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pidv);
+		if ((f = fopen(path, "re")) == NULL)
+			continue;			/* gone meanwhile */
+		len = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[len] = '\0';
+		/* "pid (comm) state ppid pgrp ...": comm may hold anything */
+		if ((p = strrchr(buf, ')')) == NULL || sscanf(p + 1, " %*c %d %d", &ppid, &pgrp) != 2)
+			continue;
+		if (n == cap)
+		{
+			proc_entry *na = realloc(a, (cap = cap ? 2 * cap : 256) * sizeof(*a));
+
+			if (na == NULL)
+				break;
+			a = na;
+		}
+		a[n].pid = (pid_t) pidv;
+		a[n].ppid = (pid_t) ppid;
+		a[n].pgrp = (pid_t) pgrp;
+		n++;
+	}
+	closedir(d);
+	qsort(a, n, sizeof(*a), by_ppid);
+	*out = a;
+	return n;
+}
+
+/*
+ * Send "sig" to every process descended from this one that is not in the
+ * process group "pgid" (it called setsid or setpgid): walk the tree from
+ * our pid down, children found by their parent in the sorted table.
+ */
+static void
+signal_escaped(pid_t pgid, int sig)
+{
+	proc_entry *a = NULL;
+	pid_t	   *queue;
+	int			n = read_procs(&a),
+				head = 0,
+				tail = 0;
+
+	if (n <= 0 || (queue = malloc((n + 1) * sizeof(pid_t))) == NULL)
+	{
+		free(a);
+		return;
+	}
+	queue[tail++] = getpid();
+	while (head < tail)
+	{
+		pid_t		parent = queue[head++];
+		int			lo = 0,
+					hi = n;
+
+		while (lo < hi)			/* the first entry with that parent */
+		{
+			int			mid = (lo + hi) / 2;
+
+			if (a[mid].ppid < parent)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < n && a[lo].ppid == parent && tail <= n; lo++)
+		{
+			queue[tail++] = a[lo].pid;
+			if (a[lo].pgrp != pgid)
+				kill(a[lo].pid, sig);
+		}
+	}
+	free(queue);
+	free(a);
+}
+#endif
+
+/*
+ * Send "sig" to everything the command started: its process group, and on
+ * Linux also the descendants that left the group.
+ */
+static void
+signal_all(pid_t pgid, int sig)
+{
+	kill(-pgid, sig);
+#ifdef __linux__
+	signal_escaped(pgid, sig);
+#endif
+}
+
+/*
+ * Is everything the command started gone?  Our children are reaped as they
+ * go (the command's status goes to "*status"); with PR_SET_CHILD_SUBREAPER
+ * its orphans become our children, so no child left means no descendant
+ * left.  Where that is missing, an empty process group is the sign.
+ */
+static int
+all_gone(pid_t pid, int *status, int *main_done)
+{
+	pid_t		w;
+	int			st;
+
+	while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+	{
+		if (w == pid)
+		{
+			*status = st;
+			*main_done = 1;
+		}
+	}
+	if (w == 0 || errno != ECHILD)
+		return 0;
+	return kill(-pid, 0) != 0 && errno == ESRCH;
+}
+
 static int
 cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 {
 	fence_lease *l;
-	struct sigaction sa;
+	struct sigaction sa,
+				orig[NFORWARDED],
+				orig_chld,
+				orig_ttou;
 	pid_t		pid;
 	int			code = 0,
 				i,
 				status = 0;
 	int			lost = 0,
-				child_done = 0,
-				killed = 0,
+				main_done = 0,
+				done = 0,
 				own_tty = 0;
 	long long	kill_at = 0;
 
@@ -634,13 +804,24 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		code = EXIT_FAIL;
 		goto release;
 	}
+
+	/*
+	 * Forward the signals that stop a job, except those ignored when we
+	 * started (nohup, a shell's trap ''): those stay ignored, here and in
+	 * the command, which inherits every disposition we found.
+	 */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGCHLD, &sa, NULL);
+	sigaction(SIGCHLD, &sa, &orig_chld);
+	sigaction(SIGTTOU, NULL, &orig_ttou);
 	for (i = 0; i < NFORWARDED; i++)
-		sigaction(forwarded[i], &sa, NULL);
+	{
+		sigaction(forwarded[i], NULL, &orig[i]);
+		if (orig[i].sa_handler != SIG_IGN)
+			sigaction(forwarded[i], &sa, NULL);
+	}
 
 	if (set_child_env(l) != 0)
 	{
@@ -656,6 +837,10 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 
 	/* In the foreground of a terminal, hand the terminal to the command. */
 	own_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+#ifdef PR_SET_CHILD_SUBREAPER
+	/* the command's orphans become ours: we see them, and wait for them */
+	(void) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+#endif
 
 	pid = fork();
 	if (pid < 0)
@@ -666,14 +851,9 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 	}
 	if (pid == 0)
 	{
-		struct sigaction dfl;
-
-		memset(&dfl, 0, sizeof(dfl));
-		dfl.sa_handler = SIG_DFL;
-		sigemptyset(&dfl.sa_mask);
-		sigaction(SIGCHLD, &dfl, NULL);
+		sigaction(SIGCHLD, &orig_chld, NULL);
 		for (i = 0; i < NFORWARDED; i++)
-			sigaction(forwarded[i], &dfl, NULL);
+			sigaction(forwarded[i], &orig[i], NULL);
 		setpgid(0, 0);
 		if (own_tty)
 		{
@@ -681,7 +861,7 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 			 * could stop the command (SIGTTIN) before the parent hands it over */
 			sigaction(SIGTTOU, &(struct sigaction) {.sa_handler = SIG_IGN}, NULL);
 			tcsetpgrp(STDIN_FILENO, getpid());
-			sigaction(SIGTTOU, &dfl, NULL);
+			sigaction(SIGTTOU, &orig_ttou, NULL);
 		}
 		execvp(argv[1], argv + 1);
 		fprintf(stderr, "%s: could not run \"%s\": %s\n", progname, argv[1], strerror(errno));
@@ -695,7 +875,12 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		tcsetpgrp(STDIN_FILENO, pid);
 	}
 
-	while (!child_done || (lost && !killed))
+	/*
+	 * The lease covers the command and everything it started: renew it
+	 * until all of them are gone (background jobs too), then give it back.
+	 * When it is lost, all of them get SIGTERM, and SIGKILL after --grace.
+	 */
+	while (!done)
 	{
 		struct pollfd pfd = {wake_pipe[0], POLLIN, 0};
 		int			timeout = -1;
@@ -706,8 +891,10 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		{
 			long long	left = kill_at - now_ms();
 
-			timeout = left <= 0 ? 0 : (left > 50 ? 50 : (int) left);
+			timeout = left <= 0 ? 50 : (left > 50 ? 50 : (int) left);
 		}
+		else if (main_done)
+			timeout = 100;		/* orphans of other parents end unseen */
 		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
 			break;
 		while ((n = read(wake_pipe[0], buf, sizeof(buf))) > 0)
@@ -719,37 +906,25 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 					lost = 1;
 					fprintf(stderr, "%s: lease on \"%s\" lost; stopping the command\n",
 							progname, fence_lease_resource(l));
-					kill(-pid, SIGTERM);
+					signal_all(pid, SIGTERM);
 					kill_at = now_ms() + o->grace_ms;
 				}
 				else if (buf[i] != 0 && buf[i] != SIGCHLD)
-					kill(-pid, buf[i]);
+					signal_all(pid, buf[i]);
 			}
 		}
-		if (!child_done)
-		{
-			pid_t		w = waitpid(pid, &status, WNOHANG);
-
-			if (w == pid || (w < 0 && errno == ECHILD))
-				child_done = 1;
-		}
-		if (lost && !killed)
-		{
-			/* Wait out the grace period unless the whole group is gone. */
-			if (child_done && kill(-pid, 0) != 0)
-				killed = 1;
-			else if (now_ms() >= kill_at)
-			{
-				kill(-pid, SIGKILL);
-				killed = 1;
-			}
-		}
+		done = all_gone(pid, &status, &main_done);
+		/* past the grace period, SIGKILL whatever is left, until it is gone */
+		if (lost && !done && now_ms() >= kill_at)
+			signal_all(pid, SIGKILL);
 	}
 	if (own_tty)
 		tcsetpgrp(STDIN_FILENO, getpgrp());
 
 	if (lost)
 		code = EXIT_LOST;
+	else if (!main_done)
+		code = EXIT_FAIL;
 	else if (WIFEXITED(status))
 		code = WEXITSTATUS(status);
 	else if (WIFSIGNALED(status))

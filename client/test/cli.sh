@@ -85,6 +85,8 @@ test_cli_help() {
 	grep -q '^  65 ' "$TMP/out"
 	grep -q '^  78 ' "$TMP/out"
 	grep -q -- '\[--\] SQL \[PARAM\]' "$TMP/out"
+	grep -q 'every process it started' "$TMP/out"
+	grep -q 'stays ignored' "$TMP/out"
 	expect_rc 0 "$F" acquire -?
 	grep -q '^Usage:' "$TMP/out"
 }
@@ -436,6 +438,75 @@ test_cli_run_lost_sigkill() {
 	wait_for dead "$(cat "$TMP/bg")"
 }
 
+# The lease covers every process the command started: after the command
+# ends, fence keeps renewing while its background job runs, and gives the
+# lease back only once that is gone too.
+test_cli_run_waits_for_group() {
+	local res fpid rc=0 t0
+	res=$(rname bgjob)
+	rm -f "$TMP/bg"
+	"$F" run "$res" --ttl 600ms -- sh -c "sleep 60 & echo \$! > $TMP/bg; echo started" \
+		>"$TMP/out" 2>"$TMP/err" &
+	fpid=$!
+	wait_for test -s "$TMP/bg"
+	wait_for grep -q started "$TMP/out"
+	# the shell is gone; for two TTLs the lease stays held, and fence waits
+	t0=$(date +%s%N)
+	while [ $(($(date +%s%N) - t0)) -lt 1200000000 ]; do
+		kill -0 $fpid
+		[ "$(rcli EXISTS "$(lockkey "$res")")" = 1 ]
+		sleep 0.05
+	done
+	kill "$(cat "$TMP/bg")"
+	wait $fpid || rc=$?
+	[ $rc = 0 ]
+	lock_free "$res"
+}
+
+# When the lease is lost, every process the command started is stopped,
+# also one that left the process group (setsid), and one that ignores
+# SIGTERM gets SIGKILL after --grace.
+test_cli_run_lost_escaped() {
+	local res fpid rc=0
+	res=$(rname escaped)
+	rm -f "$TMP/sh" "$TMP/bg" "$TMP/bg2"
+	"$F" run "$res" --ttl 600ms --grace 700ms -- sh -c "
+		setsid sleep 60 & echo \$! > $TMP/bg
+		setsid sh -c 'trap \"\" TERM; echo \$\$ > $TMP/bg2; exec sleep 60' &
+		echo \$\$ > $TMP/sh; exec sleep 60" &
+	fpid=$!
+	wait_for test -s "$TMP/sh"
+	wait_for test -s "$TMP/bg"
+	wait_for test -s "$TMP/bg2"
+	# they really left the group
+	[ "$(ps -o pgid= -p "$(cat "$TMP/bg")" | tr -d ' ')" != "$(ps -o pgid= -p "$(cat "$TMP/sh")" | tr -d ' ')" ]
+	rcli DEL "$(lockkey "$res")" >/dev/null
+	wait $fpid || rc=$?
+	[ $rc = 76 ]
+	wait_for dead "$(cat "$TMP/sh")"
+	wait_for dead "$(cat "$TMP/bg")"
+	wait_for dead "$(cat "$TMP/bg2")"
+}
+
+# Signals ignored when fence starts (nohup, a shell's trap '') stay ignored,
+# in fence and in the command.
+test_cli_run_ignored_signals() {
+	local res mask fpid rc=0
+	res=$(rname ign)
+	(trap '' HUP INT QUIT TERM; exec "$F" run "$res" -- sh -c 'grep ^SigIgn: /proc/$$/status') >"$TMP/out"
+	mask=$(awk '{ print $2 }' "$TMP/out")
+	[ $((16#$mask & 0x4007)) = $((0x4007)) ]
+	# a SIGHUP that fence ignores is not passed on; the SIGTERM after it is
+	rm -f "$TMP/sh"
+	(trap '' HUP; exec "$F" run "$res" -- sh -c "echo \$\$ > $TMP/sh; exec sleep 60") &
+	fpid=$!
+	wait_for test -s "$TMP/sh"
+	kill -HUP $fpid
+	kill -TERM $fpid
+	wait $fpid || rc=$?
+	[ $rc = 143 ]
+}
+
 test_cli_run_psql() {
 	local res
 	res=$(rname "sp ace\\x")
@@ -607,6 +678,9 @@ run_test cli_run_forward_signal
 run_test cli_run_lost_del
 run_test cli_run_lost_takeover
 run_test cli_run_lost_sigkill
+run_test cli_run_waits_for_group
+run_test cli_run_lost_escaped
+run_test cli_run_ignored_signals
 run_test cli_run_psql pg
 run_test cli_exec pg
 run_test cli_exec_copy pg
