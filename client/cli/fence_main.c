@@ -90,7 +90,8 @@ usage(void)
 	printf("  -p, --pg=CONNINFO        PostgreSQL connection string; the token is\n");
 	printf("                           announced there before anything else runs\n");
 	printf("\nOther options:\n");
-	printf("  -j, --json               print results as JSON\n");
+	printf("  -j, --json               print results as JSON (bytes that are not UTF-8\n");
+	printf("                           come out as U+FFFD)\n");
 	printf("  -V, --version            output version information, then exit\n");
 	printf("  -?, --help               show this help, then exit\n");
 	printf("\nDURATION is 250ms, 10s, 2m, 1h, or a plain number of milliseconds.\n");
@@ -212,21 +213,80 @@ pg_connect(const char *conninfo, int *code)
 	return pg;
 }
 
-/* Print "s" as a JSON string. */
+/*
+ * The length of the UTF-8 sequence at "p", or 0 when it is not a valid one
+ * (overlong forms, surrogates and code points above U+10FFFF are not).
+ */
+static int
+utf8_len(const unsigned char *p)
+{
+	unsigned char c = p[0];
+	unsigned char lo = 0x80,
+				hi = 0xBF;
+	int			n,
+				i;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF)
+		n = 2;
+	else if (c >= 0xE0 && c <= 0xEF)
+	{
+		n = 3;
+		if (c == 0xE0)
+			lo = 0xA0;
+		else if (c == 0xED)
+			hi = 0x9F;
+	}
+	else if (c >= 0xF0 && c <= 0xF4)
+	{
+		n = 4;
+		if (c == 0xF0)
+			lo = 0x90;
+		else if (c == 0xF4)
+			hi = 0x8F;
+	}
+	else
+		return 0;
+	/* the second byte has the narrower range; the string's NUL stops us */
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xBF)
+			return 0;
+	return n;
+}
+
+/*
+ * Print "s" as a JSON string.  JSON text is UTF-8, and names, owners and
+ * values are whatever bytes they are: each byte that is not part of a valid
+ * UTF-8 sequence becomes U+FFFD; quotes, backslashes and control characters
+ * are escaped.
+ */
 static void
 json_string(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++)
-	{
-		unsigned char c = (unsigned char) *s;
+	const unsigned char *p = (const unsigned char *) s;
 
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
+	fputc('"', f);
+	while (*p)
+	{
+		int			n = utf8_len(p);
+
+		if (n == 0)
+		{
+			fputs("\\ufffd", f);
+			n = 1;
+		}
+		else if (n > 1)
+			fwrite(p, 1, n, f);
+		else if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7F)
+			fprintf(f, "\\u%04x", *p);
 		else
-			fputc(c, f);
+			fputc(*p, f);
+		p += n;
 	}
 	fputc('"', f);
 }
@@ -267,8 +327,9 @@ print_lease(const options *o, fence_lease *l)
 	{
 		printf("{\"resource\":");
 		json_string(stdout, fence_lease_resource(l));
-		printf(",\"token\":%s,\"owner\":\"%s\",\"ttl_ms\":%lld}\n",
-			   token, fence_lease_owner(l), fence_lease_ttl(l));
+		printf(",\"token\":%s,\"owner\":", token);
+		json_string(stdout, fence_lease_owner(l));
+		printf(",\"ttl_ms\":%lld}\n", fence_lease_ttl(l));
 		return;
 	}
 	shell_assign("FENCE_RESOURCE", fence_lease_resource(l));

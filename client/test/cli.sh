@@ -315,6 +315,49 @@ test_cli_json() {
 	grep -qx '{"released":true}' "$TMP/out"
 }
 
+# --json is valid JSON whatever the bytes: names, owners and values that
+# are not UTF-8 come out with U+FFFD for each bad byte, control characters
+# escaped; every verb that prints JSON is read back with a JSON parser.
+# (strict UTF-8: Python's stdin would let bad bytes through as surrogates)
+json_ok() { python3 -c 'import json, sys; json.loads(sys.stdin.buffer.read().decode())' <"$TMP/out"; }
+json_is() {
+	python3 -c 'import json, os, sys; v = json.loads(sys.stdin.buffer.read().decode())
+for k in sys.argv[1].split("."): v = v[int(k)] if isinstance(v, list) else v[k]
+want = os.fsencode(sys.argv[2]).decode()
+assert v == want, repr(v)' "$1" "$2" <"$TMP/out"
+}
+test_cli_json_bytes() {
+	local res res2 res3 owner
+	res="$(rname json)-$(printf '\377\376\001"\\\303\251\177\340\200')"
+	expect_rc 0 "$F" acquire "$res" --json --ttl 10s
+	json_ok
+	json_is resource "$(rname json)-$(printf '\357\277\275\357\277\275\001"\\\303\251\177\357\277\275\357\277\275')"
+	owner=$(python3 -c 'import json, sys; print(json.loads(sys.stdin.buffer.read().decode())["owner"])' <"$TMP/out")
+	expect_rc 0 "$F" extend "$res" "$owner" --json
+	json_ok
+	expect_rc 0 "$F" show "$res" --json
+	json_ok
+	json_is owner "$owner"
+	expect_rc 0 "$F" release "$res" "$owner" --json
+	json_ok
+	# an owner Redis holds, of any bytes
+	res2=$(rname json2)
+	rcli SET "$(lockkey "$res2")" "$(printf 'x\303(\037y')" PX 10000 >/dev/null
+	expect_rc 0 "$F" show "$res2" --json
+	json_ok
+	json_is owner "$(printf 'x\357\277\275(\037y')"
+	rcli DEL "$(lockkey "$res2")" >/dev/null
+	if [ $pg_ready = 1 ]; then
+		# values from PostgreSQL in a client encoding that is not UTF-8
+		res3=$(rname json3)
+		PGCLIENTENCODING=LATIN1 expect_rc 0 "$F" exec "$res3" --pg "$PGC" --json \
+			"SELECT \$1::text, E'a\\001b', NULL" "$(printf '\351')"
+		json_ok
+		json_is result.0.0 "$(printf '\357\277\275')"
+		json_is result.0.1 "$(printf 'a\001b')"
+	fi
+}
+
 test_cli_wait() {
 	local res start end
 	res=$(rname wait)
@@ -670,6 +713,7 @@ run_test cli_acquire_quoting
 run_test cli_cluster_slot
 run_test cli_corrupt_keys
 run_test cli_json
+run_test cli_json_bytes
 run_test cli_wait
 run_test cli_run_status_env
 run_test cli_run_no_sockets pg
