@@ -255,12 +255,13 @@ int
 fence_conn_ensure(fence_ctx *ctx)
 {
 	struct fence_conn *c = ctx->conn;
-	int64_t		left = step_end(ctx, c->connect_ms) - fence_now_ns();
+	int64_t		left;
 	struct timeval ctv;
 	redisContext *rc;
 
 	if (c->rc != NULL)
 		return FENCE_OK;
+	left = step_end(ctx, c->connect_ms) - fence_now_ns();
 	if (left <= 0)
 	{
 		timeout_error(ctx, ctx->conn->deadline_ns, "could not connect to Redis");
