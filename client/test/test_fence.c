@@ -1345,6 +1345,24 @@ fail:
 }
 
 /*
+ * Wait (3 s at most) until Redis has dropped the lock of "res": by then the
+ * lease must not read HELD.
+ */
+static int
+gone_and_not_held(const char *res, fence_lease *l)
+{
+	long long	t0 = ms_now();
+
+	while (ms_now() - t0 < 3000)
+	{
+		if (rnum("PTTL %s", key(res, "lock")) == -2)
+			return fence_lease_state(l) != FENCE_LEASE_HELD;
+		sleep_ms(1);
+	}
+	return 0;
+}
+
+/*
  * The application's extend races the heartbeat's: the heartbeat's PEXPIRE
  * 3000 runs first but its reply comes 300 ms late (the proxy delays it),
  * the application's PEXPIRE 600 runs last.  Redis then drops the key 600 ms
@@ -1360,10 +1378,8 @@ test_extend_race(void)
 	test_proxy	px;
 	const char *res = R("race");
 	char		url[64];
-	long long	t_acq,
-				t0;
+	long long	t_acq;
 	int			ran = 0,
-				gone = 0,
 				rc = 1;
 
 	CHECK(proxy_start(&px) == 0);
@@ -1385,14 +1401,7 @@ test_extend_race(void)
 	/* its reply is still in the proxy: the application shortens the lease */
 	CHECKC(fence_extend(a, l, 600) == FENCE_OK, a);
 	fence_heartbeat_stop(l);
-	t0 = ms_now();
-	while (!gone && ms_now() - t0 < 3000)
-	{
-		gone = rnum("PTTL %s", key(res, "lock")) == -2;
-		sleep_ms(1);
-	}
-	CHECK(gone);
-	CHECK(fence_lease_state(l) != FENCE_LEASE_HELD);
+	CHECK(gone_and_not_held(res, l));
 	rc = 0;
 fail:
 	fence_lease_free(l);
@@ -1416,9 +1425,7 @@ test_extend_unknown_outcome(void)
 	test_proxy	px;
 	const char *res = R("unknown");
 	char		url[64];
-	long long	t0;
-	int			gone = 0,
-				rc = 1;
+	int			rc = 1;
 
 	CHECK(proxy_start(&px) == 0);
 	snprintf(url, sizeof(url), "redis://127.0.0.1:%d", px.port);
@@ -1431,14 +1438,7 @@ test_extend_unknown_outcome(void)
 	CHECKC(fence_extend(a, l, 3000) == FENCE_OK, a);
 	/* the held PEXPIRE 600 runs now, after the one that was answered */
 	CHECK(proxy_ctl(&px, "release") == 0);
-	t0 = ms_now();
-	while (!gone && ms_now() - t0 < 3000)
-	{
-		gone = rnum("PTTL %s", key(res, "lock")) == -2;
-		sleep_ms(1);
-	}
-	CHECK(gone);
-	CHECK(fence_lease_state(l) != FENCE_LEASE_HELD);
+	CHECK(gone_and_not_held(res, l));
 	rc = 0;
 fail:
 	fence_lease_free(l);
