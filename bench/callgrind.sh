@@ -19,6 +19,8 @@
 # stay in bench/out/callgrind/ for callgrind_annotate.  BENCH_CG_EXTENSION
 # names another build of the extension to load instead of "fence" (same
 # SQL, its control file pointing to the candidate fence.so).
+# BENCH_CG_PRELOAD=1 starts the server with shared_preload_libraries=fence
+# (what fence.stats needs), so that its cost is counted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -34,7 +36,9 @@ mkdir -p "$cgdir"
 command -v valgrind >/dev/null || die "valgrind is not installed"
 
 servers_init
-pg_start -c fsync=on -c synchronous_commit=off -c autovacuum=off -c jit=off
+preload=()
+[ "${BENCH_CG_PRELOAD:-0}" = 1 ] && preload=(-c "shared_preload_libraries=${BENCH_CG_EXTENSION:-fence}")
+pg_start -c fsync=on -c synchronous_commit=off -c autovacuum=off -c jit=off "${preload[@]}"
 pgbench -i -q -s 1 -I dtgvp >/dev/null 2>&1 || die "pgbench -i failed"
 sql >/dev/null <<SQL
 CREATE EXTENSION ${BENCH_CG_EXTENSION:-fence};

@@ -17,6 +17,23 @@
 #define MarkGUCPrefixReserved(prefix) EmitWarningsOnPlaceholders(prefix)
 #endif
 
+/*
+ * PostgreSQL 15 renamed the parser setup for parameters whose types are
+ * inferred (PREPARE without types); the arguments are the same.
+ */
+#if PG_VERSION_NUM < 150000
+#define setup_parse_variable_parameters(pstate, types, ntypes) \
+	parse_variable_parameters((pstate), (types), (ntypes))
+#endif
+
+/*
+ * From PostgreSQL 15 on, an extension asks for shared memory and LWLocks in
+ * shmem_request_hook; before, directly in _PG_init.
+ */
+#if PG_VERSION_NUM >= 150000
+#define FENCE_SHMEM_REQUEST_HOOK 1
+#endif
+
 /* PostgreSQL 16 replaced the per-catalog ownership checks by one function. */
 #if PG_VERSION_NUM >= 160000
 #define fence_rel_ownercheck(relid, roleid) \

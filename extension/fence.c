@@ -84,6 +84,7 @@ _PG_init(void)
 							0,
 							NULL, NULL, NULL);
 
+	fence_stats_init();
 	MarkGUCPrefixReserved("fence");
 
 	fence_registry_init();

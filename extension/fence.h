@@ -1,7 +1,8 @@
 /*
  * extension/fence.h
  *	  What the parts of the fence extension share: the token rule, the
- *	  per-transaction registry of accepted tokens, and the settings.
+ *	  per-transaction registry of accepted tokens, the counts of accepted
+ *	  and refused tokens, and the settings.
  */
 #ifndef FENCE_H
 #define FENCE_H
@@ -34,6 +35,20 @@ extern void fence_registry_remember(const char *resource, int64 token,
 extern void fence_registry_forget(const char *resource);
 extern void fence_registry_init(void);
 extern uint64 fence_resource_hash(const char *resource);
+
+/* stats.c: counts in shared memory (when preloaded), fence.log_refusals */
+typedef enum FenceRefusal
+{
+	FENCE_REFUSED_STALE,		/* LF001 */
+	FENCE_REFUSED_MISSING,		/* LF002 */
+	FENCE_REFUSED_INVALID		/* LF003 */
+} FenceRefusal;
+#define FENCE_REFUSAL_KINDS 3
+
+extern void fence_stats_init(void);
+extern void fence_stats_accepted(const char *resource);
+extern void fence_stats_refused(const char *resource, FenceRefusal kind,
+								int64 token, bool token_known);
 
 /* fence.c: settings */
 extern char *fence_setting_resource;	/* fence.resource */

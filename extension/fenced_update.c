@@ -4,21 +4,34 @@
  *	  with its parameters, in one round trip and in the caller's transaction.
  *
  *	  The statement runs with the caller's privileges; only the check runs
- *	  as the owner of fence.fences (see rule.c).  Parameters are bound with
- *	  the types of the arguments as the caller wrote them, so
+ *	  as the owner of fence.fences (see rule.c).  A typed argument is bound
+ *	  with its own type, so
  *	  fenced_update(r, t, 'UPDATE stock SET qty = qty - $1 WHERE id = $2', 1, 7)
- *	  binds two integers.  An untyped literal ('abc') is bound as text.
+ *	  binds two integers.  An argument without a type of its own (an untyped
+ *	  literal, or a driver's parameter sent without a type) or of type text
+ *	  or varchar takes the type the statement gives its $n, as PREPARE
+ *	  without types would, and its text is read with that type's input
+ *	  function: fenced_update(r, t, '... WHERE id = $1', '7') binds the
+ *	  integer 7.  Drivers need this: node-postgres and pgbench -M prepared
+ *	  send every parameter untyped, which resolves to the overload taking
+ *	  VARIADIC text[] (an unknown argument prefers the string category, so
+ *	  "any" loses); asyncpg asks the server and is told text; pgJDBC sends
+ *	  every Java String as varchar.  A parameter the statement leaves
+ *	  untyped (unused, or SELECT $1) stays text.
  *
- *	  Each distinct (statement, parameter types) is prepared once per backend
+ *	  Each distinct (statement, argument types) is prepared once per backend
  *	  and kept in a small cache, so that a worker repeating the same write
  *	  pays for parsing and planning once; the plan cache replans by itself
- *	  after DDL or a change of search_path.
+ *	  after DDL or a change of search_path.  Inferred types are worked out
+ *	  again when DDL invalidates the plan, so a column whose type changed
+ *	  is bound with its new type.
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "parser/parse_param.h"
 #include "tcop/cmdtag.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -26,16 +39,31 @@
 #include "utils/memutils.h"
 #include "utils/plancache.h"
 
+#include "compat.h"
 #include "errcodes.h"
 #include "fence.h"
 
 #define QUERY_CACHE_SIZE 32
 
+/*
+ * One parameter of a kept plan: the type of the argument as passed (the
+ * cache key), and the type the plan takes with the input function that
+ * reads the argument's text when the two differ.
+ */
+typedef struct PlanParam
+{
+	Oid			argtype;
+	Oid			plantype;
+	Oid			input;			/* InvalidOid: bind the value as it is */
+	Oid			ioparam;
+} PlanParam;
+
 typedef struct CachedQuery
 {
 	char	   *query;			/* NULL if the slot is free */
 	int			nargs;
-	Oid		   *argtypes;
+	PlanParam  *params;
+	bool		inferred;		/* some parameter was left to inference */
 	SPIPlanPtr	plan;
 } CachedQuery;
 
@@ -52,8 +80,23 @@ typedef struct Params
 } Params;
 
 /*
+ * Is an argument of "type" left to take the type the statement gives its
+ * $n?  Unknown is an untyped literal or driver parameter; text is what an
+ * untyped parameter of the outer call resolves to, and what asyncpg is
+ * told; varchar is what pgJDBC sends for every String.  None of them says
+ * what the application meant the value to be.
+ */
+static bool
+left_to_inference(Oid type)
+{
+	return type == UNKNOWNOID || type == TEXTOID || type == VARCHAROID;
+}
+
+/*
  * Collect the variadic arguments from "first" on.  They arrive either one
- * by one, each with its own type, or as one array after VARIADIC.
+ * by one, each with its own type, or as one array after VARIADIC (and
+ * always so for the overload taking VARIADIC text[]).  An unknown argument
+ * arrives as a C string.
  */
 static Params
 collect_params(FunctionCallInfo fcinfo, int first)
@@ -103,13 +146,6 @@ collect_params(FunctionCallInfo fcinfo, int first)
 			elog(ERROR, "could not determine the type of parameter $%d", i + 1);	/* internal error */
 		p.nulls[i] = isnull ? 'n' : ' ';
 		p.values[i] = isnull ? (Datum) 0 : PG_GETARG_DATUM(first + i);
-		if (type == UNKNOWNOID)
-		{
-			/* an untyped literal arrives as a C string: bind it as text */
-			type = TEXTOID;
-			if (!isnull)
-				p.values[i] = CStringGetTextDatum(DatumGetCString(p.values[i]));
-		}
 		p.types[i] = type;
 	}
 	return p;
@@ -133,11 +169,11 @@ allowed_command(CommandTag tag)
 	}
 }
 
-/* Prepare "query", or refuse it unless it is exactly one DML statement. */
+/* Prepare "query" with "types", or refuse it unless it is exactly one DML statement. */
 static SPIPlanPtr
-prepare_query(const char *query, const Params *p)
+prepare_query(const char *query, int nargs, Oid *types)
 {
-	SPIPlanPtr	plan = SPI_prepare(query, p->nargs, p->types);
+	SPIPlanPtr	plan = SPI_prepare(query, nargs, types);
 	List	   *sources;
 	CachedPlanSource *source;
 
@@ -161,45 +197,207 @@ prepare_query(const char *query, const Params *p)
 	return plan;
 }
 
-/* The kept plan for (query, parameter types), prepared on first use. */
-static SPIPlanPtr
+/* The parameter types of one analysis, as parse_param.c keeps them. */
+typedef struct Inference
+{
+	Oid		   *types;
+	int			ntypes;
+} Inference;
+
+static void
+inference_setup(ParseState *pstate, void *arg)
+{
+	Inference  *inf = (Inference *) arg;
+
+	setup_parse_variable_parameters(pstate, &inf->types, &inf->ntypes);
+}
+
+/*
+ * Fill in "types" for the parameters left to inference: the types that
+ * parse analysis of "query" gives them, as PREPARE without types would.
+ * The analysis runs through SPI, so that its errors point into the query
+ * as the real preparation's do; its plan is thrown away, and the real one
+ * is prepared with the types fixed, so that replanning after DDL cannot
+ * change them under values already converted.
+ */
+static void
+infer_types(const char *query, int nargs, const Oid *argtypes, Oid *types)
+{
+	Inference	inf;
+	SPIPlanPtr	plan;
+	int			i;
+
+	inf.ntypes = nargs;
+	inf.types = palloc(sizeof(Oid) * Max(nargs, 1));
+	for (i = 0; i < nargs; i++)
+		inf.types[i] = left_to_inference(argtypes[i]) ? UNKNOWNOID : argtypes[i];
+
+	plan = SPI_prepare_params(query, inference_setup, &inf, 0);
+	if (plan == NULL)
+		elog(ERROR, "could not analyze query: %s",	/* internal error */
+			 SPI_result_code_string(SPI_result));
+	SPI_freeplan(plan);
+
+	for (i = 0; i < nargs; i++)
+	{
+		types[i] = argtypes[i];
+		if (left_to_inference(argtypes[i]))
+			types[i] = (i >= inf.ntypes || inf.types[i] == InvalidOid ||
+						inf.types[i] == UNKNOWNOID) ? TEXTOID : inf.types[i];
+	}
+	pfree(inf.types);
+}
+
+/* Free a slot's plan and memory. */
+static void
+release_slot(CachedQuery *slot)
+{
+	SPI_freeplan(slot->plan);
+	pfree(slot->query);
+	pfree(slot->params);
+	slot->query = NULL;
+}
+
+static bool
+slot_matches(const CachedQuery *slot, const char *query, const Params *p)
+{
+	int			i;
+
+	if (slot->query == NULL || slot->nargs != p->nargs)
+		return false;
+	for (i = 0; i < p->nargs; i++)
+		if (slot->params[i].argtype != p->types[i])
+			return false;
+	return strcmp(slot->query, query) == 0;
+}
+
+/*
+ * Whether the types inferred for a slot still hold: DDL since it was
+ * prepared (say, a column's type changed) invalidates the plan, and the
+ * statement may now give its parameters other types.
+ */
+static bool
+slot_inference_holds(const CachedQuery *slot)
+{
+	Oid		   *argtypes;
+	Oid		   *types;
+	bool		holds = true;
+	int			i;
+
+	if (!slot->inferred || SPI_plan_is_valid(slot->plan))
+		return true;
+	argtypes = palloc(sizeof(Oid) * slot->nargs);
+	types = palloc(sizeof(Oid) * slot->nargs);
+	for (i = 0; i < slot->nargs; i++)
+		argtypes[i] = slot->params[i].argtype;
+	infer_types(slot->query, slot->nargs, argtypes, types);
+	for (i = 0; i < slot->nargs; i++)
+		if (types[i] != slot->params[i].plantype)
+			holds = false;
+	pfree(argtypes);
+	pfree(types);
+	return holds;
+}
+
+/*
+ * The kept plan for (query, argument types), prepared on first use, with
+ * the types of its parameters.
+ */
+static CachedQuery *
 cached_plan(const char *query, const Params *p)
 {
 	CachedQuery *slot;
+	Oid		   *types;
+	bool		inferred = false;
 	int			i;
 
 	for (i = 0; i < QUERY_CACHE_SIZE; i++)
 	{
 		slot = &query_cache[i];
-		if (slot->query != NULL && slot->nargs == p->nargs &&
-			memcmp(slot->argtypes, p->types, sizeof(Oid) * p->nargs) == 0 &&
-			strcmp(slot->query, query) == 0)
-			return slot->plan;
+		if (slot_matches(slot, query, p))
+		{
+			if (slot_inference_holds(slot))
+				return slot;
+			release_slot(slot);
+			break;
+		}
 	}
+
+	types = palloc(sizeof(Oid) * Max(p->nargs, 1));
+	for (i = 0; i < p->nargs; i++)
+		inferred |= left_to_inference(p->types[i]);
+	if (inferred)
+		infer_types(query, p->nargs, p->types, types);
+	else
+		memcpy(types, p->types, sizeof(Oid) * p->nargs);
 
 	slot = &query_cache[query_cache_victim];
 	query_cache_victim = (query_cache_victim + 1) % QUERY_CACHE_SIZE;
 	if (slot->query != NULL)
-	{
-		SPI_freeplan(slot->plan);
-		pfree(slot->query);
-		pfree(slot->argtypes);
-		slot->query = NULL;
-	}
+		release_slot(slot);
 
-	slot->plan = prepare_query(query, p);
+	slot->plan = prepare_query(query, p->nargs, types);
 	SPI_keepplan(slot->plan);
-	slot->argtypes = MemoryContextAlloc(TopMemoryContext,
-										sizeof(Oid) * Max(p->nargs, 1));
-	memcpy(slot->argtypes, p->types, sizeof(Oid) * p->nargs);
+	slot->params = MemoryContextAllocZero(TopMemoryContext,
+										  sizeof(PlanParam) * Max(p->nargs, 1));
+	for (i = 0; i < p->nargs; i++)
+	{
+		PlanParam  *pp = &slot->params[i];
+
+		pp->argtype = p->types[i];
+		pp->plantype = types[i];
+		/* text and varchar share their representation: no conversion */
+		if (pp->argtype != pp->plantype &&
+			!(pp->argtype != UNKNOWNOID &&
+			  (pp->plantype == TEXTOID || pp->plantype == VARCHAROID)))
+			getTypeInputInfo(pp->plantype, &pp->input, &pp->ioparam);
+	}
+	slot->inferred = inferred;
 	slot->nargs = p->nargs;
 	slot->query = MemoryContextStrdup(TopMemoryContext, query);
-	return slot->plan;
+	return slot;
+}
+
+/* Say which parameter's text did not fit its type. */
+static void
+bind_error_context(void *arg)
+{
+	errcontext("parameter $%d of fenced_update", *(int *) arg + 1);
+}
+
+/*
+ * Turn the arguments left to inference into values of the types the plan
+ * takes: read their text with the type's input function, as the server
+ * reads a parameter sent as text.
+ */
+static void
+bind_params(const CachedQuery *slot, Params *p)
+{
+	ErrorContextCallback errcb;
+	int			i;
+
+	errcb.callback = bind_error_context;
+	errcb.arg = &i;
+	errcb.previous = error_context_stack;
+	error_context_stack = &errcb;
+	for (i = 0; i < p->nargs; i++)
+	{
+		const PlanParam *pp = &slot->params[i];
+		char	   *str;
+
+		if (!OidIsValid(pp->input) || p->nulls[i] == 'n')
+			continue;
+		str = pp->argtype == UNKNOWNOID ? DatumGetCString(p->values[i]) :
+			TextDatumGetCString(p->values[i]);
+		p->values[i] = OidInputFunctionCall(pp->input, str, pp->ioparam, -1);
+	}
+	error_context_stack = errcb.previous;
 }
 
 /*
  * fence.fenced_update(resource text, token bigint, query text)
  * fence.fenced_update(resource text, token bigint, query text, VARIADIC params "any")
+ * fence.fenced_update(resource text, token bigint, query text, VARIADIC params text[])
  *	  Returns the number of rows the statement processed.
  */
 PG_FUNCTION_INFO_V1(fence_fenced_update);
@@ -210,7 +408,7 @@ fence_fenced_update(PG_FUNCTION_ARGS)
 	char	   *resource;
 	char	   *query;
 	Params		params;
-	SPIPlanPtr	plan;
+	CachedQuery *cached;
 	int			rc;
 	uint64		processed;
 
@@ -220,10 +418,13 @@ fence_fenced_update(PG_FUNCTION_ARGS)
 				 errmsg("resource name must not be null")));
 	resource = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	if (PG_ARGISNULL(1))
+	{
+		fence_stats_refused(resource, FENCE_REFUSED_MISSING, 0, false);
 		ereport(ERROR,
 				(errcode(ERRCODE_FENCE_MISSING_TOKEN),
 				 errmsg("missing fencing token for resource \"%s\"", resource),
 				 errhint("Pass the token that came with the lease.")));
+	}
 	if (PG_ARGISNULL(2))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -234,12 +435,14 @@ fence_fenced_update(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");	/* internal error */
 
-	/* a query that cannot run must fail before it moves the mark */
-	plan = cached_plan(query, &params);
+	/* a query that cannot run, or an argument that does not fit it, must
+	 * fail before the mark moves */
+	cached = cached_plan(query, &params);
+	bind_params(cached, &params);
 	fence_check_and_advance(resource, PG_GETARG_INT64(1),
 							fence_session_owner(resource));
 
-	rc = SPI_execute_plan(plan, params.values, params.nulls, false, 0);
+	rc = SPI_execute_plan(cached->plan, params.values, params.nulls, false, 0);
 	if (rc < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

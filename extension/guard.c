@@ -405,6 +405,10 @@ guard_setting_token(const char *resource)
 	const char *p;
 	uint64		value = 0;
 
+	/* the three refusals below are all of a missing token */
+	if (setting_resource == NULL || setting_resource[0] == '\0' ||
+		strcmp(setting_resource, resource) != 0 || text == NULL)
+		fence_stats_refused(resource, FENCE_REFUSED_MISSING, 0, false);
 	if (setting_resource == NULL || setting_resource[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_FENCE_MISSING_TOKEN),
@@ -435,11 +439,14 @@ guard_setting_token(const char *resource)
 		value = value * 10 + digit;
 	}
 	if (*p != '\0' || p == text || value == 0)
+	{
+		fence_stats_refused(resource, FENCE_REFUSED_INVALID, 0, false);
 		ereport(ERROR,
 				(errcode(ERRCODE_FENCE_INVALID_TOKEN),
 				 errmsg("invalid fencing token \"%s\" for resource \"%s\"", text, resource),
 				 errdetail("The setting fence.token must be a whole number from 1 to 9223372036854775807, written with digits only."),
 				 errhint("Set fence.token to the token of your lease.")));
+	}
 	return (int64) value;
 }
 
@@ -558,6 +565,8 @@ guard_check_row_token(GuardState *state, Relation rel, HeapTuple oldtuple,
 	stored = heap_getattr(oldtuple, state->token_attnum,
 						  RelationGetDescr(rel), &isnull);
 	if (!isnull && DatumGetInt64(stored) > token)
+	{
+		fence_stats_refused(resource, FENCE_REFUSED_STALE, token, true);
 		ereport(ERROR,
 				(errcode(ERRCODE_FENCE_STALE_TOKEN),
 				 errmsg("stale fencing token for resource \"%s\"", resource),
@@ -565,6 +574,7 @@ guard_check_row_token(GuardState *state, Relation rel, HeapTuple oldtuple,
 						   token, DatumGetInt64(stored),
 						   NameStr(TupleDescAttr(RelationGetDescr(rel), state->token_attnum - 1)->attname)),
 				 errhint("Acquire a new lease and retry with its token.")));
+	}
 }
 
 /*

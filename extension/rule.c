@@ -415,7 +415,10 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 
 	fence_check_resource_name(resource);
 	if (token <= 0)
+	{
+		fence_stats_refused(resource, FENCE_REFUSED_INVALID, token, true);
 		report_invalid_token(resource, token);
+	}
 
 	/* Accepted earlier in this transaction, and its row lock is still ours. */
 	grant = fence_registry_lookup(resource);
@@ -444,6 +447,7 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 		int64		hw = mark.token;
 
 		leave_fences(&scope);
+		fence_stats_refused(resource, FENCE_REFUSED_STALE, token, true);
 		if (token < hw)
 			ereport(ERROR,
 					(errcode(ERRCODE_FENCE_STALE_TOKEN),
@@ -465,6 +469,7 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 		int64		hw = mark.token;
 
 		leave_fences(&scope);
+		fence_stats_refused(resource, FENCE_REFUSED_INVALID, token, true);
 		ereport(ERROR,
 				(errcode(ERRCODE_FENCE_INVALID_TOKEN),
 				 errmsg("invalid fencing token for resource \"%s\"", resource),
@@ -485,6 +490,7 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 	owner = owner || token > mark.token ? owner : mark.owner;
 	fence_registry_remember(resource, token, owner);
 	remember_hint(resource, token, owner != NULL);
+	fence_stats_accepted(resource);
 	return mark.exists ? mark.token : 0;
 }
 
@@ -503,10 +509,13 @@ fence_advance(PG_FUNCTION_ARGS)
 				 errmsg("resource name must not be null")));
 	resource = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	if (PG_ARGISNULL(1))
+	{
+		fence_stats_refused(resource, FENCE_REFUSED_MISSING, 0, false);
 		ereport(ERROR,
 				(errcode(ERRCODE_FENCE_MISSING_TOKEN),
 				 errmsg("missing fencing token for resource \"%s\"", resource),
 				 errhint("Pass the token that came with the lease.")));
+	}
 	owner = PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2));
 
 	PG_RETURN_INT64(fence_check_and_advance(resource, PG_GETARG_INT64(1), owner));

@@ -46,6 +46,20 @@ REVOKE ALL ON FUNCTION fence.fenced_update(text, bigint, text, "any") FROM PUBLI
 COMMENT ON FUNCTION fence.fenced_update(text, bigint, text, "any") IS
     'Accept token for resource, then run query with params bound to $1..$n; returns rows processed';
 
+-- Parameters that arrive without a type (node-postgres and pgbench -M
+-- prepared send them so) cannot resolve against "any"; an unknown argument
+-- prefers the string category, so they pick this overload, and a call with
+-- any non-string argument still picks the one above.  Both take untyped,
+-- text and varchar arguments with the type the statement gives them.
+CREATE FUNCTION fence.fenced_update(resource text, token bigint, query text,
+                                    VARIADIC params text[])
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fence_fenced_update'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.fenced_update(text, bigint, text, text[]) FROM PUBLIC;
+COMMENT ON FUNCTION fence.fenced_update(text, bigint, text, text[]) IS
+    'Accept token for resource, then run query with params, typed as the query types $1..$n; returns rows processed';
+
 CREATE FUNCTION fence.reset(resource text, token bigint DEFAULT 0)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'fence_reset'
@@ -88,3 +102,41 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fence.unprotect(regclass) FROM PUBLIC;
 COMMENT ON FUNCTION fence.unprotect(regclass) IS
     'Remove the guard from a table you own';
+
+-- Statistics --------------------------------------------------------------
+-- Counts of accepted and refused tokens per resource, in shared memory
+-- (extension/stats.c): they need fence in shared_preload_libraries, and
+-- without it the functions below raise an error that says so.  Refusals
+-- abort their transactions, which is why they are not kept in a table.
+-- Resource names and marks are not for everybody: reading is granted to
+-- pg_monitor, resetting to nobody but administrators.
+
+CREATE FUNCTION fence.stats_counts(
+    OUT resource text, OUT accepted bigint, OUT stale bigint,
+    OUT missing bigint, OUT invalid bigint,
+    OUT last_refusal timestamptz, OUT last_refused_token bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'fence_stats_counts'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+REVOKE ALL ON FUNCTION fence.stats_counts() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fence.stats_counts() TO pg_monitor;
+COMMENT ON FUNCTION fence.stats_counts() IS
+    'Counts of accepted and refused tokens per resource since start or fence.stats_reset(), from shared memory; read them through fence.stats';
+
+CREATE VIEW fence.stats AS
+    SELECT s.resource, s.accepted, s.stale, s.missing, s.invalid,
+           s.last_refusal, s.last_refused_token, f.token AS mark
+      FROM fence.stats_counts() s
+      LEFT JOIN fence.fences f ON f.resource OPERATOR(pg_catalog.=) s.resource;
+REVOKE ALL ON fence.stats FROM PUBLIC;
+GRANT SELECT ON fence.stats TO pg_monitor;
+COMMENT ON VIEW fence.stats IS
+    'Per resource: accepted checks, refusals by kind (stale LF001, missing LF002, invalid LF003), the last refusal and its token, and the committed mark; resource NULL counts the resources that found the table full (fence.stats_max_resources) and invalid names';
+
+CREATE FUNCTION fence.stats_reset()
+RETURNS void
+AS 'MODULE_PATHNAME', 'fence_stats_reset'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.stats_reset() FROM PUBLIC;
+COMMENT ON FUNCTION fence.stats_reset() IS
+    'Administrators only: forget every count in fence.stats';

@@ -3,11 +3,12 @@
 # one closing line "N passed, N failed, N skipped".
 #
 # Suites: pg_regress and isolation specs (extension/), the client's C tests
-# under ASan/UBSan (client/), and the end-to-end fault tests (test/e2e/).
+# under ASan/UBSan (client/), fence.fenced_update from every driver
+# (test/drivers/), and the end-to-end fault tests (test/e2e/).
 # Each suite reports a line per test, "ok - NAME", "not ok - NAME" or
 # "skip - NAME"; this script only counts them.
 #
-# FENCE_SUITES="regress client e2e" picks suites; FENCE_E2E="f1 f6" picks
+# FENCE_SUITES="regress client drivers e2e" picks suites; FENCE_E2E="f1 f6" picks
 # end-to-end tests by file-name prefix.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +17,9 @@ top=$PWD
 
 servers_init
 set -e
-pg_start
+# fence.stats counts in shared memory, which needs the library preloaded;
+# test/e2e/stats_preload.sh covers a server without it
+pg_start -c shared_preload_libraries=fence
 redis_start main
 set +e
 export FENCE_REDIS_URL
@@ -56,6 +59,11 @@ suite_client() {
 	make -s -C client check 2>&1 | report
 }
 
+suite_drivers() {
+	echo "== drivers"
+	bash test/drivers/run.sh 2>&1 | report
+}
+
 suite_e2e() {
 	echo "== end-to-end"
 	local t name rc
@@ -78,7 +86,7 @@ suite_e2e() {
 	done
 }
 
-for s in ${FENCE_SUITES:-regress client e2e}; do
+for s in ${FENCE_SUITES:-regress client drivers e2e}; do
 	"suite_$s"
 done
 

@@ -13,7 +13,8 @@
  * status), 64 usage error, 69 Redis or PostgreSQL unreachable, 75 lease not
  * acquired before --wait ran out, 76 lease lost, 77 stale token (LF001),
  * 1 anything else; and from sysexits.h as well, 65 for fence keys in a
- * state fence never writes, 78 for a login Redis refuses.
+ * state fence never writes, 78 for a configuration the servers refuse (a
+ * Redis login; for run --pg, the options in PGOPTIONS, at a pooler).
  *
  * "run" puts the command in a process group of its own and becomes the
  * subreaper of its orphans, so that it sees every process the command
@@ -48,7 +49,8 @@
 #define EXIT_BUSY		75
 #define EXIT_LOST		76
 #define EXIT_STALE		77
-#define EXIT_CONFIG		78		/* Redis refused the login: AUTH, SELECT, ACL */
+#define EXIT_CONFIG		78		/* Redis refused the login (AUTH, SELECT,
+								 * ACL); run: PostgreSQL refuses PGOPTIONS */
 
 #define DEFAULT_TTL_MS		30000
 #define DEFAULT_GRACE_MS	10000
@@ -77,7 +79,8 @@ usage(void)
 	printf("                                               run COMMAND while holding the lease\n");
 	printf("  %s exec    RESOURCE --pg CONNINFO [OPTION]... [--] SQL [PARAM]...\n", progname);
 	printf("                                               run one fenced SQL statement\n");
-	printf("  %s show    RESOURCE [OPTION]...           owner, remaining TTL, tokens\n", progname);
+	printf("  %s show    RESOURCE [OPTION]...           owner, remaining TTL, tokens; with\n", progname);
+	printf("                                               --pg, the mark and fence.stats counts\n");
 	printf("\nLease options:\n");
 	printf("  -t, --ttl=DURATION       lease time to live (default: 30s)\n");
 	printf("  -w, --wait=DURATION      how long to retry while the lease is busy (default: 0)\n");
@@ -100,6 +103,8 @@ usage(void)
 	printf("SQL or a COMMAND that starts with \"-\".\n");
 	printf("\nrun gives COMMAND FENCE_RESOURCE, FENCE_TOKEN and FENCE_OWNER, and appends\n");
 	printf("-c fence.resource=... -c fence.token=... -c fence.owner=... to PGOPTIONS.\n");
+	printf("With --pg it first checks that a session opened with those options sees the\n");
+	printf("token: a connection pooler may refuse them (exit 78) or drop them (a warning).\n");
 	printf("It keeps the lease until COMMAND and every process it started have exited\n");
 	printf("(background jobs too, and processes that left its process group); if the\n");
 	printf("lease is lost, all of them get SIGTERM, then SIGKILL after --grace.\n");
@@ -114,7 +119,8 @@ usage(void)
 	printf("  75  lease not acquired before --wait ran out\n");
 	printf("  76  lease lost (run), or not held by OWNER (release, extend)\n");
 	printf("  77  PostgreSQL rejected a stale token\n");
-	printf("  78  Redis refused the login (password, ACL user, database)\n");
+	printf("  78  configuration refused: Redis refused the login (password, ACL user,\n");
+	printf("      database); run --pg: PostgreSQL (or a pooler) refuses PGOPTIONS\n");
 	printf("  1   any other error\n");
 }
 
@@ -415,12 +421,68 @@ cmd_extend(fence_ctx *ctx, const options *o, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * PostgreSQL's counts for one resource (the fence.stats view), as text:
+ * accepted, stale, missing, invalid, last refusal (ISO 8601, UTC, or ""),
+ * last refused token (or "").
+ */
+#define SHOW_STATS_FIELDS 6
+static const char *const show_stats_names[SHOW_STATS_FIELDS] = {
+	"ACCEPTED", "STALE", "MISSING", "INVALID", "LAST_REFUSAL", "LAST_REFUSED_TOKEN"
+};
+
+/*
+ * Read the counts of "resource" into "*res" (NULL when PostgreSQL keeps
+ * none: the library is not preloaded, the role may not read fence.stats,
+ * or the extension predates it; a warning says which).  Returns 0, or -1
+ * on any other error, which is then in "pg".
+ */
+static int
+show_stats(PGconn *pg, const char *resource, PGresult **res)
+{
+	const char *params[1] = {resource};
+	const char *state;
+	PGresult   *r;
+
+	*res = NULL;
+	r = PQexecParams(pg,
+					 "SELECT coalesce(sum(accepted), 0), coalesce(sum(stale), 0),"
+					 " coalesce(sum(missing), 0), coalesce(sum(invalid), 0),"
+					 " coalesce(to_char(max(last_refusal) AT TIME ZONE 'UTC',"
+					 "   'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), ''),"
+					 " coalesce(max(last_refused_token)::text, '')"
+					 " FROM fence.stats WHERE resource = $1::text",
+					 1, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+	{
+		*res = r;
+		return 0;
+	}
+	state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+	if (state != NULL && (strcmp(state, "55000") == 0 ||	/* not preloaded */
+						  strcmp(state, "42501") == 0 ||	/* not pg_monitor */
+						  strcmp(state, "42P01") == 0))	/* no fence.stats */
+	{
+		fprintf(stderr, "%s: warning: no counts from PostgreSQL: %s",
+				progname, PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY));
+		if (PQresultErrorField(r, PG_DIAG_MESSAGE_HINT))
+			fprintf(stderr, " (%s)", PQresultErrorField(r, PG_DIAG_MESSAGE_HINT));
+		fputc('\n', stderr);
+		PQclear(r);
+		return 0;
+	}
+	PQclear(r);
+	return -1;
+}
+
 static int
 cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 {
 	fence_info	info;
 	long long	mark = -1;
-	int			code = 0;
+	PGresult   *stats = NULL;
+	int			code = 0,
+				i;
 
 	if (argc != 1)
 		return usage_error("show needs exactly one argument: RESOURCE%s", "");
@@ -442,6 +504,14 @@ cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 			fence_info_free(&info);
 			return code;
 		}
+		if (show_stats(pg, argv[0], &stats) != 0)
+		{
+			fprintf(stderr, "%s: could not read fence.stats: %s", progname, PQerrorMessage(pg));
+			code = PQstatus(pg) == CONNECTION_OK ? EXIT_FAIL : EXIT_UNAVAIL;
+			PQfinish(pg);
+			fence_info_free(&info);
+			return code;
+		}
 		PQfinish(pg);
 	}
 	if (o->json)
@@ -456,6 +526,22 @@ cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 		printf(",\"ttl_ms\":%lld,\"token\":%lld", info.pttl_ms, info.token);
 		if (mark >= 0)
 			printf(",\"pg_token\":%lld", mark);
+		if (stats != NULL)
+		{
+			const char *when = PQgetvalue(stats, 0, 4);
+			const char *refused = PQgetvalue(stats, 0, 5);
+
+			printf(",\"pg_stats\":{\"accepted\":%s,\"stale\":%s,\"missing\":%s,\"invalid\":%s,\"last_refusal\":",
+				   PQgetvalue(stats, 0, 0), PQgetvalue(stats, 0, 1),
+				   PQgetvalue(stats, 0, 2), PQgetvalue(stats, 0, 3));
+			if (*when)
+				json_string(stdout, when);
+			else
+				printf("null");
+			printf(",\"last_refused_token\":%s}", *refused ? refused : "null");
+		}
+		else if (o->pg != NULL)
+			printf(",\"pg_stats\":null");
 		printf("}\n");
 	}
 	else
@@ -473,7 +559,15 @@ cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 			snprintf(buf, sizeof(buf), "%lld", mark);
 			shell_assign("FENCE_PG_TOKEN", buf);
 		}
+		for (i = 0; stats != NULL && i < SHOW_STATS_FIELDS; i++)
+		{
+			char		name[48];
+
+			snprintf(name, sizeof(name), "FENCE_PG_%s", show_stats_names[i]);
+			shell_assign(name, PQgetvalue(stats, 0, i));
+		}
 	}
+	PQclear(stats);
 	fence_info_free(&info);
 	return 0;
 }
@@ -664,6 +758,52 @@ set_child_env(fence_lease *l)
 		setenv("FENCE_TOKEN", token, 1) |
 		setenv("FENCE_OWNER", fence_lease_owner(l), 1);
 	free(buf);
+	return rc;
+}
+
+/*
+ * Whether sessions opened with the child's PGOPTIONS carry the token: a
+ * connection pooler may refuse the "options" startup parameter (PgBouncer
+ * does, unless told to ignore it) or drop it silently (with
+ * ignore_startup_parameters = options), and then the child's guarded writes
+ * fail, with a connection error or with LF002, far from the cause.  Probe
+ * once, as the child would connect to "conninfo": returns 0 when SHOW
+ * fence.token gives the lease's token, 1 when the connection works but the
+ * token is not there (a warning is printed), -1 when the connection fails
+ * with the options although it worked without them (an error is printed).
+ */
+static int
+probe_pgoptions(const char *conninfo, fence_lease *l)
+{
+	const char *const keywords[] = {"dbname", "options", NULL};
+	const char *values[] = {conninfo, getenv("PGOPTIONS"), NULL};
+	const char *advice =
+		"Set the token per transaction instead (SET LOCAL fence.resource and fence.token\n"
+		"from $FENCE_RESOURCE and $FENCE_TOKEN, which the command gets), or pass it to\n"
+		"fence.fenced_update(), or connect the command directly to PostgreSQL.\n";
+	char		token[24];
+	PGconn	   *pg = PQconnectdbParams(keywords, values, 1);
+	PGresult   *res;
+	int			rc;
+
+	if (pg == NULL || PQstatus(pg) != CONNECTION_OK)
+	{
+		fprintf(stderr, "%s: PostgreSQL at --pg refuses the fence settings in PGOPTIONS\n"
+				"(a connection pooler? PgBouncer refuses the options parameter): %s%s",
+				progname, pg ? PQerrorMessage(pg) : "out of memory\n", advice);
+		PQfinish(pg);
+		return -1;
+	}
+	snprintf(token, sizeof(token), "%lld", fence_lease_token(l));
+	res = PQexec(pg, "SHOW fence.token");
+	rc = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
+		strcmp(PQgetvalue(res, 0, 0), token) == 0 ? 0 : 1;
+	if (rc != 0)
+		fprintf(stderr, "%s: warning: sessions at --pg do not see the fence settings in PGOPTIONS\n"
+				"(a connection pooler dropping them?): guarded writes of the command will fail\n"
+				"with LF002 unless it sets the token itself.\n%s", progname, advice);
+	PQclear(res);
+	PQfinish(pg);
 	return rc;
 }
 
@@ -888,6 +1028,12 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 	{
 		fprintf(stderr, "%s: out of memory\n", progname);
 		code = EXIT_FAIL;
+		goto release;
+	}
+	/* a command that could not even connect is not worth starting */
+	if (o->pg != NULL && probe_pgoptions(o->pg, l) < 0)
+	{
+		code = EXIT_CONFIG;
 		goto release;
 	}
 	if (fence_heartbeat_start(ctx, l, on_lost, NULL) != FENCE_OK)

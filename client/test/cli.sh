@@ -624,6 +624,19 @@ test_cli_exec_stale() {
 	expect_rc 77 "$F" exec "$res" --pg "$PGC" 'SELECT fence.advance($1, 1::bigint)' "$res"
 	# and the lease was released on the way out
 	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]
+	# show --pg has PostgreSQL's counts: the refusal is there although its
+	# transaction rolled back (when the server preloads fence, as test/run.sh's does)
+	if [ "$(psql -XAtc "SHOW shared_preload_libraries")" = fence ]; then
+		expect_rc 0 "$F" show "$res" --pg "$PGC"
+		grep -qx "FENCE_PG_TOKEN=2" "$TMP/out"
+		grep -qx "FENCE_PG_STALE=1" "$TMP/out"
+		grep -qx "FENCE_PG_LAST_REFUSED_TOKEN=1" "$TMP/out"
+		grep -qx "FENCE_PG_MISSING=0" "$TMP/out"
+		grep -Eqx "FENCE_PG_LAST_REFUSAL=[0-9-]{10}T[0-9:.]+Z" "$TMP/out"
+		[ "$(sed -n 's/^FENCE_PG_ACCEPTED=//p' "$TMP/out")" -ge 3 ]
+		expect_rc 0 "$F" show "$res" --pg "$PGC" --json
+		grep -q '"pg_token":2,"pg_stats":{"accepted":[0-9]*,"stale":1,"missing":0,"invalid":0,"last_refusal":"[^"]*","last_refused_token":1}}' "$TMP/out"
+	fi
 }
 
 test_cli_exec_unreachable() {

@@ -4,10 +4,10 @@
 # Must hold: each bad input fails with the documented exit code (64 usage,
 # 69 Redis or PostgreSQL unreachable) or SQLSTATE (LF002 missing token,
 # LF003 invalid token, 22004 null, 22023 bad resource name or query, 22003
-# out of range), and nothing is written: no lock or token is left in Redis
-# by a refused command, no fence mark moves, no row changes.  Every case
-# is recorded in the history, and the guarded table's history passes the
-# checker.
+# out of range, 42804 and 22P02 parameters that do not fit), and nothing is
+# written: no lock or token is left in Redis by a refused command, no fence
+# mark moves, no row changes.  Every case is recorded in the history, and
+# the guarded table's history passes the checker.
 # Negative control: the same bad tokens written to a table without the
 # guard land (0, -1, none at all), and the checker must see the token go
 # down.
@@ -48,7 +48,9 @@ expect_sql 22023 "empty resource" -c "SELECT fence.advance('', 6)"
 expect_sql 22023 "resource over 1024 bytes" -c "SELECT fence.advance('$long', 6)"
 expect_sql LF001 "stale token" -c "SELECT fence.advance('$res', 4)"
 expect_sql 42804 "wrong parameter type" \
-	-c "SELECT fence.fenced_update('$res', 6, 'UPDATE ${p}_stock SET qty = \$1', 'abc'::text)"
+	-c "SELECT fence.fenced_update('$res', 6, 'UPDATE ${p}_stock SET qty = \$1', '2020-01-02'::date)"
+expect_sql 22P02 "parameter text that does not fit its inferred type" \
+	-c "SELECT fence.fenced_update('$res', 6, 'UPDATE ${p}_stock SET qty = \$1', 'abc')"
 expect_sql 22023 "two statements" \
 	-c "SELECT fence.fenced_update('$res', 6, 'UPDATE ${p}_stock SET qty = 1; UPDATE ${p}_stock SET qty = 2')"
 expect_sql 22023 "DDL in fenced_update" -c "SELECT fence.fenced_update('$res', 6, 'DROP TABLE ${p}_stock')"

@@ -10,12 +10,24 @@ packages=(
 	postgresql postgresql-contrib postgresql-server-dev-15 libpq-dev
 	redis-server redis-tools libhiredis-dev
 	faketime python3 python3-psycopg2 gnuplot-nox
+	python3-psycopg python3-asyncpg libpostgresql-jdbc-java pgbouncer
+)
+
+# Tools wanted as commands: a machine may bring its own (a newer JDK, or
+# Node.js from elsewhere with its npm); Debian's packages only when the
+# command is missing.  COMMAND:PACKAGE...
+commands=(
+	javac:default-jdk-headless
+	node:nodejs npm:npm
 )
 
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 		missing+=("$p")
+done
+for c in "${commands[@]}"; do
+	command -v "${c%%:*}" >/dev/null || missing+=("${c#*:}")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 

@@ -18,10 +18,37 @@ SELECT id, sku, qty, price, seen, tags, doc FROM stock ORDER BY id;
 -- a bigint and a smallint bind as themselves
 SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET qty = $1 + $2 WHERE id = 1',
     3::bigint, 2::smallint);
--- an untyped literal is bound as text
+-- an untyped literal, text or varchar takes the type the statement gives it
 SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET sku = $1 WHERE id = 1', 'sprocket');
 SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET qty = $1 WHERE id = 1', '4');
 SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET qty = $1::int WHERE id = 1', '4');
+SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET qty = qty - 1 WHERE id = $1', '1');
+SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET qty = $1 + 1 WHERE id = $2', '2'::text, '1'::varchar);
+SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET price = $1, seen = $2 WHERE id = $3',
+    '1.5', '2026-05-06 07:08:09+00', 1);
+SELECT id, sku, qty, price, seen FROM stock WHERE id = 1;
+-- typed arguments keep their types next to inferred ones
+SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET qty = $1 WHERE sku = $2', 6, 'sprocket');
+SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET qty = $1 WHERE id = 1', 2.7::numeric);
+SELECT qty FROM stock WHERE id = 1;
+-- a parameter the statement leaves untyped stays text
+SELECT fence.fenced_update('stock', 1, 'SELECT $1 || $2', 'a', 'b');
+SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET qty = $1 WHERE id = 1', '6', 'unused');
+-- text that does not fit the inferred type is refused, naming the parameter
+SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET qty = $2 WHERE id = $1', '1', 'many');
+-- parameters of the outer call without types, as node-postgres and pgbench
+-- -M prepared send them (they resolve to the VARIADIC text[] overload)
+PREPARE untyped AS SELECT fence.fenced_update($1, $2, $3, $4, $5);
+EXECUTE untyped('stock', '1', 'UPDATE stock SET qty = qty + $1 WHERE id = $2', '10', '1');
+EXECUTE untyped('stock', 1, 'UPDATE stock SET qty = qty + $1 WHERE sku = $2', 1, 'sprocket');
+SELECT qty FROM stock WHERE id = 1;
+SELECT parameter_types FROM pg_prepared_statements WHERE name = 'untyped';
+DEALLOCATE untyped;
+-- a typed outer parameter keeps the "any" overload
+PREPARE typed(text, bigint, text, int, int) AS SELECT fence.fenced_update($1, $2, $3, $4, $5);
+EXECUTE typed('stock', 1, 'UPDATE stock SET qty = $1 WHERE id = $2', 8, 1);
+DEALLOCATE typed;
+SELECT qty FROM stock WHERE id = 1;
 -- NULL parameters, typed and untyped
 SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET price = $1 WHERE id = 2', NULL::numeric);
 SELECT fence.fenced_update('stock', 1, 'UPDATE stock SET sku = $1 WHERE id = 2', NULL);
@@ -93,6 +120,15 @@ ALTER TABLE stock ADD COLUMN note text;
 SELECT fence.fenced_update('stock', 5, 'UPDATE stock SET qty = $1 WHERE id = 1', 12);
 SELECT fence.fenced_update('stock', 5, 'UPDATE stock SET qty = $1 WHERE id = 1', 13::bigint);
 SELECT fence.fenced_update('stock', 5, 'UPDATE stock SET note = $1 WHERE id = 1', 14);
+-- an inferred type follows a column whose type changed
+SELECT fence.fenced_update('stock', 5, 'UPDATE stock SET note = $1 WHERE id = 1', '15');
+ALTER TABLE stock ALTER COLUMN note TYPE int USING note::int;
+SELECT fence.fenced_update('stock', 5, 'UPDATE stock SET note = $1 + 1 WHERE id = 1', '15');
+SELECT fence.fenced_update('stock', 5, 'UPDATE stock SET note = $1 WHERE id = 1', '16');
+SELECT note, pg_typeof(note) FROM stock WHERE id = 1;
+ALTER TABLE stock ALTER COLUMN note TYPE numeric;
+SELECT fence.fenced_update('stock', 5, 'UPDATE stock SET note = $1 WHERE id = 1', '16.5');
+SELECT note FROM stock WHERE id = 1;
 -- more distinct statements than the cache holds
 SELECT sum(fence.fenced_update('stock', 5, format('UPDATE stock SET qty = %s WHERE id = 1', i)))
   FROM generate_series(1, 40) AS i;

@@ -79,6 +79,8 @@ SELECT fence.fenced_update('pv', 6, 'UPDATE pv_stock SET qty = 0');
 \echo :LAST_ERROR_SQLSTATE
 SELECT fence.fenced_update('pv', 6, 'UPDATE pv_stock SET qty = $1', 0);
 \echo :LAST_ERROR_SQLSTATE
+SELECT fence.fenced_update('pv', 6, 'UPDATE pv_stock SET qty = $1', '0');
+\echo :LAST_ERROR_SQLSTATE
 -- ... nor lower a fence, nor read or write the fence table directly
 SELECT fence.reset('pv');
 \echo :LAST_ERROR_SQLSTATE
@@ -135,7 +137,8 @@ RESET ROLE;
 -- fence.fenced_update, as the README shows
 GRANT EXECUTE ON FUNCTION fence.advance(text, bigint, text),
                           fence.fenced_update(text, bigint, text),
-                          fence.fenced_update(text, bigint, text, "any")
+                          fence.fenced_update(text, bigint, text, "any"),
+                          fence.fenced_update(text, bigint, text, text[])
    TO regress_fence_app;
 SET ROLE regress_fence_app;
 BEGIN;
@@ -145,6 +148,7 @@ COMMIT;
 SELECT fence.fenced_update('pv', 7, 'UPDATE pv_stock SET qty = qty - $1 WHERE id = 1', 10);
 SELECT fence.fenced_update('pv', 6, 'UPDATE pv_stock SET qty = qty - $1 WHERE id = 1', 10);
 \echo :LAST_ERROR_SQLSTATE
+SELECT fence.fenced_update('pv', 7, 'UPDATE pv_stock SET qty = qty - $1 WHERE id = $2', '1', '1');
 SELECT id, qty FROM pv_stock ORDER BY id;
 -- the grant opens nothing else
 SELECT fence.reset('pv', 1);
@@ -167,7 +171,8 @@ REVOKE EXECUTE ON FUNCTION fence.protect(regclass, text, name, name),
     FROM regress_fence_owner, regress_fence_other;
 REVOKE EXECUTE ON FUNCTION fence.advance(text, bigint, text),
                            fence.fenced_update(text, bigint, text),
-                           fence.fenced_update(text, bigint, text, "any")
+                           fence.fenced_update(text, bigint, text, "any"),
+                           fence.fenced_update(text, bigint, text, text[])
     FROM regress_fence_app;
 DROP ROLE regress_fence_owner, regress_fence_app, regress_fence_other;
 SELECT fence.reset(resource) FROM fence.fences
