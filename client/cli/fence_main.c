@@ -40,7 +40,7 @@
 
 #include "fence.h"
 
-/* sysexits.h values, as DESIGN.md fixes them */
+/* sysexits.h values; DESIGN.md fixes 64, 69, 75, 76 and 77 */
 #define EXIT_FAIL		1
 #define EXIT_USAGE		64
 #define EXIT_DATAERR	65		/* fence's keys in Redis hold what fence never
