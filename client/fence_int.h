@@ -46,22 +46,28 @@ struct fence_conn
 	size_t		pool_used;		/* bytes of "pool" already handed out */
 	pid_t		pool_pid;		/* process that filled "pool" */
 	long long	busy_pttl;		/* PTTL seen by the last busy acquire */
+	int64_t		deadline_ns;	/* calls must be over by then; 0: none */
 };
 
 struct fence_lease
 {
 	char	   *resource;
-	char	   *lock_key;		/* fence:{R}:lock */
+	char	   *lock_key;		/* fence:{R}:lock (keys.c) */
 	char	   *token_key;		/* fence:{R}:token */
 	char		owner[FENCE_OWNER_LEN + 1];
 	long long	token;
-	long long	ttl_ms;
 
-	/* Shared with the heartbeat thread, under "mu". */
+	/* Shared with the heartbeat thread, under "mu" (lease.c). */
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_cond_t cv;			/* extends done, heartbeat stop */
+	long long	ttl_ms;			/* of the last acquire or extend */
 	int			state;			/* FENCE_LEASE_* */
 	int64_t		deadline_ns;	/* monotonic: lease surely valid before */
+	int64_t		renewed_ns;		/* when the last successful acquire or
+								 * extend was sent */
+	int			extending;		/* an extend is in flight */
+	long long	unsure_ttl_ms;	/* shortest TTL of an extend whose outcome
+								 * is unknown; 0: none */
 	int			hb_running;
 	int			hb_stop;
 	pthread_t	hb_thread;
@@ -82,6 +88,7 @@ uint64_t	fence_rand(fence_ctx *ctx);
 fence_ctx  *fence_ctx_clone(fence_ctx *ctx, long command_ms);
 
 /* conn.c */
+void		fence_conn_set_deadline(fence_ctx *ctx, int64_t deadline_ns);
 int			fence_conn_ensure(fence_ctx *ctx);
 redisReply *fence_command_argv(fence_ctx *ctx, int argc, const char **argv,
 							   const size_t *argvlen);
@@ -96,12 +103,16 @@ redisReply *fence_script_run(fence_ctx *ctx, enum fence_script which,
 							 int nkeys, const char **keys,
 							 int nargs, const char **args);
 
-/* lease.c */
+/* keys.c */
 char	   *fence_key(const char *resource, const char *suffix);
+
+/* lease.c */
 int			fence_parse_token(const char *s, size_t len, long long *out);
 int			fence_lease_usable(fence_ctx *ctx, fence_lease *lease);
 long long	fence_drift_ms(long long ttl_ms);
 int			fence_extend_raw(fence_ctx *ctx, const char *lock_key,
 							 const char *owner, long long ttl_ms);
+int			fence_lease_renew(fence_ctx *ctx, fence_lease *lease, long long ttl_ms);
+void		fence_lease_wait(fence_lease *lease, int64_t until_ns);
 
 #endif							/* FENCE_INT_H */
