@@ -148,13 +148,14 @@ pgb() {
 }
 
 # exec_round_trips: PostgreSQL round trips of one fence_exec on an idle
-# connection: 1 where libpq has pipeline mode (14 and later; client/pg.c
-# sends advance + statement + Sync at once), else 4 (BEGIN, fence.advance,
-# the statement, COMMIT).
+# connection: 2 where libpq has pipeline mode (14 and later; client/pg.c
+# sends BEGIN + advance + statement + Sync at once, then COMMIT once the
+# lease is checked again), else 4 (BEGIN, fence.advance, the statement,
+# COMMIT).
 exec_round_trips() {
 	local v
 	v=$(pkg-config --modversion libpq 2>/dev/null || echo 0)
-	[ "${v%%.*}" -ge 14 ] 2>/dev/null && echo 1 || echo 4
+	[ "${v%%.*}" -ge 14 ] 2>/dev/null && echo 2 || echo 4
 }
 
 # elapsed_ms PSQL_SCRIPT: run SQL in one psql session with \timing and print

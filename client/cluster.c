@@ -351,7 +351,8 @@ refresh(fence_ctx *ctx, cluster_store *s)
 			fence_clear_error(ctx);
 			return FENCE_OK;
 		}
-		if (fence_op_left_ms(ctx, 1) == 0)
+		/* every node takes the same login: a refusal is final */
+		if (ctx->err == FENCE_ERR_AUTH || fence_op_left_ms(ctx, 1) == 0)
 			break;
 	}
 	free(map);
@@ -428,7 +429,7 @@ cluster_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 					continue;
 				fence_set_error(ctx, FENCE_ERR_IO, "no Redis Cluster node serves slot %u", slot);
 			}
-			if (fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
+			if (ctx->err != FENCE_ERR_AUTH && fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
 				continue;
 			return FENCE_NODE_UNREACHABLE;
 		}
@@ -460,7 +461,7 @@ cluster_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 		{
 			/* a failover may have moved the slot: read the map again */
 			s->refresh_due = 1;
-			if (!fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
+			if (ctx->err == FENCE_ERR_AUTH || !fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
 				return rc;
 			(void) refresh(ctx, s);
 			continue;

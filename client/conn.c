@@ -1,27 +1,36 @@
 /*
  * client/conn.c
- *	  One Redis server: connect, log in, send commands, and the deadline
- *	  that bounds every operation.
+ *	  One Redis server: connect, log in, send commands, and the deadlines
+ *	  that bound every call.
  *
  * Every topology is made of nodes (a single server, a Sentinel master, the
- * masters of a Cluster); this file is the only one that talks to a socket
- * in blocking mode (fanout.c does the non-blocking quorum rounds).
+ * masters of a Cluster); this file talks to them one at a time (fanout.c
+ * does the parallel quorum rounds).  hiredis leaves a context unusable
+ * after an I/O error or a timeout, so the connection is dropped on any
+ * transport error and opened again (with AUTH and SELECT) before the next
+ * command.  Transport errors become FENCE_ERR_IO / FENCE_ERR_PROTOCOL;
+ * error replies from the server become FENCE_ERR_REPLY (or a more precise
+ * kind, see reply_kind), so callers can tell "Redis is not there" from
+ * "Redis said no".  A failure before anything was sent
+ * (FENCE_NODE_UNREACHABLE) is told apart from one after
+ * (FENCE_NODE_BROKEN): only the first may be retried elsewhere without
+ * knowing whether the command ran.  Every socket is close-on-exec.
  *
- * hiredis leaves a context unusable after an I/O error or a timeout, so the
- * connection is dropped on any transport error and opened again (with AUTH
- * and SELECT) before the next command.  Transport errors become
- * FENCE_ERR_IO / FENCE_ERR_PROTOCOL; error replies from the server become
- * FENCE_ERR_REPLY, so callers can tell "Redis is not there" from "Redis
- * said no".  A failure before anything was sent (FENCE_NODE_UNREACHABLE) is
- * told apart from one after (FENCE_NODE_BROKEN): only the first may be
- * retried elsewhere without knowing whether the command ran.
- *
- * Each lease operation has a deadline (fence_op_begin: now + the command
- * timeout); connects and commands get at most what is left of it, so that
- * retries inside a topology (a failover, a redirect) never make an
- * operation outlast the timeout its caller chose.
+ * Time: connecting may take "connect_ms", each command "command_ms".  Each
+ * lease operation also has a deadline of its own (fence_op_begin: the
+ * command timeout from its start), so that the retries of a topology (a
+ * failover, a redirect) never outlast it; and a caller that must have an
+ * answer by some moment (the extend of a lease is no use after the lease's
+ * local deadline) sets a deadline on the context.  Every step, the connect,
+ * the login and each command, must be over by the earliest of them
+ * (step_end, the one place where that is worked out).  A command waits for
+ * its socket with ppoll() before each read and write, so neither a silent
+ * server nor an answer that arrives in pieces can stretch it past its end;
+ * ppoll's timers are also finer than a socket timeout's.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,32 +38,61 @@
 
 #include "fence_int.h"
 
-/* A socket timeout is changed only when it is off by more than this. */
-#define TIMEOUT_SLACK_MS 10
-
-static struct timeval
-ms_to_tv(long ms)
+/*
+ * Every call from now until fence_conn_set_deadline(ctx, 0) must be over by
+ * "deadline_ns" (CLOCK_MONOTONIC); a call that cannot fails with
+ * FENCE_ERR_IO.
+ */
+void
+fence_conn_set_deadline(fence_ctx *ctx, int64_t deadline_ns)
 {
-	struct timeval tv;
-
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
-	return tv;
+	ctx->conn->deadline_ns = deadline_ns;
 }
 
 /* Start the clock of one lease operation. */
 void
 fence_op_begin(fence_ctx *ctx)
 {
-	ctx->conn->deadline_ns = fence_now_ns() + (int64_t) ctx->conn->command_ms * 1000000;
+	ctx->conn->op_deadline_ns = fence_now_ns() + (int64_t) ctx->conn->command_ms * 1000000;
 }
 
-/* Milliseconds left of the operation, at most "cap_ms" (0 when none). */
+/* The earliest of the operation's and the caller's deadlines (0: none). */
+static int64_t
+hard_end(fence_ctx *ctx)
+{
+	int64_t		op = ctx->conn->op_deadline_ns,
+				caller = ctx->conn->deadline_ns;
+
+	if (op == 0 || (caller != 0 && caller < op))
+		return caller;
+	return op;
+}
+
+/*
+ * When a step that may take "limit_ms" must be over: "limit_ms" from now,
+ * or a deadline if that comes sooner.
+ */
+static int64_t
+step_end(fence_ctx *ctx, long limit_ms)
+{
+	int64_t		end = fence_now_ns() + (int64_t) limit_ms * 1000000;
+	int64_t		hard = hard_end(ctx);
+
+	if (hard != 0 && hard < end)
+		end = hard;
+	return end;
+}
+
+/* Milliseconds left before a deadline, at most "cap_ms" (0 when none). */
 long
 fence_op_left_ms(fence_ctx *ctx, long cap_ms)
 {
-	int64_t		left = (ctx->conn->deadline_ns - fence_now_ns()) / 1000000;
+	int64_t		hard = hard_end(ctx);
+	int64_t		left;
 
+	if (hard == 0)
+		return cap_ms;
+	left = (hard - fence_now_ns()) / 1000000;
 	if (left <= 0)
 		return 0;
 	return left < cap_ms ? (long) left : cap_ms;
@@ -62,7 +100,7 @@ fence_op_left_ms(fence_ctx *ctx, long cap_ms)
 
 /*
  * Sleep "*wait_ms" before a retry, then double it (up to "max_ms").
- * Returns 0 without sleeping when the operation's deadline would pass.
+ * Returns 0 without sleeping when a deadline would pass.
  */
 int
 fence_op_back_off(fence_ctx *ctx, long *wait_ms, long max_ms)
@@ -84,16 +122,18 @@ node_cap(const fence_node *n, long ms)
 }
 
 /*
- * Sockets must not leak into the programs a worker starts ("fence run"
- * forks its command): hiredis opens them without close-on-exec.
+ * hiredis does not ask for close-on-exec, and a child the application
+ * execs must not inherit a connection: it would keep talking on it, or keep
+ * it open after we are gone.
  */
-void
+int
 fence_set_cloexec(int fd)
 {
 	int			flags = fcntl(fd, F_GETFD);
 
-	if (flags >= 0)
-		(void) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+	if (flags < 0)
+		return -1;
+	return fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
 }
 
 const char *
@@ -125,6 +165,15 @@ fence_node_free(fence_node *n)
 	fence_url_free(&n->addr);
 }
 
+static void
+timeout_error(fence_ctx *ctx, int64_t end, const char *what, const char *name)
+{
+	if (end == ctx->conn->deadline_ns)
+		fence_set_error(ctx, FENCE_ERR_IO, "%s (%s): no answer before the deadline", what, name);
+	else
+		fence_set_error(ctx, FENCE_ERR_IO, "%s (%s): timed out", what, name);
+}
+
 /* Map a hiredis transport error to ours and forget the connection. */
 static void
 transport_error(fence_ctx *ctx, fence_node *n, const char *what)
@@ -153,6 +202,26 @@ transport_error(fence_ctx *ctx, fence_node *n, const char *what)
 }
 
 /*
+ * The kind of error an error reply is.  Refusals of the login or of a
+ * command by the ACL mean the configuration is wrong; WRONGTYPE, and the
+ * scripts' own "FENCESTATE" errors, that the keys hold something fence
+ * never writes.
+ */
+static int
+reply_kind(const char *msg)
+{
+	if (strncmp(msg, "NOAUTH", 6) == 0 || strncmp(msg, "WRONGPASS", 9) == 0 ||
+		strncmp(msg, "NOPERM", 6) == 0)
+		return FENCE_ERR_AUTH;
+	if (strncmp(msg, "FENCESTATE", 10) == 0 || strstr(msg, "WRONGTYPE") != NULL)
+		return FENCE_ERR_STATE;
+	/* INCR refuses to wrap: that is the counter's overflow */
+	if (strstr(msg, "overflow") != NULL)
+		return FENCE_ERR_OVERFLOW;
+	return FENCE_ERR_REPLY;
+}
+
+/*
  * Turn an error reply (or an unexpected NULL) into ctx->err.  Returns
  * FENCE_ERR so callers can "return fence_reply_error(...)".
  */
@@ -163,11 +232,14 @@ fence_reply_error(fence_ctx *ctx, redisReply *r)
 		return FENCE_ERR;		/* error already set by the transport */
 	if (r->type == REDIS_REPLY_ERROR)
 	{
-		/* INCR refuses to wrap: that is the counter's overflow */
-		if (strstr(r->str, "overflow") != NULL)
-			fence_set_error(ctx, FENCE_ERR_OVERFLOW, "token counter overflow: %s", r->str);
+		int			kind = reply_kind(r->str);
+
+		if (strncmp(r->str, "FENCESTATE ", 11) == 0)
+			fence_set_error(ctx, kind, "fence's keys hold what fence never writes: %s", r->str + 11);
 		else
-			fence_set_error(ctx, FENCE_ERR_REPLY, "Redis error: %s", r->str);
+			fence_set_error(ctx, kind, "%s: %s",
+							kind == FENCE_ERR_OVERFLOW ? "token counter overflow" : "Redis error",
+							r->str);
 	}
 	else
 		fence_set_error(ctx, FENCE_ERR_PROTOCOL, "unexpected Redis reply type %d", r->type);
@@ -198,20 +270,123 @@ fence_free_replies(int n, redisReply **replies)
 	}
 }
 
+/*
+ * Wait until the socket is ready for "events", or "end" passes: 1 ready,
+ * 0 timed out, -1 poll failed.
+ */
+static int
+wait_socket(redisContext *rc, short events, int64_t end)
+{
+	for (;;)
+	{
+		struct pollfd pfd = {rc->fd, events, 0};
+		int64_t		left = end - fence_now_ns();
+		struct timespec ts;
+		int			n;
+
+		if (left <= 0)
+			return 0;
+		ts.tv_sec = left / 1000000000;
+		ts.tv_nsec = left % 1000000000;
+		n = ppoll(&pfd, 1, &ts, NULL);
+		if (n >= 0)
+			return n > 0 ? 1 : 0;
+		if (errno != EINTR)
+			return -1;
+	}
+}
+
+/*
+ * Send "ncmds" commands in one write on the open connection and read their
+ * replies: what redisCommandArgv does for one, except that it waits for the
+ * socket before each write and read, and gives up when the step's time
+ * (step_end) is up.  Returns FENCE_OK, or a FENCE_NODE_* code with
+ * ctx->err set, no replies, and the connection dropped.
+ */
+static int
+round_trip(fence_ctx *ctx, fence_node *n, int ncmds, const fence_cmd *cmds,
+		   redisReply **replies, const char *what)
+{
+	redisContext *rc = n->rc;
+	int64_t		end = step_end(ctx, node_cap(n, ctx->conn->command_ms));
+	int			done = 0,
+				got = 0,
+				ready,
+				i;
+
+	for (i = 0; i < ncmds; i++)
+	{
+		replies[i] = NULL;
+		/* hiredis does not write through argv; its prototype lacks a const */
+		if (redisAppendCommandArgv(rc, cmds[i].argc, (const char **) cmds[i].argv,
+								   cmds[i].argvlen) != REDIS_OK)
+		{
+			transport_error(ctx, n, what);
+			return FENCE_NODE_UNREACHABLE;
+		}
+	}
+	while (!done)
+	{
+		if ((ready = wait_socket(rc, POLLOUT, end)) <= 0)
+			goto not_ready;
+		if (redisBufferWrite(rc, &done) != REDIS_OK)
+			goto io_error;
+	}
+	while (got < ncmds)
+	{
+		void	   *reply = NULL;
+
+		if (redisGetReplyFromReader(rc, &reply) != REDIS_OK)
+			goto io_error;
+		if (reply != NULL)
+		{
+			replies[got++] = reply;
+			continue;
+		}
+		if ((ready = wait_socket(rc, POLLIN, end)) <= 0)
+			goto not_ready;
+		if (redisBufferRead(rc) != REDIS_OK)
+			goto io_error;
+	}
+	return FENCE_OK;
+
+io_error:
+	fence_free_replies(got, replies);
+	transport_error(ctx, n, what);
+	return FENCE_NODE_BROKEN;
+not_ready:
+	fence_free_replies(got, replies);
+	{
+		char		name[300];
+
+		fence_node_name(n, name, sizeof(name));
+		if (ready == 0)
+			timeout_error(ctx, end, what, name);
+		else
+			fence_set_error(ctx, FENCE_ERR_IO, "%s (%s): %s", what, name, strerror(errno));
+	}
+	fence_node_drop(n);
+	return FENCE_NODE_BROKEN;
+}
+
 /* Send one command on a fresh connection, during login. */
 static int
 login_command(fence_ctx *ctx, fence_node *n, int argc, const char **argv)
 {
-	redisReply *r = redisCommandArgv(n->rc, argc, argv, NULL);
+	fence_cmd	cmd;
+	redisReply *r;
+	int			i;
 
-	if (r == NULL)
-	{
-		transport_error(ctx, n, "could not log in to Redis");
+	cmd.argc = argc;
+	cmd.argvlen = NULL;
+	for (i = 0; i < argc; i++)
+		cmd.argv[i] = argv[i];
+	if (round_trip(ctx, n, 1, &cmd, &r, "could not log in to Redis") != FENCE_OK)
 		return FENCE_ERR;
-	}
 	if (r->type == REDIS_REPLY_ERROR)
 	{
-		fence_set_error(ctx, FENCE_ERR_REPLY, "Redis refused %s: %s", argv[0], r->str);
+		/* a wrong password, user or database: the URL is wrong */
+		fence_set_error(ctx, FENCE_ERR_AUTH, "Redis refused %s: %s", argv[0], r->str);
 		freeReplyObject(r);
 		fence_node_drop(n);
 		return FENCE_ERR;
@@ -225,22 +400,27 @@ int
 fence_node_connect(fence_ctx *ctx, fence_node *n)
 {
 	const fence_url *u = &n->addr;
-	long		cap = node_cap(n, ctx->conn->connect_ms);
-	long		left;
+	int64_t		left;
+	long		backstop = node_cap(n, ctx->conn->command_ms);
+	struct timeval ctv;
 	redisContext *rc;
+	char		name[300];
 
 	if (n->rc != NULL)
 		return FENCE_OK;
-	left = fence_op_left_ms(ctx, cap);
+	fence_node_name(n, name, sizeof(name));
+	left = step_end(ctx, node_cap(n, ctx->conn->connect_ms)) - fence_now_ns();
 	if (left <= 0)
 	{
-		fence_set_error(ctx, FENCE_ERR_IO, "timed out before connecting to Redis");
+		timeout_error(ctx, hard_end(ctx), "could not connect to Redis", name);
 		return FENCE_ERR;
 	}
+	ctv.tv_sec = left / 1000000000;
+	ctv.tv_usec = left % 1000000000 / 1000;
 	if (u->is_unix)
-		rc = redisConnectUnixWithTimeout(u->path, ms_to_tv(left));
+		rc = redisConnectUnixWithTimeout(u->path, ctv);
 	else
-		rc = redisConnectWithTimeout(u->host, u->port, ms_to_tv(left));
+		rc = redisConnectWithTimeout(u->host, u->port, ctv);
 	if (rc == NULL)
 	{
 		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory connecting to Redis");
@@ -248,23 +428,27 @@ fence_node_connect(fence_ctx *ctx, fence_node *n)
 	}
 	if (rc->err)
 	{
-		char		name[300];
-
-		fence_set_error(ctx, FENCE_ERR_IO, "could not connect to Redis at %s: %s",
-						fence_node_name(n, name, sizeof(name)), rc->errstr);
+		fence_set_error(ctx, FENCE_ERR_IO, "could not connect to Redis at %s: %s", name, rc->errstr);
 		redisFree(rc);
 		return FENCE_ERR;
 	}
-	fence_set_cloexec(rc->fd);
-	left = fence_op_left_ms(ctx, node_cap(n, ctx->conn->command_ms));
-	if (left <= 0 || redisSetTimeout(rc, ms_to_tv(left)) != REDIS_OK)
+	if (fence_set_cloexec(rc->fd) != 0)
 	{
-		fence_set_error(ctx, FENCE_ERR_IO, "could not set Redis timeout");
+		fence_set_error(ctx, FENCE_ERR_IO, "could not set close-on-exec on the Redis socket: %s",
+						strerror(errno));
+		redisFree(rc);
+		return FENCE_ERR;
+	}
+	/* a backstop: round_trip() waits with ppoll() before every read or write */
+	ctv.tv_sec = backstop / 1000;
+	ctv.tv_usec = backstop % 1000 * 1000;
+	if (redisSetTimeout(rc, ctv) != REDIS_OK)
+	{
+		fence_set_error(ctx, FENCE_ERR_IO, "could not set the Redis timeout");
 		redisFree(rc);
 		return FENCE_ERR;
 	}
 	n->rc = rc;
-	n->timeout_ms = left;
 
 	if (u->password != NULL)
 	{
@@ -307,53 +491,9 @@ int
 fence_node_pipeline(fence_ctx *ctx, fence_node *n, int ncmds,
 					const fence_cmd *cmds, redisReply **replies)
 {
-	long		left;
-	int			i;
-
-	for (i = 0; i < ncmds; i++)
-		replies[i] = NULL;
 	if (fence_node_connect(ctx, n) != FENCE_OK)
 		return FENCE_NODE_UNREACHABLE;
-	left = fence_op_left_ms(ctx, node_cap(n, ctx->conn->command_ms));
-	if (left <= 0)
-	{
-		fence_set_error(ctx, FENCE_ERR_IO, "Redis command timed out");
-		return FENCE_NODE_UNREACHABLE;
-	}
-	/* Bound the wait by the operation's deadline, but spare the system
-	 * calls while the timeout already set is close enough. */
-	if (left < n->timeout_ms - TIMEOUT_SLACK_MS || left > n->timeout_ms + TIMEOUT_SLACK_MS)
-	{
-		if (redisSetTimeout(n->rc, ms_to_tv(left)) != REDIS_OK)
-		{
-			transport_error(ctx, n, "could not set Redis timeout");
-			return FENCE_NODE_UNREACHABLE;
-		}
-		n->timeout_ms = left;
-	}
-	for (i = 0; i < ncmds; i++)
-	{
-		/* hiredis does not write through argv; its prototype lacks a const */
-		if (redisAppendCommandArgv(n->rc, cmds[i].argc, (const char **) cmds[i].argv,
-								   cmds[i].argvlen) != REDIS_OK)
-		{
-			transport_error(ctx, n, "could not send the Redis command");
-			return FENCE_NODE_UNREACHABLE;
-		}
-	}
-	for (i = 0; i < ncmds; i++)
-	{
-		void	   *r = NULL;
-
-		if (redisGetReply(n->rc, &r) != REDIS_OK || r == NULL)
-		{
-			transport_error(ctx, n, "Redis command failed");
-			fence_free_replies(i, replies);
-			return FENCE_NODE_BROKEN;
-		}
-		replies[i] = r;
-	}
-	return FENCE_OK;
+	return round_trip(ctx, n, ncmds, cmds, replies, "Redis command failed");
 }
 
 /* One command; the reply (maybe an error reply), or NULL on a transport

@@ -76,6 +76,10 @@ fence_strerror(int err)
 			return "token counter overflow";
 		case FENCE_ERR_OOM:
 			return "out of memory";
+		case FENCE_ERR_AUTH:
+			return "Redis refused the login";
+		case FENCE_ERR_STATE:
+			return "fence keys in an unexpected state";
 		case FENCE_ERR_REPLICAS:
 			return "too few replicas acknowledged";
 	}

@@ -98,8 +98,12 @@ fan_start(fence_fan *f, fan_state *st)
 			st->phase = PH_DONE;
 			return;
 		}
-		fence_set_cloexec(rc->fd);
 		n->rc = rc;
+		if (fence_set_cloexec(rc->fd) != 0)
+		{
+			fan_fail(f, st, "could not set close-on-exec on the socket");
+			return;
+		}
 		st->phase = PH_CONNECTING;
 		if (u->password != NULL)
 		{

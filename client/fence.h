@@ -56,7 +56,12 @@ extern "C"
 #define FENCE_ERR_ARG		10	/* bad argument, URL or duration */
 #define FENCE_ERR_OVERFLOW	11	/* the token counter cannot grow any more */
 #define FENCE_ERR_OOM		12	/* out of memory */
-#define FENCE_ERR_REPLICAS	13	/* fewer replicas than asked for
+#define FENCE_ERR_AUTH		13	/* Redis refused the login (AUTH, SELECT) or
+								 * the ACL refused a command */
+#define FENCE_ERR_STATE		14	/* Redis holds fence keys in a state fence
+								 * never writes (wrong type, lock without
+								 * expiry, counter not a positive integer) */
+#define FENCE_ERR_REPLICAS	15	/* fewer replicas than asked for
 								 * acknowledged the new lease in time */
 
 #define FENCE_ERRSTR_LEN 256
@@ -66,6 +71,16 @@ extern "C"
 #define FENCE_LEASE_SUSPECT	1	/* Redis unreachable, local deadline not
 								 * passed yet */
 #define FENCE_LEASE_LOST	2	/* gone for good */
+
+/*
+ * Limits on arguments, checked before anything is sent.  A TTL must exceed
+ * the margin for clock drift (1% + 2 ms, see "Choosing a TTL" in the
+ * README): a shorter lease would be lost before it is held.
+ */
+#define FENCE_MAX_RESOURCE_LEN 1024 /* bytes, as the extension allows */
+#define FENCE_MIN_TTL_MS 3LL
+#define FENCE_MAX_TTL_MS 100000000000LL /* about 3 years; also the
+										 * longest wait */
 
 /* Defaults used by fence_connect(). */
 #define FENCE_DEFAULT_URL "redis://127.0.0.1:6379"
@@ -118,10 +133,14 @@ typedef struct fence_url
 	char	   *master;			/* Sentinel: the master's name, else NULL */
 } fence_url;
 
-/* Parsing helpers; on failure they write a message into "errbuf". */
+/* Parsing and checking helpers (no connection needed); on failure they
+ * write a message into "errbuf". */
 int			fence_parse_url(const char *url, fence_url *out, char *errbuf, size_t errlen);
 void		fence_url_free(fence_url *url);
 int			fence_parse_duration(const char *s, long long *ms, char *errbuf, size_t errlen);
+int			fence_check_resource(const char *resource, char *errbuf, size_t errlen);
+int			fence_check_ttl(long long ttl_ms, char *errbuf, size_t errlen);
+int			fence_check_url(const char *url, char *errbuf, size_t errlen);
 
 /* Connections.  Always returns a context (NULL only when out of memory);
  * check ctx->err. */

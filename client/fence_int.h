@@ -61,7 +61,6 @@ typedef struct fence_node
 {
 	fence_url	addr;
 	redisContext *rc;
-	long		timeout_ms;		/* socket timeout now set on "rc" */
 	long		max_ms;			/* if > 0: cap on connect and command time */
 } fence_node;
 
@@ -109,28 +108,35 @@ struct fence_conn
 	void	   *store;			/* the topology's state */
 	int			min_replicas;	/* WAIT for this many after acquire */
 	long		replica_timeout_ms;
-	int64_t		deadline_ns;	/* end of the operation under way */
+	int64_t		op_deadline_ns; /* end of the lease operation under way */
 	uint64_t	rng;			/* xorshift state for backoff jitter */
 	unsigned char pool[512];	/* kernel randomness for owner ids */
 	size_t		pool_used;		/* bytes of "pool" already handed out */
 	pid_t		pool_pid;		/* process that filled "pool" */
 	long long	busy_pttl;		/* PTTL seen by the last busy acquire */
+	int64_t		deadline_ns;	/* the caller's: calls must be over by then
+								 * too; 0: none */
 };
 
 struct fence_lease
 {
 	char	   *resource;
-	char	   *lock_key;		/* fence:{R}:lock */
+	char	   *lock_key;		/* fence:{R}:lock (keys.c) */
 	char	   *token_key;		/* fence:{R}:token */
 	char		owner[FENCE_OWNER_LEN + 1];
 	long long	token;
-	long long	ttl_ms;
 
-	/* Shared with the heartbeat thread, under "mu". */
+	/* Shared with the heartbeat thread, under "mu" (lease.c). */
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_cond_t cv;			/* extends done, heartbeat stop */
+	long long	ttl_ms;			/* of the last acquire or extend */
 	int			state;			/* FENCE_LEASE_* */
 	int64_t		deadline_ns;	/* monotonic: lease surely valid before */
+	int64_t		renewed_ns;		/* when the last successful acquire or
+								 * extend was sent */
+	int			extending;		/* an extend is in flight */
+	long long	unsure_ttl_ms;	/* shortest TTL of an extend whose outcome
+								 * is unknown; 0: none */
 	int			hb_running;
 	int			hb_stop;
 	pthread_t	hb_thread;
@@ -156,6 +162,7 @@ int			fence_url_node(fence_url *dst, const fence_url *login,
 						   const char *host, int port);
 
 /* conn.c */
+void		fence_conn_set_deadline(fence_ctx *ctx, int64_t deadline_ns);
 void		fence_op_begin(fence_ctx *ctx);
 long		fence_op_left_ms(fence_ctx *ctx, long cap_ms);
 int			fence_op_back_off(fence_ctx *ctx, long *wait_ms, long max_ms);
@@ -167,7 +174,7 @@ int			fence_node_connect(fence_ctx *ctx, fence_node *n);
 void		fence_node_drop(fence_node *n);
 void		fence_node_free(fence_node *n);
 const char *fence_node_name(const fence_node *n, char *buf, size_t len);
-void		fence_set_cloexec(int fd);
+int			fence_set_cloexec(int fd);
 int			fence_reply_error(fence_ctx *ctx, redisReply *r);
 int			fence_reply_is(const redisReply *r, const char *prefix);
 void		fence_free_replies(int n, redisReply **replies);
@@ -233,8 +240,10 @@ void		fence_fanout(fence_ctx *ctx, int n, fence_fan *fan, long timeout_ms,
 						 int enough);
 void		fence_fan_why(fence_fan *f, const char *why);
 
-/* lease.c */
+/* keys.c */
 char	   *fence_key(const char *resource, const char *suffix);
+
+/* lease.c */
 int			fence_parse_token(const char *s, size_t len, long long *out);
 int			fence_parse_counter(const char *s, size_t len, long long *out);
 int			fence_lease_usable(fence_ctx *ctx, fence_lease *l);
@@ -242,5 +251,7 @@ long long	fence_drift_ms(long long ttl_ms);
 int			fence_extend_raw(fence_ctx *ctx, const char *lock_key,
 							 const char *owner, long long ttl_ms);
 void		fence_lease_set_lost(fence_lease *l);
+int			fence_lease_renew(fence_ctx *ctx, fence_lease *lease, long long ttl_ms);
+void		fence_lease_wait(fence_lease *lease, int64_t until_ns);
 
 #endif							/* FENCE_INT_H */

@@ -3,8 +3,10 @@
  *	  The heartbeat: a thread that keeps a lease alive and notices when it
  *	  is gone.
  *
- * Every ttl/3 it sends a compare-and-PEXPIRE on a Redis connection of its
- * own (so it never waits behind the application's commands).  The lease is:
+ * ttl/3 after the last successful acquire or extend it sends a
+ * compare-and-PEXPIRE on a Redis connection of its own (so it never waits
+ * behind the application's commands), through fence_lease_renew, which
+ * bounds every call by the lease's local deadline.  The lease is:
  *
  *	 HELD     while extends succeed;
  *	 SUSPECT  while Redis cannot be reached but the local deadline has not
@@ -23,32 +25,20 @@
 
 #include "fence_int.h"
 
-static void
-wait_until(fence_lease *l, int64_t when_ns)
-{
-	struct timespec ts;
-
-	ts.tv_sec = when_ns / 1000000000;
-	ts.tv_nsec = when_ns % 1000000000;
-	pthread_cond_timedwait(&l->cv, &l->mu, &ts);
-}
-
 static void *
 heartbeat_main(void *arg)
 {
 	fence_lease *l = arg;
 	fence_ctx  *hc = l->hb_ctx;
 	int			lost = 0;
-	int64_t		interval,
-				next;
+	int64_t		retry = 0;		/* after a failed extend: try again then */
 
 	pthread_mutex_lock(&l->mu);
-	interval = l->ttl_ms * 1000000 / 3;
-	next = fence_now_ns() + interval;
 	for (;;)
 	{
 		int64_t		now = fence_now_ns();
-		int64_t		t0;
+		int64_t		interval = l->ttl_ms * 1000000 / 3;
+		int64_t		next;
 		long long	ttl;
 		int			rc;
 
@@ -60,39 +50,30 @@ heartbeat_main(void *arg)
 			lost = 1;
 			break;
 		}
-		if (now < next)
+		/* ttl/3 after the last renewal, whoever made it (or a retry) */
+		next = l->renewed_ns + interval;
+		if (retry > next)
+			next = retry;
+		if (now < next || l->extending)
 		{
-			wait_until(l, next < l->deadline_ns ? next : l->deadline_ns);
+			/* woken early when an extend ends or on stop */
+			fence_lease_wait(l, next < l->deadline_ns && !l->extending ? next : l->deadline_ns);
 			continue;
 		}
 
 		ttl = l->ttl_ms;
 		pthread_mutex_unlock(&l->mu);
-		t0 = fence_now_ns();
-		rc = fence_extend_raw(hc, l->lock_key, l->owner, ttl);
+		rc = fence_lease_renew(hc, l, ttl);
 		pthread_mutex_lock(&l->mu);
-
-		now = fence_now_ns();
-		if (rc == 1 && l->state != FENCE_LEASE_LOST)
-		{
-			l->state = FENCE_LEASE_HELD;
-			l->deadline_ns = t0 + (ttl - fence_drift_ms(ttl)) * 1000000;
-			interval = ttl * 1000000 / 3;
-			next = t0 + interval;
-		}
+		if (rc == 1)
+			retry = 0;
 		else if (rc == 0)
 		{
-			l->state = FENCE_LEASE_LOST;
 			lost = 1;
 			break;
 		}
-		else
-		{
-			/* Redis unreachable: suspect, and try again soon. */
-			if (l->state == FENCE_LEASE_HELD)
-				l->state = FENCE_LEASE_SUSPECT;
-			next = now + (interval / 4 > 10000000 ? interval / 4 : 10000000);
-		}
+		else					/* Redis unreachable: suspect, try again soon */
+			retry = fence_now_ns() + (interval / 4 > 10000000 ? interval / 4 : 10000000);
 	}
 	pthread_mutex_unlock(&l->mu);
 	if (lost && l->lost_cb != NULL)
@@ -139,8 +120,16 @@ fence_heartbeat_start(fence_ctx *ctx, fence_lease *l, fence_lost_fn cb, void *ar
 	}
 	if (l->hb_ctx->conn->connect_ms > interval_ms)
 		l->hb_ctx->conn->connect_ms = interval_ms;
-	/* An unreachable Redis now only makes the lease suspect. */
+
+	/*
+	 * Connect now, before the application forks anything; an unreachable
+	 * Redis only makes the lease suspect later.
+	 */
+	pthread_mutex_lock(&l->mu);
+	fence_conn_set_deadline(l->hb_ctx, l->deadline_ns);
+	pthread_mutex_unlock(&l->mu);
 	(void) fence_store_connect(l->hb_ctx);
+	fence_conn_set_deadline(l->hb_ctx, 0);
 
 	l->lost_cb = cb;
 	l->lost_arg = arg;

@@ -10,7 +10,10 @@
  * sent, plus the TTL, minus a margin for clock drift between this host and
  * Redis.  Before that deadline the lease is surely still ours; after it,
  * the library treats the lease as lost whatever Redis might still say,
- * because someone else may already hold it.
+ * because someone else may already hold it.  For that to hold, the deadline
+ * must follow the TTL of the extend Redis ran *last*: fence_lease_renew
+ * keeps extends of a lease one at a time and allows for extends whose
+ * answer never came.
  *
  * The same deadline serves a quorum: Redlock's validity, TTL minus the
  * time the acquire took minus the drift, counted from the end of the
@@ -24,10 +27,6 @@
 
 #include "fence_int.h"
 
-#define FENCE_MAX_RESOURCE_LEN 1024
-/* Keeps ttl arithmetic in ns far from overflow (about 3 years). */
-#define FENCE_MAX_TTL_MS (INT64_C(100000000000))
-
 /*
  * The margin Redlock uses: 1% of the TTL for the rate difference between
  * clocks, plus 2 ms for the resolution of Redis's expiry.
@@ -38,18 +37,11 @@ fence_drift_ms(long long ttl_ms)
 	return ttl_ms / 100 + 2;
 }
 
-char *
-fence_key(const char *resource, const char *suffix)
-{
-	size_t		len = strlen(resource) + strlen(suffix) + sizeof("fence:{}:");
-	char	   *key = malloc(len);
-
-	if (key != NULL)
-		snprintf(key, len, "fence:{%s}:%s", resource, suffix);
-	return key;
-}
-
-/* Parse a canonical decimal in [0, 2^63) exactly (no doubles, no wrap). */
+/*
+ * Parse a counter exactly (no doubles, no wrap), in the canonical form
+ * INCR and PostgreSQL write: no sign, no leading zero; "0" is a counter
+ * (a quorum node that never saw the resource), not a token.
+ */
 int
 fence_parse_counter(const char *s, size_t len, long long *out)
 {
@@ -82,21 +74,71 @@ fence_parse_token(const char *s, size_t len, long long *out)
 	return 0;
 }
 
-static int
-check_resource(fence_ctx *ctx, const char *resource)
+/*
+ * The local deadline after an extend (or acquire) sent at "t0" with
+ * "ttl_ms" succeeded.  An extend whose outcome is unknown may still be
+ * delivered and run later than this one, and set its own, shorter TTL
+ * then (no sooner than "t0", since it runs after this one): the deadline
+ * allows for the shortest such TTL, "unsure_ms", for as long as the lease
+ * lasts.
+ */
+static int64_t
+deadline_after(int64_t t0, long long ttl_ms, long long unsure_ms)
+{
+	long long	ttl = unsure_ms > 0 && unsure_ms < ttl_ms ? unsure_ms : ttl_ms;
+
+	return t0 + (ttl - fence_drift_ms(ttl)) * 1000000;
+}
+
+/*
+ * Is "resource" a name fence can take a lease on?  On failure a message
+ * goes into "errbuf".  The CLI checks its arguments with this before it
+ * connects anywhere.
+ */
+int
+fence_check_resource(const char *resource, char *errbuf, size_t errlen)
 {
 	size_t		len;
 
 	if (resource == NULL || *resource == '\0')
 	{
-		fence_set_error(ctx, FENCE_ERR_ARG, "resource name must not be empty");
+		snprintf(errbuf, errlen, "resource name must not be empty");
 		return FENCE_ERR;
 	}
 	len = strlen(resource);
 	if (len > FENCE_MAX_RESOURCE_LEN)
 	{
-		fence_set_error(ctx, FENCE_ERR_ARG, "resource name is too long (%zu bytes, at most %d)",
-						len, FENCE_MAX_RESOURCE_LEN);
+		snprintf(errbuf, errlen, "resource name is too long (%zu bytes, at most %d)",
+				 len, FENCE_MAX_RESOURCE_LEN);
+		return FENCE_ERR;
+	}
+	return FENCE_OK;
+}
+
+/*
+ * Is "ttl_ms" a TTL a lease can have?  It must exceed the drift margin, or
+ * the lease would be lost locally before it is held; FENCE_MAX_TTL_MS keeps
+ * the arithmetic in ns far from overflow.
+ */
+int
+fence_check_ttl(long long ttl_ms, char *errbuf, size_t errlen)
+{
+	if (ttl_ms < FENCE_MIN_TTL_MS || ttl_ms > FENCE_MAX_TTL_MS ||
+		ttl_ms <= fence_drift_ms(ttl_ms))
+	{
+		snprintf(errbuf, errlen, "lease TTL must be between %lld ms and %lld ms, not %lld",
+				 FENCE_MIN_TTL_MS, FENCE_MAX_TTL_MS, ttl_ms);
+		return FENCE_ERR;
+	}
+	return FENCE_OK;
+}
+
+static int
+check_resource(fence_ctx *ctx, const char *resource)
+{
+	if (fence_check_resource(resource, ctx->errstr, sizeof(ctx->errstr)) != FENCE_OK)
+	{
+		ctx->err = FENCE_ERR_ARG;
 		return FENCE_ERR;
 	}
 	return FENCE_OK;
@@ -105,10 +147,9 @@ check_resource(fence_ctx *ctx, const char *resource)
 static int
 check_ttl(fence_ctx *ctx, long long ttl_ms)
 {
-	if (ttl_ms <= 0 || ttl_ms > FENCE_MAX_TTL_MS)
+	if (fence_check_ttl(ttl_ms, ctx->errstr, sizeof(ctx->errstr)) != FENCE_OK)
 	{
-		fence_set_error(ctx, FENCE_ERR_ARG, "lease TTL must be between 1 ms and %lld ms, not %lld",
-						(long long) FENCE_MAX_TTL_MS, ttl_ms);
+		ctx->err = FENCE_ERR_ARG;
 		return FENCE_ERR;
 	}
 	return FENCE_OK;
@@ -182,7 +223,8 @@ try_acquire(fence_ctx *ctx, fence_lease *l)
 		return rc;
 	pthread_mutex_lock(&l->mu);
 	l->state = FENCE_LEASE_HELD;
-	l->deadline_ns = t0 + (l->ttl_ms - fence_drift_ms(l->ttl_ms)) * 1000000;
+	l->renewed_ns = t0;
+	l->deadline_ns = deadline_after(t0, l->ttl_ms, 0);
 	pthread_mutex_unlock(&l->mu);
 	return 1;
 }
@@ -227,7 +269,7 @@ fence_acquire_wait(fence_ctx *ctx, const char *resource, long long ttl_ms,
 	if (wait_ms < 0 || wait_ms > FENCE_MAX_TTL_MS)
 	{
 		fence_set_error(ctx, FENCE_ERR_ARG, "wait must be between 0 and %lld ms",
-						(long long) FENCE_MAX_TTL_MS);
+						FENCE_MAX_TTL_MS);
 		return NULL;
 	}
 	l = lease_new(ctx, resource, ttl_ms);
@@ -293,48 +335,107 @@ release_raw(fence_ctx *ctx, const char *lock_key, const char *owner)
 }
 
 /*
- * The extend used by the heartbeat too: "t0" is when the command was about
- * to be sent.  Updates the lease state under its mutex.
+ * Wait on the lease's condition variable (its mutex held) until "until_ns"
+ * at the latest; it is created on CLOCK_MONOTONIC.
+ */
+void
+fence_lease_wait(fence_lease *l, int64_t until_ns)
+{
+	struct timespec ts;
+
+	ts.tv_sec = until_ns / 1000000000;
+	ts.tv_nsec = until_ns % 1000000000;
+	pthread_cond_timedwait(&l->cv, &l->mu, &ts);
+}
+
+/*
+ * Compare-and-PEXPIRE the lease for "ttl_ms" on "ctx", and update its state
+ * and local deadline: the one path of fence_extend and of the heartbeat.
+ * Returns 1 when extended, 0 when the lease is lost (not ours any more, or
+ * the deadline passed), -1 on error; ctx->err says which.
+ *
+ * Extends of one lease go out one at a time.  Each runs on Redis before the
+ * next is sent, so the last answer to arrive belongs to the extend Redis
+ * ran last, and the deadline follows the TTL Redis holds.  (Two extends in
+ * flight at once, the heartbeat's on its connection and the application's
+ * on another, could run in one order and be answered in the other.)
+ *
+ * No answer is any use after the lease's deadline, so the call is bounded
+ * by it: the loss is then declared on time, not whenever a call that
+ * started before the deadline gives up.
  */
 int
-fence_extend(fence_ctx *ctx, fence_lease *l, long long ttl_ms)
+fence_lease_renew(fence_ctx *ctx, fence_lease *l, long long ttl_ms)
 {
-	int64_t		t0;
+	int64_t		t0,
+				deadline;
 	int			rc;
 
-	fence_clear_error(ctx);
-	if (ttl_ms == 0)
-		ttl_ms = l->ttl_ms;
-	if (check_ttl(ctx, ttl_ms) != FENCE_OK)
-		return FENCE_ERR;
 	pthread_mutex_lock(&l->mu);
+	while (l->extending && l->state != FENCE_LEASE_LOST && fence_now_ns() < l->deadline_ns)
+		fence_lease_wait(l, l->deadline_ns);
 	if (l->state == FENCE_LEASE_LOST || fence_now_ns() >= l->deadline_ns)
 	{
 		l->state = FENCE_LEASE_LOST;
 		pthread_mutex_unlock(&l->mu);
 		fence_set_error(ctx, FENCE_ERR_LOST, "lease on \"%s\" is lost", l->resource);
-		return FENCE_ERR;
+		return 0;
 	}
+	l->extending = 1;
+	deadline = l->deadline_ns;
 	pthread_mutex_unlock(&l->mu);
 
+	fence_conn_set_deadline(ctx, deadline);
 	t0 = fence_now_ns();
 	rc = fence_extend_raw(ctx, l->lock_key, l->owner, ttl_ms);
+	fence_conn_set_deadline(ctx, 0);
+
 	pthread_mutex_lock(&l->mu);
-	if (rc == 1 && l->state != FENCE_LEASE_LOST)
+	l->extending = 0;
+	pthread_cond_broadcast(&l->cv);
+	if (rc == 1 && l->state != FENCE_LEASE_LOST && fence_now_ns() < l->deadline_ns)
 	{
 		l->state = FENCE_LEASE_HELD;
 		l->ttl_ms = ttl_ms;
-		l->deadline_ns = t0 + (ttl_ms - fence_drift_ms(ttl_ms)) * 1000000;
+		l->renewed_ns = t0;
+		l->deadline_ns = deadline_after(t0, ttl_ms, l->unsure_ttl_ms);
 	}
-	else if (rc == 0)
+	else if (rc >= 0)
+	{
+		/* not ours, or answered too late: lost is final, whatever Redis ran */
 		l->state = FENCE_LEASE_LOST;
-	else if (rc < 0 && l->state == FENCE_LEASE_HELD &&
-			 (ctx->err == FENCE_ERR_IO || ctx->err == FENCE_ERR_PROTOCOL))
-		l->state = FENCE_LEASE_SUSPECT;
+		rc = 0;
+	}
+	else if (ctx->err == FENCE_ERR_IO || ctx->err == FENCE_ERR_PROTOCOL)
+	{
+		/* sent, maybe run, maybe still to run: allow for its TTL from now on */
+		if (l->unsure_ttl_ms == 0 || ttl_ms < l->unsure_ttl_ms)
+			l->unsure_ttl_ms = ttl_ms;
+		if (deadline_after(t0, ttl_ms, 0) < l->deadline_ns)
+			l->deadline_ns = deadline_after(t0, ttl_ms, 0);
+		if (l->state == FENCE_LEASE_HELD)
+			l->state = FENCE_LEASE_SUSPECT;
+	}
 	pthread_mutex_unlock(&l->mu);
 	if (rc == 0)
-		fence_set_error(ctx, FENCE_ERR_LOST, "lease on \"%s\" is no longer held by this owner", l->resource);
-	return rc == 1 ? FENCE_OK : FENCE_ERR;
+		fence_set_error(ctx, FENCE_ERR_LOST, "lease on \"%s\" is no longer held by this owner",
+						l->resource);
+	return rc;
+}
+
+/*
+ * Extend the lease for "ttl_ms" (0: its current TTL), which becomes its
+ * TTL from then on.
+ */
+int
+fence_extend(fence_ctx *ctx, fence_lease *l, long long ttl_ms)
+{
+	fence_clear_error(ctx);
+	if (ttl_ms == 0)
+		ttl_ms = fence_lease_ttl(l);
+	if (check_ttl(ctx, ttl_ms) != FENCE_OK)
+		return FENCE_ERR;
+	return fence_lease_renew(ctx, l, ttl_ms) == 1 ? FENCE_OK : FENCE_ERR;
 }
 
 /*
@@ -453,7 +554,13 @@ fence_lease_token(const fence_lease *l)
 long long
 fence_lease_ttl(const fence_lease *l)
 {
-	return l->ttl_ms;
+	long long	ttl;
+
+	/* the heartbeat may be extending: "mu" guards ttl_ms */
+	pthread_mutex_lock((pthread_mutex_t *) &l->mu);
+	ttl = l->ttl_ms;
+	pthread_mutex_unlock((pthread_mutex_t *) &l->mu);
+	return ttl;
 }
 
 /* Mark the lease lost for good (a heal found the lock gone). */

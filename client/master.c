@@ -37,6 +37,16 @@ too_few_replicas(fence_ctx *ctx, fence_lease *l, long long acked, const char *wh
 	return -1;
 }
 
+/* Say which resource's keys are in a state fence never writes. */
+static void
+state_error(fence_ctx *ctx, const fence_lease *l)
+{
+	char		msg[FENCE_ERRSTR_LEN];
+
+	memcpy(msg, ctx->errstr, sizeof(msg));
+	fence_set_error(ctx, FENCE_ERR_STATE, "resource \"%.80s\": %s", l->resource, msg);
+}
+
 /*
  * One attempt at the lock and a token.  Returns 1 with l->token set, 0
  * when busy (PTTL in busy_pttl), -1 on error.  "t0" is not needed: one
@@ -60,7 +70,7 @@ fence_master_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0)
 	{
 		if (fence_parse_token(r->str, r->len, &l->token) != 0)
 		{
-			fence_set_error(ctx, FENCE_ERR_PROTOCOL, "token counter %s holds \"%.40s\", not a positive integer",
+			fence_set_error(ctx, FENCE_ERR_STATE, "token counter %s holds \"%.40s\", not a positive integer",
 							l->token_key, r->str);
 			freeReplyObject(r);
 			return -1;
@@ -78,6 +88,8 @@ fence_master_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0)
 	else
 	{
 		fence_reply_error(ctx, r);
+		if (ctx->err == FENCE_ERR_STATE)
+			state_error(ctx, l);
 		return -1;
 	}
 	freeReplyObject(r);
@@ -161,7 +173,7 @@ fence_master_heal(fence_ctx *ctx, fence_lease *l, long long mark)
 		return fence_reply_error(ctx, r);
 	if (fence_parse_token(r->str, r->len, &token) != 0 || token <= mark)
 	{
-		fence_set_error(ctx, FENCE_ERR_PROTOCOL, "token counter %s holds \"%.40s\" after healing",
+		fence_set_error(ctx, FENCE_ERR_STATE, "token counter %s holds \"%.40s\" after healing",
 						l->token_key, r->str);
 		freeReplyObject(r);
 		return -1;
@@ -196,9 +208,9 @@ fence_parse_show(fence_ctx *ctx, redisReply *r, const char *token_key, fence_inf
 	}
 	info->pttl_ms = r->element[1]->integer;
 	if (counter->type == REDIS_REPLY_STRING &&
-		fence_parse_counter(counter->str, counter->len, &info->token) != 0)
+		fence_parse_token(counter->str, counter->len, &info->token) != 0)
 	{
-		fence_set_error(ctx, FENCE_ERR_PROTOCOL, "token counter %s holds \"%.40s\", not a positive integer",
+		fence_set_error(ctx, FENCE_ERR_STATE, "token counter %s holds \"%.40s\", not a positive integer",
 						token_key, counter->str);
 		freeReplyObject(r);
 		return FENCE_ERR;

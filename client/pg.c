@@ -54,7 +54,6 @@ pg_error(fence_ctx *ctx, PGconn *pg, PGresult *res, const char *what)
 	PQclear(res);
 }
 
-#ifndef FENCE_USE_PIPELINE
 /* Run a statement that returns no rows; FENCE_OK if it worked. */
 static int
 simple_command(fence_ctx *ctx, PGconn *pg, const char *sql)
@@ -69,7 +68,6 @@ simple_command(fence_ctx *ctx, PGconn *pg, const char *sql)
 	PQclear(res);
 	return FENCE_OK;
 }
-#endif
 
 /* SELECT fence.advance(R, T, O) in whatever transaction "pg" is in. */
 static int
@@ -149,7 +147,8 @@ heal(fence_ctx *ctx, fence_lease *l, long long mark)
  * Announce the lease's token to PostgreSQL in its own committed transaction
  * ("pg" must not be inside one).  Heals a Redis counter that is behind
  * PostgreSQL, which may change fence_lease_token().  Fails with
- * FENCE_ERR_STALE only when healing did not help.
+ * FENCE_ERR_STALE only when healing did not help, and with FENCE_ERR_LOST
+ * (or _SUSPECT) when the lease is not surely held once the announce is done.
  */
 int
 fence_announce(fence_ctx *ctx, fence_lease *l, PGconn *pg)
@@ -175,7 +174,21 @@ fence_announce(fence_ctx *ctx, fence_lease *l, PGconn *pg)
 		if (fence_lease_usable(ctx, l) != FENCE_OK)
 			return FENCE_ERR;
 		if (advance(ctx, pg, l) == FENCE_OK)
+		{
+			/*
+			 * The announce may have outlasted the lease (PostgreSQL was slow,
+			 * or the fence row locked): then the token is announced, but the
+			 * caller does not hold the lease and must not act as if it did.
+			 */
+			if (fence_lease_usable(ctx, l) != FENCE_OK)
+			{
+				if (ctx->err == FENCE_ERR_LOST)
+					fence_set_error(ctx, FENCE_ERR_LOST, "lease on \"%s\" was lost while its token was announced",
+									l->resource);
+				return FENCE_ERR;
+			}
 			return FENCE_OK;
+		}
 		if (ctx->err != FENCE_ERR_STALE)
 			return FENCE_ERR;
 		/* PostgreSQL is ahead of Redis: catch up, then try again. */
@@ -190,11 +203,74 @@ fence_announce(fence_ctx *ctx, fence_lease *l, PGconn *pg)
 	return FENCE_ERR;
 }
 
+/* End the transaction fence_exec began, if it is still open. */
+static void
+rollback(PGconn *pg)
+{
+	if (PQtransactionStatus(pg) == PQTRANS_INTRANS ||
+		PQtransactionStatus(pg) == PQTRANS_INERROR)
+		PQclear(PQexec(pg, "ROLLBACK"));
+}
+
+/*
+ * fence_exec hands back one result and streams no data, so it cannot run
+ * COPY.  End the COPY the server began, so that nothing hangs: COPY FROM
+ * STDIN is failed (the server aborts the statement), COPY TO STDOUT is read
+ * to its end and its rows dropped.  The caller then rolls back.
+ */
+static void
+refuse_copy(fence_ctx *ctx, PGconn *pg, ExecStatusType st, int report)
+{
+	if (st == PGRES_COPY_OUT)
+	{
+		char	   *row;
+
+		while (PQgetCopyData(pg, &row, 0) > 0)
+			PQfreemem(row);
+	}
+	else
+		(void) PQputCopyEnd(pg, "fence_exec does not run COPY");
+	if (report)
+		fence_set_error(ctx, FENCE_ERR_ARG,
+						"COPY is not supported: fence_exec returns one result and streams no data");
+}
+
+static int
+is_copy(ExecStatusType st)
+{
+	return st == PGRES_COPY_IN || st == PGRES_COPY_OUT || st == PGRES_COPY_BOTH;
+}
+
+/*
+ * The statement ran: whether it commits is the lease's to say, since it may
+ * have run out while the statement did.  On an idle connection ("own_tx")
+ * check the lease once more, then COMMIT, or ROLLBACK when it is suspect or
+ * lost.  Inside the caller's transaction report a lease that is not held,
+ * and leave the end of the transaction to the caller.
+ */
+static PGresult *
+commit_if_held(fence_ctx *ctx, fence_lease *l, PGconn *pg, PGresult *res, int own_tx)
+{
+	if (fence_lease_usable(ctx, l) != FENCE_OK)
+	{
+		PQclear(res);
+		if (own_tx)
+			rollback(pg);
+		return NULL;
+	}
+	if (own_tx && simple_command(ctx, pg, "COMMIT") != FENCE_OK)
+	{
+		PQclear(res);
+		rollback(pg);
+		return NULL;
+	}
+	return res;
+}
+
 #ifndef FENCE_USE_PIPELINE
 /*
  * Without pipeline mode (libpq before 14): BEGIN, advance, the statement,
- * COMMIT, one round trip each.  The lease is checked once more before the
- * COMMIT.
+ * COMMIT, one round trip each.
  */
 static PGresult *
 exec_stepwise(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
@@ -209,55 +285,49 @@ exec_stepwise(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
 		goto fail;
 	res = PQexecParams(pg, sql, nparams, NULL, params, NULL, NULL, 0);
 	st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+	if (is_copy(st))
+	{
+		PQclear(res);
+		refuse_copy(ctx, pg, st, 1);
+		while ((res = PQgetResult(pg)) != NULL)
+			PQclear(res);
+		goto fail;
+	}
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
 	{
 		pg_error(ctx, pg, res, "fenced statement failed");
 		goto fail;
 	}
-	if (own_tx)
-	{
-		/* The lease may have gone while the statement ran. */
-		if (fence_lease_usable(ctx, l) != FENCE_OK)
-		{
-			PQclear(res);
-			goto fail;
-		}
-		if (simple_command(ctx, pg, "COMMIT") != FENCE_OK)
-		{
-			PQclear(res);
-			return NULL;
-		}
-	}
-	return res;
+	return commit_if_held(ctx, l, pg, res, own_tx);
 
 fail:
 	if (own_tx)
-	{
-		PGresult   *rb = PQexec(pg, "ROLLBACK");
-
-		PQclear(rb);
-	}
+		rollback(pg);
 	return NULL;
 }
 #endif
 
 #ifdef FENCE_USE_PIPELINE
 /*
- * One round trip: fence.advance and the statement go out in a pipeline
- * ended by a Sync.  Statements before a Sync run in one transaction that the
- * Sync commits (or, inside the caller's transaction, leaves open), and after
- * an error the server skips the rest: so the statement never runs without
- * the check, and the advance never commits without the statement.
+ * fence.advance and the statement go out in a pipeline ended by a Sync:
+ * after an error the server skips the rest, so the statement never runs
+ * without the check, and the advance never commits without the statement.
+ * On an idle connection a BEGIN goes first, so that the Sync leaves the
+ * transaction open for commit_if_held: two round trips.  Inside the
+ * caller's transaction, one.
  */
 static PGresult *
 exec_pipelined(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
-			   int nparams, const char *const *params)
+			   int nparams, const char *const *params, int own_tx)
 {
+	static const char *const what[] = {
+		"could not begin a transaction", "fence.advance failed", "fenced statement failed"
+	};
 	char		token[24];
 	const char *aparams[3] = {l->resource, token, l->owner};
 	PGresult   *out = NULL;
 	int			failed = 0,
-				query = 0,		/* 0: advance, 1: statement, 2: done */
+				query = own_tx ? 0 : 1, /* 0: BEGIN, 1: advance, 2: statement */
 				nulls = 0;
 
 	snprintf(token, sizeof(token), "%lld", l->token);
@@ -266,7 +336,8 @@ exec_pipelined(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
 		pg_error(ctx, pg, NULL, "could not enter pipeline mode");
 		return NULL;
 	}
-	if (PQsendQueryParams(pg, ADVANCE_SQL, 3, NULL, aparams, NULL, NULL, 0) != 1 ||
+	if ((own_tx && PQsendQueryParams(pg, "BEGIN", 0, NULL, NULL, NULL, NULL, 0) != 1) ||
+		PQsendQueryParams(pg, ADVANCE_SQL, 3, NULL, aparams, NULL, NULL, 0) != 1 ||
 		PQsendQueryParams(pg, sql, nparams, NULL, params, NULL, NULL, 0) != 1)
 	{
 		pg_error(ctx, pg, NULL, "could not send the fenced statement");
@@ -304,19 +375,25 @@ exec_pipelined(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
 			PQclear(res);
 			break;
 		}
-		if (st == PGRES_FATAL_ERROR && !failed)
+		if (is_copy(st))
 		{
-			pg_error(ctx, pg, res, query == 0 ? "fence.advance failed" :
-					 query == 1 ? "fenced statement failed" : "commit failed");
+			/* its end comes next: an error, or the COPY's command tag */
+			refuse_copy(ctx, pg, st, !failed);
+			failed = 1;
+			PQclear(res);
+		}
+		else if (st == PGRES_FATAL_ERROR && !failed)
+		{
+			pg_error(ctx, pg, res, what[query < 2 ? query : 2]);
 			failed = 1;
 		}
-		else if (query == 1 && !failed &&
+		else if (query == 2 && !failed &&
 				 (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK))
 		{
 			PQclear(out);
 			out = res;
 		}
-		else if (query <= 1 && !failed && st != PGRES_TUPLES_OK &&
+		else if (query <= 2 && !failed && st != PGRES_TUPLES_OK &&
 				 st != PGRES_COMMAND_OK && st != PGRES_PIPELINE_ABORTED)
 		{
 			PQclear(res);
@@ -337,20 +414,25 @@ exec_pipelined(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
 		if (!failed)
 			fence_set_error(ctx, FENCE_ERR_PG, "fenced statement returned no result");
 		PQclear(out);
+		if (own_tx)
+			rollback(pg);
 		return NULL;
 	}
-	return out;
+	return commit_if_held(ctx, l, pg, out, own_tx);
 }
 #endif
 
 /*
  * Run "sql" with "params" (text, $1..$n) fenced by the lease's token: one
  * transaction does fence.advance(R, T, O), then the statement.  On an idle
- * connection that transaction commits before this returns; inside the
- * caller's transaction the COMMIT is left to the caller.  Refused while the
- * lease is suspect or lost.  Returns the statement's result (PQclear it), or
- * NULL: FENCE_ERR_STALE when PostgreSQL has seen a newer token.  With libpq
- * 14 or later this is one round trip (pipeline mode).
+ * connection that transaction commits before this returns, once the lease
+ * has been checked again after the statement (it is rolled back when the
+ * lease is suspect or lost by then); inside the caller's transaction the
+ * COMMIT is left to the caller, and a lease lost meanwhile is reported.
+ * Refused while the lease is suspect or lost, and for COPY (FENCE_ERR_ARG).
+ * Returns the statement's result (PQclear it), or NULL: FENCE_ERR_STALE
+ * when PostgreSQL has seen a newer token.  With libpq 14 or later (pipeline
+ * mode) this is two round trips, one inside the caller's transaction.
  */
 PGresult *
 fence_exec(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
@@ -380,8 +462,7 @@ fence_exec(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
 			return NULL;
 	}
 #ifdef FENCE_USE_PIPELINE
-	(void) own_tx;
-	return exec_pipelined(ctx, l, pg, sql, nparams, params);
+	return exec_pipelined(ctx, l, pg, sql, nparams, params, own_tx);
 #else
 	return exec_stepwise(ctx, l, pg, sql, nparams, params, own_tx);
 #endif

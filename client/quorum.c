@@ -159,21 +159,27 @@ round_error(fence_ctx *ctx, quorum_store *s, const char *what, int got)
 {
 	char		buf[FENCE_ERRSTR_LEN];
 	size_t		len;
-	int			i;
+	int			i,
+				kind = FENCE_ERR_IO;
 
 	len = snprintf(buf, sizeof(buf), "%s: %d of %d Redis nodes, a majority needs %d",
 				   what, got, s->n, MAJORITY(s));
-	for (i = 0; i < s->n && len < sizeof(buf); i++)
+	for (i = 0; i < s->n; i++)
 	{
 		char		name[128];
 		const char *why = s->fan[i].why;
 
 		if (!s->fan[i].send || s->fan[i].reply != NULL || why[0] == '\0')
 			continue;
-		len += snprintf(buf + len, sizeof(buf) - len, "; %s: %s",
-						fence_node_name(&s->nodes[i], name, sizeof(name)), why);
+		/* a refused login is the configuration's fault, not an outage */
+		if (strncmp(why, "login refused", 13) == 0 || strncmp(why, "NOAUTH", 6) == 0 ||
+			strncmp(why, "WRONGPASS", 9) == 0 || strncmp(why, "NOPERM", 6) == 0)
+			kind = FENCE_ERR_AUTH;
+		if (len < sizeof(buf))
+			len += snprintf(buf + len, sizeof(buf) - len, "; %s: %s",
+							fence_node_name(&s->nodes[i], name, sizeof(name)), why);
 	}
-	fence_set_error(ctx, FENCE_ERR_IO, "%s", buf);
+	fence_set_error(ctx, kind, "%s", buf);
 }
 
 /* Give the lock back on every node, whatever each one says. */

@@ -2,7 +2,7 @@
  * client/scripts.c
  *	  The Lua scripts that make each lease operation one atomic round trip.
  *
- * Keys (hash-tagged so both live in one Redis Cluster slot):
+ * Keys (keys.c; hash-tagged so both live in one Redis Cluster slot):
  *	 fence:{R}:lock   the owner id, expiring with the lease
  *	 fence:{R}:token  the token counter; never expires, never lowered
  *
@@ -29,16 +29,43 @@
 #include "fence_int.h"
 
 /*
+ * COUNTER_CHECK, the start of the scripts that touch the counter (KEYS[2]):
+ * refuse, before anything is written, a counter fence could never have
+ * written.  A counter is missing, or a string holding a canonical positive
+ * integer of at most 2^63-1 (INCR writes nothing else); a valid one is left
+ * in "cur" as its string (false when missing), so no Lua number ever holds
+ * it.  The errors start with FENCESTATE, which the client reads as
+ * FENCE_ERR_STATE; they name no key, since resource names are bytes that an
+ * error line must not carry.
+ */
+#define COUNTER_CHECK \
+"local cur = false\n" \
+"local ctype = redis.call('TYPE', KEYS[2])['ok']\n" \
+"if ctype ~= 'none' then\n" \
+"  if ctype ~= 'string' then\n" \
+"    return redis.error_reply('FENCESTATE token counter is a ' .. ctype .. ', not a string')\n" \
+"  end\n" \
+"  cur = redis.call('GET', KEYS[2])\n" \
+"  if not string.match(cur, '^[1-9]%d*$') or #cur > 19 or\n" \
+"     (#cur == 19 and cur > '9223372036854775807') then\n" \
+"    return redis.error_reply('FENCESTATE token counter is not a positive integer')\n" \
+"  end\n" \
+"end\n"
+
+/*
  * ACQUIRE  KEYS: lock, token  ARGV: owner, ttl_ms
  * Takes the lock if free and only then takes a token.  Returns the token,
  * or {PTTL} (a one-element array) when the lock is busy.  A token below 2^53
  * comes back as an integer (a double holds it exactly, and it spares a GET);
  * from 2^53 on, the comparison still decides correctly and the token is
- * read back as the counter's string.  If INCR fails (overflow, or a counter
- * that is not an integer) the lock just taken is dropped again so that the
- * failure leaves nothing behind.
+ * read back as the counter's string.  The counter is checked first, so the
+ * only failure left once the lock is taken is INCR's overflow at 2^63-1;
+ * then the lock is dropped again, so that no failure leaves it behind.  A
+ * lock key that is not a string, or has no expiry, would be "busy" forever:
+ * that is an error too.
  */
 static const char acquire_lua[] =
+COUNTER_CHECK
 "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
 "  local r = redis.pcall('INCR', KEYS[2])\n"
 "  if type(r) == 'table' and r.err then\n"
@@ -48,7 +75,13 @@ static const char acquire_lua[] =
 "  if r < 9007199254740992 then return r end\n"
 "  return redis.call('GET', KEYS[2])\n"
 "end\n"
-"return {redis.call('PTTL', KEYS[1])}\n";
+"local ltype = redis.call('TYPE', KEYS[1])['ok']\n"
+"if ltype ~= 'string' then\n"
+"  return redis.error_reply('FENCESTATE lock is a ' .. ltype .. ', not a string')\n"
+"end\n"
+"local pttl = redis.call('PTTL', KEYS[1])\n"
+"if pttl < 0 then return redis.error_reply('FENCESTATE lock has no expiry') end\n"
+"return {pttl}\n";
 
 /* RELEASE  KEYS: lock  ARGV: owner.  1 = deleted, 0 = not ours. */
 static const char release_lua[] =
@@ -69,21 +102,17 @@ static const char extend_lua[] =
  * PostgreSQL has already accepted "mark": raise the counter to it (never
  * lower it) and take the next token, but only while the caller still owns
  * the lock.  Returns the new token as a bulk string, or integer 0 when the
- * lock is not ours.  "mark" is a canonical decimal from the client.
+ * lock is not ours.  "mark" is a canonical decimal from the client, and
+ * "cur" one too (COUNTER_CHECK): comparing lengths, then bytes, compares
+ * the numbers.
  */
 static const char heal_lua[] =
 "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end\n"
-"local cur = redis.call('GET', KEYS[2])\n"
+COUNTER_CHECK
 "local mark = ARGV[2]\n"
-"local lower\n"
-"if not cur or string.match(cur, '^%-%d+$') then\n"
-"  lower = true\n"
-"elseif cur == '0' or string.match(cur, '^[1-9]%d*$') then\n"
-"  lower = #cur < #mark or (#cur == #mark and cur < mark)\n"
-"else\n"
-"  return redis.error_reply('fence token counter ' .. KEYS[2] .. ' is not an integer')\n"
+"if not cur or #cur < #mark or (#cur == #mark and cur < mark) then\n"
+"  redis.call('SET', KEYS[2], mark)\n"
 "end\n"
-"if lower then redis.call('SET', KEYS[2], mark) end\n"
 "local r = redis.pcall('INCR', KEYS[2])\n"
 "if type(r) == 'table' and r.err then return r end\n"
 "return redis.call('GET', KEYS[2])\n";
@@ -106,8 +135,9 @@ static const char show_lua[] =
  * missing), never as a Lua number.
  */
 static const char qlock_lua[] =
+COUNTER_CHECK
 "local held = redis.call('GET', KEYS[1])\n"
-"local c = redis.call('GET', KEYS[2]) or '0'\n"
+"local c = cur or '0'\n"
 "if not held then\n"
 "  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
 "  return {1, c}\n"
@@ -115,7 +145,9 @@ static const char qlock_lua[] =
 "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
 "  return {1, c}\n"
 "end\n"
-"return {0, c, redis.call('PTTL', KEYS[1])}\n";
+"local pttl = redis.call('PTTL', KEYS[1])\n"
+"if pttl < 0 then return redis.error_reply('FENCESTATE lock has no expiry') end\n"
+"return {0, c, pttl}\n";
 
 /*
  * QCLAIM  KEYS: lock, token  ARGV: owner, token
@@ -124,15 +156,13 @@ static const char qlock_lua[] =
  * the caller's.  Returns {1} raised, {0} lock not ours, or {2, counter} when
  * the counter is already at or above "token" (someone claimed it first).
  * Strictly lower only: two claims of the same value cannot both succeed on
- * one node.  Compared as canonical decimal strings, exact beyond 2^53.
+ * one node.  Compared as canonical decimal strings (COUNTER_CHECK), exact
+ * beyond 2^53.
  */
 static const char qclaim_lua[] =
 "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0} end\n"
-"local cur = redis.call('GET', KEYS[2])\n"
+COUNTER_CHECK
 "local t = ARGV[2]\n"
-"if cur and cur ~= '0' and not string.match(cur, '^[1-9]%d*$') then\n"
-"  return redis.error_reply('fence token counter ' .. KEYS[2] .. ' is not an integer')\n"
-"end\n"
 "if not cur or #cur < #t or (#cur == #t and cur < t) then\n"
 "  redis.call('SET', KEYS[2], t)\n"
 "  return {1}\n"

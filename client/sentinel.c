@@ -210,7 +210,8 @@ resolve(fence_ctx *ctx, sentinel_store *s)
 	{
 		if (ask_sentinels(ctx, s) && connect_master(ctx, s) == FENCE_OK)
 			return FENCE_OK;
-		if (!fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
+		/* a refused login will be refused again: no point waiting */
+		if (ctx->err == FENCE_ERR_AUTH || !fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
 			return FENCE_ERR;
 	}
 }

@@ -63,40 +63,76 @@ no_store(fence_ctx *ctx)
 	return 1;
 }
 
-/* Parse several URLs, then make the quorum of them. */
+/*
+ * Parse "spec": one URL, or several separated by whitespace (a quorum,
+ * every one a redis:// or unix:// URL).  Fills urls[0..*n-1], which the
+ * caller frees with fence_url_free even on failure.  FENCE_OK, or
+ * FENCE_ERR with a message in "errbuf" and "*oom" set when that is why.
+ */
 static int
-open_quorum(fence_ctx *ctx, int n, char **words)
+parse_spec(const char *spec, fence_url *urls, int *n, char *errbuf, size_t errlen,
+		   int *oom)
+{
+	char	   *words[FENCE_MAX_QUORUM_NODES];
+	int			i,
+				rc = FENCE_OK;
+
+	*oom = 0;
+	memset(urls, 0, FENCE_MAX_QUORUM_NODES * sizeof(fence_url));
+	*n = split_words(spec, words, FENCE_MAX_QUORUM_NODES);
+	if (*n < 0)
+	{
+		*oom = 1;
+		snprintf(errbuf, errlen, "out of memory");
+		*n = 0;
+		return FENCE_ERR;
+	}
+	if (*n > FENCE_MAX_QUORUM_NODES)
+	{
+		snprintf(errbuf, errlen, "a quorum has at most %d nodes", FENCE_MAX_QUORUM_NODES);
+		*n = 0;
+		return FENCE_ERR;
+	}
+	if (*n == 0)
+	{
+		snprintf(errbuf, errlen, "empty Redis URL");
+		return FENCE_ERR;
+	}
+	for (i = 0; i < *n && rc == FENCE_OK; i++)
+	{
+		if (fence_parse_url(words[i], &urls[i], errbuf, errlen) != FENCE_OK)
+		{
+			/* the only failure that is not the URL's fault */
+			*oom = strcmp(errbuf, "out of memory") == 0;
+			rc = FENCE_ERR;
+		}
+		else if (*n > 1 && urls[i].kind != FENCE_URL_NODE)
+		{
+			snprintf(errbuf, errlen,
+					 "quorum member \"%s\" must be a redis:// or unix:// URL of one independent node",
+					 words[i]);
+			rc = FENCE_ERR;
+		}
+	}
+	for (i = 0; i < *n; i++)
+		free(words[i]);
+	return rc;
+}
+
+/*
+ * Is "url" something fence_connect() takes: one URL, or a quorum of them?
+ * On failure a message goes into "errbuf".  Nothing is contacted.
+ */
+int
+fence_check_url(const char *url, char *errbuf, size_t errlen)
 {
 	fence_url	urls[FENCE_MAX_QUORUM_NODES];
-	int			i,
-				rc = FENCE_ERR;
+	int			n,
+				i,
+				oom,
+				rc;
 
-	/* fence_url_free() of a zeroed (or refused) URL is harmless */
-	memset(urls, 0, sizeof(urls));
-	for (i = 0; i < n; i++)
-	{
-		if (fence_parse_url(words[i], &urls[i], ctx->errstr, sizeof(ctx->errstr)) != FENCE_OK)
-		{
-			ctx->err = FENCE_ERR_ARG;
-			goto done;
-		}
-		if (urls[i].kind != FENCE_URL_NODE)
-		{
-			fence_set_error(ctx, FENCE_ERR_ARG,
-							"quorum member \"%s\" must be a redis:// or unix:// URL of one independent node",
-							words[i]);
-			goto done;
-		}
-	}
-	ctx->conn->store = fence_quorum_new(ctx, n, urls);
-	if (ctx->conn->store == NULL)
-	{
-		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
-		goto done;
-	}
-	ctx->conn->ops = &fence_quorum_ops;
-	rc = FENCE_OK;
-done:
+	rc = parse_spec(url ? url : FENCE_DEFAULT_URL, urls, &n, errbuf, errlen, &oom);
 	for (i = 0; i < n; i++)
 		fence_url_free(&urls[i]);
 	return rc;
@@ -109,60 +145,46 @@ done:
 int
 fence_store_open(fence_ctx *ctx, const char *spec, int connect)
 {
-	char	   *words[FENCE_MAX_QUORUM_NODES];
-	fence_url	url;
+	fence_url	urls[FENCE_MAX_QUORUM_NODES];
 	int			n,
 				i,
-				rc = FENCE_ERR;
+				oom,
+				rc;
 
-	n = split_words(spec, words, FENCE_MAX_QUORUM_NODES);
-	if (n < 0)
-	{
-		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
-		return FENCE_ERR;
-	}
-	if (n > FENCE_MAX_QUORUM_NODES)
-	{
-		fence_set_error(ctx, FENCE_ERR_ARG, "a quorum has at most %d nodes", FENCE_MAX_QUORUM_NODES);
-		return FENCE_ERR;
-	}
-	if (n == 0)
-	{
-		fence_set_error(ctx, FENCE_ERR_ARG, "empty Redis URL");
-		return FENCE_ERR;
-	}
-	if (n > 1)
-		rc = open_quorum(ctx, n, words);
-	else if (fence_parse_url(words[0], &url, ctx->errstr, sizeof(ctx->errstr)) != FENCE_OK)
-		ctx->err = FENCE_ERR_ARG;
+	rc = parse_spec(spec, urls, &n, ctx->errstr, sizeof(ctx->errstr), &oom);
+	if (rc != FENCE_OK)
+		ctx->err = oom ? FENCE_ERR_OOM : FENCE_ERR_ARG;
 	else
 	{
-		if (url.kind == FENCE_URL_SENTINEL)
+		if (n > 1)
+		{
+			ctx->conn->ops = &fence_quorum_ops;
+			ctx->conn->store = fence_quorum_new(ctx, n, urls);
+		}
+		else if (urls[0].kind == FENCE_URL_SENTINEL)
 		{
 			ctx->conn->ops = &fence_sentinel_ops;
-			ctx->conn->store = fence_sentinel_new(ctx, &url);
+			ctx->conn->store = fence_sentinel_new(ctx, &urls[0]);
 		}
-		else if (url.kind == FENCE_URL_CLUSTER)
+		else if (urls[0].kind == FENCE_URL_CLUSTER)
 		{
 			ctx->conn->ops = &fence_cluster_ops;
-			ctx->conn->store = fence_cluster_new(ctx, &url);
+			ctx->conn->store = fence_cluster_new(ctx, &urls[0]);
 		}
 		else
 		{
 			ctx->conn->ops = &fence_single_ops;
-			ctx->conn->store = fence_single_new(ctx, &url);
+			ctx->conn->store = fence_single_new(ctx, &urls[0]);
 		}
-		fence_url_free(&url);
 		if (ctx->conn->store == NULL)
 		{
 			ctx->conn->ops = NULL;
 			fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
+			rc = FENCE_ERR;
 		}
-		else
-			rc = FENCE_OK;
 	}
 	for (i = 0; i < n; i++)
-		free(words[i]);
+		fence_url_free(&urls[i]);
 	if (rc == FENCE_OK && connect)
 		rc = fence_store_connect(ctx);
 	return rc;

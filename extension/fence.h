@@ -28,13 +28,14 @@ extern int64 fence_check_and_advance(const char *resource, int64 token,
 									 const char *owner);
 extern void fence_check_resource_name(const char *resource);
 
-/* registry.c: tokens accepted in this transaction, forgotten at its end */
+/* registry.c: tokens accepted in this transaction and its live subtransactions */
 extern const FenceGrant *fence_registry_lookup(const char *resource);
+extern bool fence_registry_holds_lock(const char *resource);
 extern void fence_registry_remember(const char *resource, int64 token,
 									const char *owner);
 extern void fence_registry_forget(const char *resource);
+extern uint64 fence_registry_generation(void);
 extern void fence_registry_init(void);
-extern uint64 fence_resource_hash(const char *resource);
 
 /* stats.c: counts in shared memory (when preloaded), fence.log_refusals */
 typedef enum FenceRefusal

@@ -25,6 +25,14 @@
  *	  after DDL or a change of search_path.  Inferred types are worked out
  *	  again when DDL invalidates the plan, so a column whose type changed
  *	  is bound with its new type.
+ *
+ *	  The statement may call fenced_update again, directly, from a function
+ *	  or from a trigger (an input function reading a parameter may too), and
+ *	  those calls fill the cache as well.  A plan must not be freed while a
+ *	  call further up the stack still uses it, so each slot counts the calls
+ *	  using its plan and only an unused slot is ever evicted or replaced;
+ *	  the count is dropped again on the way out, by error too.  When every
+ *	  slot is in use, the plan is used once and not kept.
  */
 #include "postgres.h"
 
@@ -65,6 +73,7 @@ typedef struct CachedQuery
 	PlanParam  *params;
 	bool		inferred;		/* some parameter was left to inference */
 	SPIPlanPtr	plan;
+	int			users;			/* calls using the plan right now */
 } CachedQuery;
 
 static CachedQuery query_cache[QUERY_CACHE_SIZE];
@@ -300,28 +309,42 @@ slot_inference_holds(const CachedQuery *slot)
 }
 
 /*
- * The kept plan for (query, argument types), prepared on first use, with
- * the types of its parameters.
+ * The kept plan for (query, argument types) whose inferred types still
+ * hold, or NULL.  Other slots for the same key that no call uses are
+ * released on the way: their types went stale, or they duplicate the one
+ * found (a stale slot still in use had a successor prepared beside it).
  */
 static CachedQuery *
-cached_plan(const char *query, const Params *p)
+find_cached(const char *query, const Params *p)
 {
-	CachedQuery *slot;
-	Oid		   *types;
-	bool		inferred = false;
+	CachedQuery *found = NULL;
 	int			i;
 
 	for (i = 0; i < QUERY_CACHE_SIZE; i++)
 	{
-		slot = &query_cache[i];
-		if (slot_matches(slot, query, p))
-		{
-			if (slot_inference_holds(slot))
-				return slot;
+		CachedQuery *slot = &query_cache[i];
+
+		if (!slot_matches(slot, query, p))
+			continue;
+		if (found == NULL && slot_inference_holds(slot))
+			found = slot;
+		else if (slot->users == 0)
 			release_slot(slot);
-			break;
-		}
 	}
+	return found;
+}
+
+/*
+ * Prepare "query" for the arguments "p": a plan that is not kept yet, with
+ * the types of its parameters, in the current memory context.
+ */
+static CachedQuery *
+prepare_entry(const char *query, const Params *p)
+{
+	CachedQuery *entry = palloc0(sizeof(CachedQuery));
+	Oid		   *types;
+	bool		inferred = false;
+	int			i;
 
 	types = palloc(sizeof(Oid) * Max(p->nargs, 1));
 	for (i = 0; i < p->nargs; i++)
@@ -331,18 +354,11 @@ cached_plan(const char *query, const Params *p)
 	else
 		memcpy(types, p->types, sizeof(Oid) * p->nargs);
 
-	slot = &query_cache[query_cache_victim];
-	query_cache_victim = (query_cache_victim + 1) % QUERY_CACHE_SIZE;
-	if (slot->query != NULL)
-		release_slot(slot);
-
-	slot->plan = prepare_query(query, p->nargs, types);
-	SPI_keepplan(slot->plan);
-	slot->params = MemoryContextAllocZero(TopMemoryContext,
-										  sizeof(PlanParam) * Max(p->nargs, 1));
+	entry->plan = prepare_query(query, p->nargs, types);
+	entry->params = palloc0(sizeof(PlanParam) * Max(p->nargs, 1));
 	for (i = 0; i < p->nargs; i++)
 	{
-		PlanParam  *pp = &slot->params[i];
+		PlanParam  *pp = &entry->params[i];
 
 		pp->argtype = p->types[i];
 		pp->plantype = types[i];
@@ -352,8 +368,43 @@ cached_plan(const char *query, const Params *p)
 			  (pp->plantype == TEXTOID || pp->plantype == VARCHAROID)))
 			getTypeInputInfo(pp->plantype, &pp->input, &pp->ioparam);
 	}
-	slot->inferred = inferred;
-	slot->nargs = p->nargs;
+	entry->inferred = inferred;
+	entry->nargs = p->nargs;
+	return entry;
+}
+
+/*
+ * Keep "entry" in a slot, evicting the least recently filled slot that no
+ * call uses, and return the slot; when all of them are in use, return
+ * "entry" itself, whose plan then goes with SPI_finish.  The slot is chosen
+ * only once the plan is prepared: preparing it may have filled slots too.
+ */
+static CachedQuery *
+cache_entry(CachedQuery *entry, const char *query)
+{
+	CachedQuery *slot = NULL;
+	int			i;
+
+	for (i = 0; i < QUERY_CACHE_SIZE && slot == NULL; i++)
+	{
+		CachedQuery *candidate = &query_cache[query_cache_victim];
+
+		query_cache_victim = (query_cache_victim + 1) % QUERY_CACHE_SIZE;
+		if (candidate->users == 0)
+			slot = candidate;
+	}
+	if (slot == NULL)
+		return entry;
+
+	if (slot->query != NULL)
+		release_slot(slot);
+	SPI_keepplan(entry->plan);
+	slot->plan = entry->plan;
+	slot->params = MemoryContextAlloc(TopMemoryContext,
+									  sizeof(PlanParam) * Max(entry->nargs, 1));
+	memcpy(slot->params, entry->params, sizeof(PlanParam) * entry->nargs);
+	slot->inferred = entry->inferred;
+	slot->nargs = entry->nargs;
 	slot->query = MemoryContextStrdup(TopMemoryContext, query);
 	return slot;
 }
@@ -392,6 +443,32 @@ bind_params(const CachedQuery *slot, Params *p)
 		p->values[i] = OidInputFunctionCall(pp->input, str, pp->ioparam, -1);
 	}
 	error_context_stack = errcb.previous;
+}
+
+/*
+ * Bind the arguments "p" to the plan of "cached", accept "token" for
+ * "resource", then run the plan, counting this call as a user of the plan
+ * until it returns or fails.
+ */
+static int
+run_fenced(CachedQuery *cached, Params *p, const char *resource, int64 token)
+{
+	volatile int rc = 0;
+
+	cached->users++;
+	PG_TRY();
+	{
+		/* an argument that does not fit the query must fail before the mark moves */
+		bind_params(cached, p);
+		fence_check_and_advance(resource, token, fence_session_owner(resource));
+		rc = SPI_execute_plan(cached->plan, p->values, p->nulls, false, 0);
+	}
+	PG_FINALLY();
+	{
+		cached->users--;
+	}
+	PG_END_TRY();
+	return rc;
 }
 
 /*
@@ -435,14 +512,12 @@ fence_fenced_update(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");	/* internal error */
 
-	/* a query that cannot run, or an argument that does not fit it, must
-	 * fail before the mark moves */
-	cached = cached_plan(query, &params);
-	bind_params(cached, &params);
-	fence_check_and_advance(resource, PG_GETARG_INT64(1),
-							fence_session_owner(resource));
+	/* a query that cannot run must fail before the mark moves */
+	cached = find_cached(query, &params);
+	if (cached == NULL)
+		cached = cache_entry(prepare_entry(query, &params), query);
 
-	rc = SPI_execute_plan(cached->plan, params.values, params.nulls, false, 0);
+	rc = run_fenced(cached, &params, resource, PG_GETARG_INT64(1));
 	if (rc < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -9,7 +9,9 @@
  *	- neither column: a BEFORE ... FOR EACH STATEMENT trigger that checks the
  *	  resource once per statement, so rows cost nothing extra;
  *	- key column: a BEFORE ... FOR EACH ROW trigger; the resource of a row is
- *	  resource || ':' || key (an UPDATE that changes the key checks both);
+ *	  resource || ':' || key, with ':' and '\' in the key escaped by a
+ *	  backslash (key_resource.c says why the name is unambiguous); an UPDATE
+ *	  that changes the key checks both;
  *	- token column: a BEFORE ... FOR EACH ROW trigger that stamps the accepted
  *	  token into the column and refuses an UPDATE or DELETE whose token is
  *	  lower than the one the row already holds, so a row never goes back to
@@ -40,7 +42,6 @@
 
 #include "access/htup_details.h"
 #include "access/tupmacs.h"
-#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "fmgr.h"
@@ -77,13 +78,14 @@ typedef struct GuardState
 	char	   *key_resource;
 
 	/*
-	 * The resource accepted last, with its token.  Valid only in the
-	 * (sub)transaction that accepted it: a rolled-back subtransaction takes
-	 * its fence row lock with it.
+	 * The resource accepted last, with its token.  Valid only while the
+	 * registry has not changed since (fence_registry_generation): a
+	 * subtransaction that rolled back took its fence row lock and its
+	 * registration with it, one that committed may have registered a newer
+	 * token, and the next transaction starts afresh.
 	 */
 	bool		have_last;
-	TransactionId last_xid;
-	SubTransactionId last_subxid;
+	uint64		last_generation;
 	StringInfoData last_resource;
 	int64		last_token;
 } GuardState;
@@ -277,18 +279,18 @@ guard_state(FunctionCallInfo fcinfo, TriggerData *trigdata)
 			bool		typisvarlena;
 
 			Form_pg_attribute attr;
-			const char *setting;
 
+			fence_check_key_base(state->resource);
 			state->key_attnum = guard_column(rel, trigger, trigger->tgargs[2], "key");
 			attr = TupleDescAttr(RelationGetDescr(rel), state->key_attnum - 1);
-			setting = guard_key_type_setting(attr->atttypid);
-			if (setting != NULL)
+			if (!fence_key_type_allowed(attr->atttypid))
 				ereport(ERROR,
 						(errcode(ERRCODE_DATATYPE_MISMATCH),
-						 errmsg("key column \"%s\" of protected table \"%s\" has type %s, whose text form depends on %s",
+						 errmsg("key column \"%s\" of protected table \"%s\" has type %s, which cannot name a resource",
 								trigger->tgargs[2], RelationGetRelationName(rel),
-								format_type_be(attr->atttypid), setting),
-						 errhint("Call fence.unprotect() and fence.protect() again with a key column whose text form does not depend on settings.")));
+								format_type_be(attr->atttypid)),
+						 errdetail_internal("%s", fence_key_type_detail()),
+						 errhint("Call fence.unprotect() and fence.protect() again with a key column of one of these types.")));
 			getTypeOutputInfo(attr->atttypid, &typoutput, &typisvarlena);
 			fmgr_info_cxt(typoutput, &state->key_output, fcinfo->flinfo->fn_mcxt);
 			state->key_byval = attr->attbyval;
@@ -348,18 +350,16 @@ static int64
 guard_accept(GuardState *state, const char *resource)
 {
 	const FenceGrant *grant;
-	TransactionId xid;
-	SubTransactionId subxid = GetCurrentSubTransactionId();
 	int64		token;
 	const char *owner;
 
 	/*
-	 * The same statement already accepted this resource, in this very
-	 * (sub)transaction: its fence row is still locked by us, nothing to do.
+	 * The same statement already accepted this resource and nothing was
+	 * registered or rolled back since: its fence row is still locked by us,
+	 * nothing to do.
 	 */
 	if (state->have_last &&
-		state->last_subxid == subxid &&
-		TransactionIdEquals(state->last_xid, GetTopTransactionIdIfAny()) &&
+		state->last_generation == fence_registry_generation() &&
 		strcmp(state->last_resource.data, resource) == 0)
 		return state->last_token;
 
@@ -378,16 +378,11 @@ guard_accept(GuardState *state, const char *resource)
 	/* cheap when the registry already holds it: rule.c short-circuits */
 	(void) fence_check_and_advance(resource, token, owner);
 
-	xid = GetTopTransactionIdIfAny();
-	if (TransactionIdIsValid(xid))
-	{
-		state->have_last = true;
-		state->last_xid = xid;
-		state->last_subxid = subxid;
-		resetStringInfo(&state->last_resource);
-		appendStringInfoString(&state->last_resource, resource);
-		state->last_token = token;
-	}
+	state->have_last = true;
+	state->last_generation = fence_registry_generation();
+	resetStringInfo(&state->last_resource);
+	appendStringInfoString(&state->last_resource, resource);
+	state->last_token = token;
 	return token;
 }
 
@@ -452,8 +447,9 @@ guard_setting_token(const char *resource)
 
 /*
  * guard_row_resource: the resource a row belongs to: the trigger's resource,
- * or resource:key with a key column.  The result belongs to "state" and is
- * valid until the next call.
+ * or with a key column the row's name (fence_key_resource_name()), which
+ * must fit the length limit of resource names.  The result belongs to
+ * "state" and is valid until the next call.
  */
 static char *
 guard_row_resource(GuardState *state, Relation rel, HeapTuple tuple)
@@ -462,6 +458,7 @@ guard_row_resource(GuardState *state, Relation rel, HeapTuple tuple)
 	Datum		key;
 	bool		isnull;
 	char	   *text;
+	char	   *name;
 	MemoryContext oldcxt;
 
 	if (state->key_attnum == InvalidAttrNumber)
@@ -482,6 +479,17 @@ guard_row_resource(GuardState *state, Relation rel, HeapTuple tuple)
 		return state->key_resource;
 
 	text = OutputFunctionCall(&state->key_output, key);
+	name = fence_key_resource_name(state->resource, text);
+	if (strlen(name) > FENCE_MAX_RESOURCE_LEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("resource name of a row of protected table \"%s\" is too long",
+						RelationGetRelationName(rel)),
+				 errdetail("The row's resource, \"%s:\" followed by the key in column \"%s\", has %zu bytes; the limit is %d.",
+						   state->resource,
+						   NameStr(TupleDescAttr(tupdesc, state->key_attnum - 1)->attname),
+						   strlen(name), FENCE_MAX_RESOURCE_LEN)));
+
 	oldcxt = MemoryContextSwitchTo(state->mcxt);
 	if (state->have_key)
 	{
@@ -490,7 +498,7 @@ guard_row_resource(GuardState *state, Relation rel, HeapTuple tuple)
 		pfree(state->key_resource);
 	}
 	state->key_datum = datumCopy(key, state->key_byval, state->key_len);
-	state->key_resource = psprintf("%s:%s", state->resource, text);
+	state->key_resource = pstrdup(name);
 	state->have_key = true;
 	MemoryContextSwitchTo(oldcxt);
 	return state->key_resource;
@@ -515,35 +523,6 @@ guard_same_key(GuardState *state, Relation rel, HeapTuple oldtuple,
 	newkey = heap_getattr(newtuple, state->key_attnum, tupdesc, &newnull);
 	return !oldnull && !newnull &&
 		datumIsEqual(oldkey, newkey, state->key_byval, state->key_len);
-}
-
-/*
- * guard_key_type_setting: the setting that the text form of type "typid"
- * depends on, or NULL.  A key of such a type would name different resources
- * in sessions with different settings, and so fence nothing.
- */
-const char *
-guard_key_type_setting(Oid typid)
-{
-	switch (getBaseType(typid))
-	{
-		case DATEOID:
-		case TIMESTAMPOID:
-			return "DateStyle";
-		case TIMESTAMPTZOID:
-			return "TimeZone and DateStyle";
-		case INTERVALOID:
-			return "IntervalStyle";
-		case FLOAT4OID:
-		case FLOAT8OID:
-			return "extra_float_digits";
-		case MONEYOID:
-			return "lc_monetary";
-		case BYTEAOID:
-			return "bytea_output";
-		default:
-			return NULL;
-	}
 }
 
 /*

@@ -15,6 +15,12 @@
  *	fence_guard_truncate	BEFORE TRUNCATE, per statement, for the resource
  *							itself (a TRUNCATE has no rows to key on)
  *
+ * A table that has a parent cannot be protected in table mode, since its
+ * statement-level guard would not fire for writes through the parent; the
+ * event trigger in guard_ddl.c keeps a table protected that way from getting
+ * a parent later.  In key mode the resource may not contain ':', which keeps
+ * the names of rows unambiguous (key_resource.c).
+ *
  * The DDL runs through SPI with the caller's privileges; these functions are
  * not SECURITY DEFINER.
  */
@@ -50,7 +56,6 @@ PG_FUNCTION_INFO_V1(fence_unprotect);
 static Relation protect_open(Oid relid, Oid fence_nsp);
 static void protect_check_column(Relation rel, const char *colname,
 								 const char *role);
-static Oid	protect_guard_oid(Oid fence_nsp);
 static int	protect_count_guards(Relation rel, Oid guard_oid);
 static void protect_execute(const char *sql);
 
@@ -80,16 +85,19 @@ fence_protect(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("resource must not be null")));
 	resource = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	fence_check_resource_name(resource);
 	if (!PG_ARGISNULL(2))
 		token_column = pstrdup(NameStr(*PG_GETARG_NAME(2)));
 	if (!PG_ARGISNULL(3))
 		key_column = pstrdup(NameStr(*PG_GETARG_NAME(3)));
 	row_level = (token_column != NULL || key_column != NULL);
+	if (key_column != NULL)
+		fence_check_key_base(resource);
+	else
+		fence_check_resource_name(resource);
 
 	rel = protect_open(PG_GETARG_OID(0), fence_nsp);
 
-	if (protect_count_guards(rel, protect_guard_oid(fence_nsp)) > 0)
+	if (protect_count_guards(rel, fence_guard_oid(fence_nsp)) > 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("table \"%s\" is already protected",
@@ -159,7 +167,7 @@ Datum
 fence_unprotect(PG_FUNCTION_ARGS)
 {
 	Oid			fence_nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
-	Oid			guard_oid = protect_guard_oid(fence_nsp);
+	Oid			guard_oid = fence_guard_oid(fence_nsp);
 	Relation	rel;
 	char	   *table;
 	List	   *names = NIL;
@@ -255,9 +263,6 @@ protect_check_column(Relation rel, const char *colname, const char *role)
 {
 	AttrNumber	attnum = get_attnum(RelationGetRelid(rel), colname);
 	Form_pg_attribute attr;
-	HeapTuple	typtup;
-	bool		has_output;
-	const char *setting;
 
 	if (attnum == InvalidAttrNumber)
 		ereport(ERROR,
@@ -290,30 +295,18 @@ protect_check_column(Relation rel, const char *colname, const char *role)
 		return;
 	}
 
-	setting = guard_key_type_setting(attr->atttypid);
-	if (setting != NULL)
+	if (!fence_key_type_allowed(attr->atttypid))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("key column \"%s\" has type %s, whose text form depends on %s",
-						colname, format_type_be(attr->atttypid), setting),
-				 errdetail("Sessions with different settings would name different resources for the same key."),
-				 errhint("Use a key column of a type such as integer, text or uuid.")));
-
-	typtup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(attr->atttypid));
-	if (!HeapTupleIsValid(typtup))
-		elog(ERROR, "cache lookup failed for type %u", attr->atttypid);	/* internal error */
-	has_output = OidIsValid(((Form_pg_type) GETSTRUCT(typtup))->typoutput);
-	ReleaseSysCache(typtup);
-	if (!has_output)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("key column \"%s\" has type %s, which has no output function",
-						colname, format_type_be(attr->atttypid))));
+				 errmsg("key column \"%s\" has type %s, which cannot name a resource",
+						colname, format_type_be(attr->atttypid)),
+				 errdetail_internal("%s", fence_key_type_detail()),
+				 errhint("Use a key column of one of these types.")));
 }
 
-/* protect_guard_oid: the OID of fence.guard() in the extension's schema. */
-static Oid
-protect_guard_oid(Oid fence_nsp)
+/* fence_guard_oid: the OID of fence.guard() in the extension's schema. */
+Oid
+fence_guard_oid(Oid fence_nsp)
 {
 	List	   *name = list_make2(makeString(get_namespace_name(fence_nsp)),
 								  makeString("guard"));

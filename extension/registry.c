@@ -9,11 +9,24 @@
  *	  those answers, which is what lets a guarded statement touching 100k
  *	  rows of one resource check the fence table once, and lets the guard
  *	  find the token fence.advance registered earlier in the transaction.
+ *	  An entry also tells rule.c that this transaction holds R's row lock
+ *	  already, even when it no longer names a token (fence.reset forgot it).
+ *
+ *	  Subtransactions.  PostgreSQL keeps a row lock for as long as the
+ *	  (sub)transaction that took it lives, and a lock that a parent took
+ *	  survives the rollback of a child that locked the row again.  The
+ *	  registry follows the same rule: each resource has a stack of versions,
+ *	  one per (sub)transaction that registered something for it, the newest
+ *	  on top.  A child that accepts or forgets a token pushes a version over
+ *	  its parent's instead of replacing it; when the child rolls back (ROLLBACK
+ *	  TO SAVEPOINT, an exception caught by PL/pgSQL) its version is popped
+ *	  and the parent's token is in force again, as its row lock is; when the
+ *	  child commits (RELEASE) its version replaces the parent's.
  *
  *	  It lives in a child of TopTransactionContext and is dropped at the end
- *	  of the transaction.  A subtransaction that aborts also releases the
- *	  row locks it took, so what it registered is forgotten with it; what it
- *	  registered and committed is handed to its parent.
+ *	  of the transaction.  A generation number that changes whenever what a
+ *	  lookup would return may have changed lets callers keep the result of
+ *	  a lookup (guard.c does, per statement) and know when it went stale.
  *
  *	  Resource names can be long and there can be many (one per key of a
  *	  key-guarded table), so the hash is keyed by a 64-bit hash of the name
@@ -28,10 +41,18 @@
 
 #include "fence.h"
 
+/* What one (sub)transaction registered for a resource. */
+typedef struct Version
+{
+	FenceGrant	pub;			/* token 0: forgotten, row lock still held */
+	SubTransactionId subid;		/* the (sub)transaction that registered it */
+	struct Version *below;		/* its parent's version, or NULL */
+} Version;
+
 typedef struct Grant
 {
-	FenceGrant	pub;
-	SubTransactionId subid;		/* subtransaction that registered it */
+	char	   *resource;
+	Version    *top;			/* never NULL while the grant is chained */
 	struct Grant *next;			/* next grant whose name has the same hash */
 } Grant;
 
@@ -44,27 +65,41 @@ typedef struct RegistryEntry
 static MemoryContext registry_cxt = NULL;
 static HTAB *registry = NULL;
 
-uint64
-fence_resource_hash(const char *resource)
+/*
+ * No version has a subtransaction id above this one: a subtransaction
+ * that ends with a higher id registered nothing, and needs no scan.
+ */
+static SubTransactionId newest_subid = InvalidSubTransactionId;
+
+static uint64 generation = 1;
+
+static uint64
+resource_hash(const char *resource)
 {
 	return hash_bytes_extended((const unsigned char *) resource,
 							   (int) strlen(resource), 0);
 }
 
-static Grant *
-find_grant(const char *resource, RegistryEntry **entry_out)
+uint64
+fence_registry_generation(void)
 {
-	uint64		hash = fence_resource_hash(resource);
+	return generation;
+}
+
+static Grant *
+find_grant(const char *resource)
+{
+	uint64		hash = resource_hash(resource);
 	RegistryEntry *entry;
 	Grant	   *g;
 
+	if (registry == NULL)
+		return NULL;
 	entry = hash_search(registry, &hash, HASH_FIND, NULL);
-	if (entry_out)
-		*entry_out = entry;
 	if (entry == NULL)
 		return NULL;
 	for (g = entry->grants; g != NULL; g = g->next)
-		if (strcmp(g->pub.resource, resource) == 0)
+		if (strcmp(g->resource, resource) == 0)
 			return g;
 	return NULL;
 }
@@ -72,21 +107,27 @@ find_grant(const char *resource, RegistryEntry **entry_out)
 const FenceGrant *
 fence_registry_lookup(const char *resource)
 {
-	Grant	   *g;
+	Grant	   *g = find_grant(resource);
 
-	if (registry == NULL)
-		return NULL;
-	g = find_grant(resource, NULL);
-	return g ? &g->pub : NULL;
+	return g != NULL && g->top->pub.token != 0 ? &g->top->pub : NULL;
 }
 
-void
-fence_registry_remember(const char *resource, int64 token, const char *owner)
+bool
+fence_registry_holds_lock(const char *resource)
 {
-	uint64		hash;
-	RegistryEntry *entry;
+	return find_grant(resource) != NULL;
+}
+
+/*
+ * Record "token" and "owner" (token 0: no token) as what the current
+ * subtransaction registered for "resource".
+ */
+static void
+set_version(const char *resource, int64 token, const char *owner)
+{
+	SubTransactionId subid = GetCurrentSubTransactionId();
 	Grant	   *g;
-	bool		found;
+	Version    *v;
 
 	if (registry == NULL)
 	{
@@ -103,30 +144,66 @@ fence_registry_remember(const char *resource, int64 token, const char *owner)
 							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
 
-	g = find_grant(resource, NULL);
+	g = find_grant(resource);
 	if (g == NULL)
 	{
-		hash = fence_resource_hash(resource);
-		entry = hash_search(registry, &hash, HASH_ENTER, &found);
+		uint64		hash = resource_hash(resource);
+		bool		found;
+		RegistryEntry *entry = hash_search(registry, &hash, HASH_ENTER, &found);
+
 		if (!found)
 			entry->grants = NULL;
 		g = MemoryContextAlloc(registry_cxt, sizeof(Grant));
-		g->pub.resource = MemoryContextStrdup(registry_cxt, resource);
-		g->pub.owner = NULL;
+		g->resource = MemoryContextStrdup(registry_cxt, resource);
+		g->top = NULL;
 		g->next = entry->grants;
 		entry->grants = g;
 	}
-	g->pub.token = token;
+
+	v = g->top;
+	if (v == NULL || v->subid != subid)
+	{
+		v = MemoryContextAlloc(registry_cxt, sizeof(Version));
+		v->pub.resource = g->resource;
+		v->pub.owner = NULL;
+		v->subid = subid;
+		v->below = g->top;
+		g->top = v;
+	}
+	v->pub.token = token;
 	if (owner == NULL)
-		g->pub.owner = NULL;
-	else if (g->pub.owner == NULL || strcmp(g->pub.owner, owner) != 0)
-		g->pub.owner = MemoryContextStrdup(registry_cxt, owner);
-	g->subid = GetCurrentSubTransactionId();
+		v->pub.owner = NULL;
+	else if (v->pub.owner == NULL || strcmp(v->pub.owner, owner) != 0)
+		v->pub.owner = MemoryContextStrdup(registry_cxt, owner);
+
+	if (subid > newest_subid)
+		newest_subid = subid;
+	generation++;
 }
 
-/* Drop the grants that match "pred", e.g. all of one name or one subxact. */
+void
+fence_registry_remember(const char *resource, int64 token, const char *owner)
+{
+	Assert(token > 0);
+	set_version(resource, token, owner);
+}
+
+/*
+ * Forget the token of "resource" for the rest of the current subtransaction.
+ * The entry stays, without a token: the row lock is still ours.
+ */
+void
+fence_registry_forget(const char *resource)
+{
+	set_version(resource, 0, NULL);
+}
+
+/*
+ * A subtransaction ended: pop the versions it registered (abort), or hand
+ * them to its parent, where they replace the parent's own (commit).
+ */
 static void
-forget_where(bool (*pred) (Grant *, const void *), const void *arg)
+end_subxact(bool commit, SubTransactionId subid, SubTransactionId parent)
 {
 	HASH_SEQ_STATUS seq;
 	RegistryEntry *entry;
@@ -138,31 +215,29 @@ forget_where(bool (*pred) (Grant *, const void *), const void *arg)
 
 		while (*link != NULL)
 		{
-			if (pred(*link, arg))
-				*link = (*link)->next;
+			Grant	   *g = *link;
+			Version    *v = g->top;
+
+			if (v->subid == subid)
+			{
+				if (!commit)
+					g->top = v->below;
+				else
+				{
+					if (v->below != NULL && v->below->subid == parent)
+						v->below = v->below->below;
+					v->subid = parent;
+				}
+			}
+			if (g->top == NULL)
+				*link = g->next;
 			else
-				link = &(*link)->next;
+				link = &g->next;
 		}
 	}
-}
-
-static bool
-grant_has_name(Grant *g, const void *resource)
-{
-	return strcmp(g->pub.resource, (const char *) resource) == 0;
-}
-
-static bool
-grant_of_subxact(Grant *g, const void *subid)
-{
-	return g->subid == *(const SubTransactionId *) subid;
-}
-
-void
-fence_registry_forget(const char *resource)
-{
-	if (registry != NULL)
-		forget_where(grant_has_name, resource);
+	newest_subid = parent;
+	if (!commit)
+		generation++;
 }
 
 static void
@@ -178,6 +253,8 @@ registry_xact_callback(XactEvent event, void *arg)
 			/* the memory goes with TopTransactionContext */
 			registry = NULL;
 			registry_cxt = NULL;
+			newest_subid = InvalidSubTransactionId;
+			generation++;
 			break;
 		default:
 			break;
@@ -188,23 +265,13 @@ static void
 registry_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 						  SubTransactionId parentSubid, void *arg)
 {
-	HASH_SEQ_STATUS seq;
-	RegistryEntry *entry;
-	Grant	   *g;
-
-	if (registry == NULL)
+	if (registry == NULL || mySubid > newest_subid)
 		return;
 
 	if (event == SUBXACT_EVENT_ABORT_SUB)
-		forget_where(grant_of_subxact, &mySubid);
+		end_subxact(false, mySubid, parentSubid);
 	else if (event == SUBXACT_EVENT_COMMIT_SUB)
-	{
-		hash_seq_init(&seq, registry);
-		while ((entry = hash_seq_search(&seq)) != NULL)
-			for (g = entry->grants; g != NULL; g = g->next)
-				if (g->subid == mySubid)
-					g->subid = parentSubid;
-	}
+		end_subxact(true, mySubid, parentSubid);
 }
 
 void

@@ -24,6 +24,37 @@
  *	  update of the caller's transaction, a rollback undoes it together with
  *	  the data write.  No decision is ever taken from a plain snapshot read.
  *
+ *	  Which lock.  Writers that present the current token need not queue
+ *	  behind each other, so they take the shared lock; a token that moves
+ *	  the mark takes the exclusive one.  The mode is chosen from the version
+ *	  of the row that the index probe returns (in READ COMMITTED the newest
+ *	  committed one) before it is locked, and the decision is then taken
+ *	  again on the locked version.  Two rules keep this free of starvation
+ *	  and of deadlocks between checks of one resource:
+ *
+ *	  - Fairness.  A shared lock does not conflict with the shared locks of
+ *		the writers already there, so heap_lock_tuple() would grant it at
+ *		once even while a new holder waits for the exclusive lock, and a
+ *		steady stream of writers with the old token could keep the new
+ *		holder waiting for ever.  PostgreSQL orders the waiters of a row by
+ *		the heavyweight tuple lock, which the waiting exclusive locker
+ *		holds; so before taking the shared row lock a check takes and
+ *		releases that tuple lock in the mode heapam uses for FOR SHARE
+ *		(RowShareLock), and queues behind the new holder.  The new holder
+ *		gets the row once the transactions that held it when it began to
+ *		wait are done; a later writer with the old token then finds the new
+ *		mark and is refused (LF001, or 40001 under REPEATABLE READ).
+ *	  - No upgrades.  A transaction never waits for the exclusive lock while
+ *		it holds the shared one: two such transactions would wait for each
+ *		other.  Under the shared lock the mark can only have moved in a way
+ *		that needs a write if fence.reset() lowered or changed it meanwhile;
+ *		the check then fails with 40001.  A transaction that already holds
+ *		the row (it checked the resource earlier) and now has to move the
+ *		mark asks for the exclusive lock without waiting, and fails with
+ *		40001 if another transaction holds the row too.  Both are safe to
+ *		retry, and rare: a worker announces its token in a transaction of
+ *		its own before it writes with it.
+ *
  *	  Applications have no privileges on fence.fences: the work here runs
  *	  as the table's owner, and its SQL statements pin every operator and
  *	  function to pg_catalog so that the caller's search_path cannot
@@ -44,9 +75,9 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
-#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
@@ -116,11 +147,32 @@ run(SPIPlanPtr plan, const char *resource, int64 token, const char *owner)
 #define Anum_fences_owner 3
 
 /*
- * Read and row-lock the mark of "resource", waiting for concurrent checkers.
- * A shared lock is enough to accept the token that is already the mark: it
- * keeps the mark from moving until this transaction ends, and lets writers
- * holding the same token proceed side by side.  Moving the mark takes the
- * exclusive lock.
+ * Would accepting "token" (from "owner") over the mark "hw" (whose owner is
+ * null when "hw_unowned") write the fence row?  A higher token moves the
+ * mark; an equal one records an owner that the mark does not have yet.
+ */
+static bool
+moves_mark(int64 hw, bool hw_unowned, int64 token, const char *owner)
+{
+	return token > hw || (token == hw && hw_unowned && owner != NULL);
+}
+
+static void
+report_must_retry(const char *resource, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("could not serialize access to the fence of resource \"%s\"",
+					resource),
+			 errdetail_internal("%s", detail),
+			 errhint("Retry the transaction.")));
+}
+
+/*
+ * Read and row-lock the mark of "resource" for a check of "token" from
+ * "owner", or for fence.reset() when "token" is 0 (always exclusive).
+ * "held" says that this transaction holds the row's lock already.  The
+ * lock mode and the waiting rules are those of the banner.
  *
  * This is SELECT ... WHERE resource = $1 FOR SHARE / FOR UPDATE done by
  * hand: an index probe and table_tuple_lock(), without the executor, which
@@ -133,7 +185,8 @@ run(SPIPlanPtr plan, const char *resource, int64 token, const char *owner)
  * the transaction ends.
  */
 static Mark
-lock_mark(Oid relid, const char *resource, bool shared)
+lock_mark(Oid relid, const char *resource, int64 token, const char *owner,
+		  bool held)
 {
 	Mark		mark = {false, 0, NULL};
 	Relation	rel;
@@ -145,6 +198,7 @@ lock_mark(Oid relid, const char *resource, bool shared)
 	TM_FailureData tmfd;
 	TM_Result	result = TM_Invisible;
 	bool		xact_snapshot = IsolationUsesXactSnapshot();
+	bool		shared = false;
 
 	/* see what this transaction did so far, as a new statement would */
 	CommandCounterIncrement();
@@ -164,11 +218,25 @@ lock_mark(Oid relid, const char *resource, bool shared)
 	if (index_getnext_slot(scan, ForwardScanDirection, slot))
 	{
 		ItemPointerData tid = slot->tts_tid;
+		bool		isnull;
+		bool		unowned;
+		int64		probed;
+
+		probed = DatumGetInt64(slot_getattr(slot, Anum_fences_token, &isnull));
+		(void) slot_getattr(slot, Anum_fences_owner, &unowned);
+		shared = token != 0 && !moves_mark(probed, unowned, token, owner);
+
+		/* queue behind a waiting exclusive locker: see "Fairness" above */
+		if (shared && !held)
+		{
+			LockTuple(rel, &tid, RowShareLock);
+			UnlockTuple(rel, &tid, RowShareLock);
+		}
 
 		result = table_tuple_lock(rel, &tid, snapshot, slot,
 								  GetCurrentCommandId(false),
 								  shared ? LockTupleShare : LockTupleExclusive,
-								  LockWaitBlock,
+								  held ? LockWaitSkip : LockWaitBlock,
 								  xact_snapshot ? 0 : TUPLE_LOCK_FLAG_FIND_LAST_VERSION,
 								  &tmfd);
 	}
@@ -179,15 +247,18 @@ lock_mark(Oid relid, const char *resource, bool shared)
 		case TM_Ok:
 			{
 				bool		isnull;
-				Datum		owner;
+				Datum		owner_datum;
 
 				mark.exists = true;
 				mark.token = DatumGetInt64(slot_getattr(slot, Anum_fences_token, &isnull));
-				owner = slot_getattr(slot, Anum_fences_owner, &isnull);
+				owner_datum = slot_getattr(slot, Anum_fences_owner, &isnull);
+				if (shared && moves_mark(mark.token, isnull, token, owner))
+					report_must_retry(resource,
+									  "The mark was lowered or changed by fence.reset() while this transaction waited for it.");
 				if (!isnull)
 				{
 					/* it must outlive SPI_finish: copy it to the caller's context */
-					char	   *copy = TextDatumGetCString(owner);
+					char	   *copy = TextDatumGetCString(owner_datum);
 
 					mark.owner = SPI_palloc(strlen(copy) + 1);
 					strcpy(mark.owner, copy);
@@ -196,6 +267,10 @@ lock_mark(Oid relid, const char *resource, bool shared)
 			}
 		case TM_Invisible:
 			break;				/* no row: no mark yet */
+		case TM_WouldBlock:
+			report_must_retry(resource,
+							  "This transaction already holds the fence and has to move its mark, but another transaction holds the fence too.");
+			break;
 		case TM_Updated:
 		case TM_Deleted:
 			if (xact_snapshot)
@@ -246,67 +321,6 @@ delete_mark(const char *resource)
 				 "DELETE FROM fence.fences"
 				 " WHERE resource OPERATOR(pg_catalog.=) $1", 1);
 	run(delete_plan, resource, 0, NULL);
-}
-
-/*
- * Marks this backend saw last, per resource: only a hint for choosing the
- * lock mode before the row is read, never for a decision.  A worker writes
- * with the token it announced, so after the first transaction the hint is
- * nearly always right, and each check takes the shared lock at once.  When
- * the hint is wrong the check still decides correctly on the locked row; it
- * may then have to upgrade a shared lock.  Kept small: it is forgotten
- * whole when it grows past MAX_HINTS entries.
- */
-#define MAX_HINTS 10000
-
-typedef struct MarkHint
-{
-	uint64		hash;			/* of the resource name: hash key */
-	int64		token;
-	bool		has_owner;
-} MarkHint;
-
-static HTAB *mark_hints = NULL;
-
-/* Is "token" (from "owner") likely to be accepted without moving the mark? */
-static bool
-hint_says_unchanged(const char *resource, int64 token, const char *owner)
-{
-	uint64		hash;
-	MarkHint   *hint;
-
-	if (mark_hints == NULL)
-		return false;
-	hash = fence_resource_hash(resource);
-	hint = hash_search(mark_hints, &hash, HASH_FIND, NULL);
-	return hint != NULL && hint->token == token &&
-		(owner == NULL || hint->has_owner);
-}
-
-static void
-remember_hint(const char *resource, int64 token, bool has_owner)
-{
-	uint64		hash = fence_resource_hash(resource);
-	MarkHint   *hint;
-
-	if (mark_hints != NULL && hash_get_num_entries(mark_hints) >= MAX_HINTS)
-	{
-		hash_destroy(mark_hints);
-		mark_hints = NULL;
-	}
-	if (mark_hints == NULL)
-	{
-		HASHCTL		ctl;
-
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(uint64);
-		ctl.entrysize = sizeof(MarkHint);
-		mark_hints = hash_create("fence mark hints", 64, &ctl,
-								 HASH_ELEM | HASH_BLOBS);
-	}
-	hint = hash_search(mark_hints, &hash, HASH_ENTER, NULL);
-	hint->token = token;
-	hint->has_owner = has_owner;
 }
 
 /*
@@ -411,7 +425,7 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 	const FenceGrant *grant;
 	FenceScope	scope;
 	Mark		mark;
-	bool		shared;
+	bool		held;
 
 	fence_check_resource_name(resource);
 	if (token <= 0)
@@ -426,14 +440,13 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 		(owner == NULL || (grant->owner != NULL && strcmp(grant->owner, owner) == 0)))
 		return token;
 
-	shared = hint_says_unchanged(resource, token, owner);
+	held = grant != NULL || fence_registry_holds_lock(resource);
 	enter_fences(&scope);
 	for (;;)
 	{
-		mark = lock_mark(scope.relid, resource, shared);
+		mark = lock_mark(scope.relid, resource, token, owner, held);
 		if (mark.exists)
 			break;
-		shared = false;
 		if (fence_max_step > 0 && (uint64) token > (uint64) fence_max_step)
 			break;				/* refused below, without creating a row */
 		if (insert_mark(resource, token, owner))
@@ -489,7 +502,6 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 
 	owner = owner || token > mark.token ? owner : mark.owner;
 	fence_registry_remember(resource, token, owner);
-	remember_hint(resource, token, owner != NULL);
 	fence_stats_accepted(resource);
 	return mark.exists ? mark.token : 0;
 }
@@ -551,7 +563,8 @@ fence_reset(PG_FUNCTION_ARGS)
 	enter_fences(&scope);
 	for (;;)
 	{
-		mark = lock_mark(scope.relid, resource, false);
+		mark = lock_mark(scope.relid, resource, 0, NULL,
+						 fence_registry_holds_lock(resource));
 		if (mark.exists || token == 0 || insert_mark(resource, token, NULL))
 			break;
 	}

@@ -93,7 +93,17 @@ AS 'MODULE_PATHNAME', 'fence_protect'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fence.protect(regclass, text, name, name) FROM PUBLIC;
 COMMENT ON FUNCTION fence.protect(regclass, text, name, name) IS
-    'Install the guard on a table you own: one check per statement, or per row with key_column (resource:key) and token_column (stamped, never lowered)';
+    'Install the guard on a table you own: one check per statement, or per row with key_column (see fence.key_resource) and token_column (stamped, never lowered)';
+
+-- The resource of a row of a key-mode table, as the guard names it: what a
+-- worker leases to write that row.  Open to everybody: it only computes a
+-- name.
+CREATE FUNCTION fence.key_resource(resource text, key anycompatible)
+RETURNS text
+AS 'MODULE_PATHNAME', 'fence_key_resource'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION fence.key_resource(text, anycompatible) IS
+    'Resource of the row with this key in a table protected with this resource and key_column: resource:key, with ":" and "\" in the key escaped by "\"';
 
 CREATE FUNCTION fence.unprotect(tbl regclass)
 RETURNS void
@@ -140,3 +150,25 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fence.stats_reset() FROM PUBLIC;
 COMMENT ON FUNCTION fence.stats_reset() IS
     'Administrators only: forget every count in fence.stats';
+
+-- DDL guard -------------------------------------------------------------------
+-- A table protected in table mode must not get a parent: statement-level
+-- triggers do not fire for rows written through a partitioned table or an
+-- inheritance parent (extension/guard_ddl.c).  ENABLE ALWAYS, so that
+-- session_replication_role does not skip it; only superusers can alter or
+-- drop an event trigger.
+
+CREATE FUNCTION fence.guard_ddl()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'fence_guard_ddl'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.guard_ddl() FROM PUBLIC;
+COMMENT ON FUNCTION fence.guard_ddl() IS
+    'Event trigger that refuses ALTER TABLE ... ATTACH PARTITION / INHERIT (and hand-made guards) giving a table-mode protected table a parent';
+
+CREATE EVENT TRIGGER fence_guard_ddl ON ddl_command_end
+    WHEN TAG IN ('ALTER TABLE', 'CREATE TRIGGER')
+    EXECUTE FUNCTION fence.guard_ddl();
+ALTER EVENT TRIGGER fence_guard_ddl ENABLE ALWAYS;
+COMMENT ON EVENT TRIGGER fence_guard_ddl IS
+    'Keeps tables protected without a token or key column from becoming partitions or inheritance children';

@@ -5,20 +5,24 @@
  *	  fence acquire RESOURCE [--ttl D] [--wait D] [--pg CONNINFO]
  *	  fence release RESOURCE OWNER
  *	  fence extend  RESOURCE OWNER [--ttl D]
- *	  fence run     RESOURCE [--ttl D] [--wait D] [--pg CONNINFO] [--grace D] -- CMD [ARG...]
- *	  fence exec    RESOURCE --pg CONNINFO SQL [PARAM...]
+ *	  fence run     RESOURCE [--ttl D] [--wait D] [--pg CONNINFO] [--grace D] [--] CMD [ARG...]
+ *	  fence exec    RESOURCE --pg CONNINFO [--] SQL [PARAM...]
  *	  fence show    RESOURCE [--pg CONNINFO]
  *
  * Exit status (DESIGN.md section 4): 0 success (for run, the command's own
  * status), 64 usage error, 69 Redis or PostgreSQL unreachable, 75 lease not
  * acquired before --wait ran out, 76 lease lost, 77 stale token (LF001),
- * 78 run --pg: PostgreSQL (a pooler) refuses the options in PGOPTIONS,
- * 1 anything else.
+ * 1 anything else; and from sysexits.h as well, 65 for fence keys in a
+ * state fence never writes, 78 for a configuration the servers refuse (a
+ * Redis login; for run --pg, the options in PGOPTIONS, at a pooler).
  *
- * "run" puts the command in a process group of its own, so that when the
- * lease is lost every process it started can be stopped at once: SIGTERM
- * to the group, SIGKILL after --grace.
+ * "run" puts the command in a process group of its own and becomes the
+ * subreaper of its orphans, so that it sees every process the command
+ * started: it keeps the lease until all of them have exited, and when the
+ * lease is lost it stops all of them (the group, and descendants that left
+ * it): SIGTERM, then SIGKILL after --grace.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -30,16 +34,23 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "fence.h"
 
+/* sysexits.h values; DESIGN.md fixes 64, 69, 75, 76 and 77 */
 #define EXIT_FAIL		1
 #define EXIT_USAGE		64
+#define EXIT_DATAERR	65		/* fence's keys in Redis hold what fence never
+								 * writes */
 #define EXIT_UNAVAIL	69
 #define EXIT_BUSY		75
 #define EXIT_LOST		76
 #define EXIT_STALE		77
-#define EXIT_CONFIG		78		/* run: PostgreSQL refuses PGOPTIONS */
+#define EXIT_CONFIG		78		/* Redis refused the login (AUTH, SELECT,
+								 * ACL); run: PostgreSQL refuses PGOPTIONS */
 
 #define DEFAULT_TTL_MS		30000
 #define DEFAULT_GRACE_MS	10000
@@ -60,21 +71,6 @@ typedef struct options
 	int			json;
 } options;
 
-/* --redis once more: the URLs so far and "url", separated by a space. */
-static int
-add_quorum_url(options *o, const char *url)
-{
-	size_t		len = strlen(o->redis) + strlen(url) + 2;
-	char	   *list = malloc(len);
-
-	if (list == NULL)
-		return -1;
-	snprintf(list, len, "%s %s", o->redis, url);
-	free(o->redis_list);
-	o->redis_list = list;
-	return 0;
-}
-
 static void
 usage(void)
 {
@@ -83,9 +79,9 @@ usage(void)
 	printf("  %s acquire RESOURCE [OPTION]...           take a lease, print FENCE_* lines\n", progname);
 	printf("  %s release RESOURCE OWNER [OPTION]...     give a lease back\n", progname);
 	printf("  %s extend  RESOURCE OWNER [OPTION]...     renew a lease for --ttl\n", progname);
-	printf("  %s run     RESOURCE [OPTION]... -- COMMAND [ARG]...\n", progname);
+	printf("  %s run     RESOURCE [OPTION]... [--] COMMAND [ARG]...\n", progname);
 	printf("                                               run COMMAND while holding the lease\n");
-	printf("  %s exec    RESOURCE --pg CONNINFO [OPTION]... SQL [PARAM]...\n", progname);
+	printf("  %s exec    RESOURCE --pg CONNINFO [OPTION]... [--] SQL [PARAM]...\n", progname);
 	printf("                                               run one fenced SQL statement\n");
 	printf("  %s show    RESOURCE [OPTION]...           owner, remaining TTL, tokens; with\n", progname);
 	printf("                                               --pg, the mark and fence.stats counts\n");
@@ -106,7 +102,8 @@ usage(void)
 	printf("  -p, --pg=CONNINFO        PostgreSQL connection string; the token is\n");
 	printf("                           announced there before anything else runs\n");
 	printf("\nOther options:\n");
-	printf("  -j, --json               print results as JSON\n");
+	printf("  -j, --json               print results as JSON (bytes that are not UTF-8\n");
+	printf("                           come out as U+FFFD)\n");
 	printf("  -V, --version            output version information, then exit\n");
 	printf("  -?, --help               show this help, then exit\n");
 	printf("\nURLs:\n");
@@ -119,18 +116,29 @@ usage(void)
 	printf("  several redis:// or unix:// URLs, separated by whitespace in\n");
 	printf("  $FENCE_REDIS_URL or given by repeated --redis: a quorum (Redlock)\n");
 	printf("\nDURATION is 250ms, 10s, 2m, 1h, or a plain number of milliseconds.\n");
+	printf("\nOptions go before COMMAND or SQL: what follows them is passed on as it is\n");
+	printf("(\"fence exec R --pg C 'SELECT $1' -5\" binds -5); \"--\" ends the options before\n");
+	printf("SQL or a COMMAND that starts with \"-\".\n");
 	printf("\nrun gives COMMAND FENCE_RESOURCE, FENCE_TOKEN and FENCE_OWNER, and appends\n");
 	printf("-c fence.resource=... -c fence.token=... -c fence.owner=... to PGOPTIONS.\n");
 	printf("With --pg it first checks that a session opened with those options sees the\n");
 	printf("token: a connection pooler may refuse them (exit 78) or drop them (a warning).\n");
+	printf("It keeps the lease until COMMAND and every process it started have exited\n");
+	printf("(background jobs too, and processes that left its process group); if the\n");
+	printf("lease is lost, all of them get SIGTERM, then SIGKILL after --grace.\n");
+	printf("SIGINT, SIGTERM, SIGHUP and SIGQUIT are passed on to them; a signal ignored\n");
+	printf("when fence starts (nohup) stays ignored, in fence and in COMMAND.\n");
 	printf("\nExit status:\n");
 	printf("  0   success (run: the status of COMMAND, 128+N if killed by signal N)\n");
-	printf("  64  usage error\n");
+	printf("  64  usage error (also a TTL not above the drift margin, 1%% + 2 ms)\n");
+	printf("  65  fence's keys in Redis hold what fence never writes (wrong type,\n");
+	printf("      lock without expiry, token counter not a positive integer)\n");
 	printf("  69  Redis or PostgreSQL unreachable\n");
 	printf("  75  lease not acquired before --wait ran out\n");
 	printf("  76  lease lost (run), or not held by OWNER (release, extend)\n");
 	printf("  77  PostgreSQL rejected a stale token\n");
-	printf("  78  run --pg: PostgreSQL (or a pooler) refuses the settings in PGOPTIONS\n");
+	printf("  78  configuration refused: Redis refused the login (password, ACL user,\n");
+	printf("      database); run --pg: PostgreSQL (or a pooler) refuses PGOPTIONS\n");
 	printf("  1   any other error\n");
 }
 
@@ -163,6 +171,10 @@ exit_for(int err)
 			return EXIT_STALE;
 		case FENCE_ERR_ARG:
 			return EXIT_USAGE;
+		case FENCE_ERR_AUTH:
+			return EXIT_CONFIG;
+		case FENCE_ERR_STATE:
+			return EXIT_DATAERR;
 		default:
 			return EXIT_FAIL;
 	}
@@ -198,19 +210,54 @@ redis_connect(const options *o, int *code)
 	}
 	if (ctx->err)
 	{
-		fprintf(stderr, "%s: %s\n", progname, ctx->errstr);
-		*code = ctx->err == FENCE_ERR_ARG ? EXIT_USAGE : EXIT_UNAVAIL;
+		*code = fail(ctx);
 		fence_free(ctx);
 		return NULL;
 	}
 	if (o->min_replicas > 0 &&
 		fence_set_min_replicas(ctx, o->min_replicas, (long) o->replica_timeout_ms) != FENCE_OK)
 	{
-		*code = usage_error("%s", ctx->errstr);
+		*code = fail(ctx);
 		fence_free(ctx);
 		return NULL;
 	}
 	return ctx;
+}
+
+/* --redis once more: the URLs so far and "url", separated by a space. */
+static int
+add_quorum_url(options *o, const char *url)
+{
+	size_t		len = strlen(o->redis) + strlen(url) + 2;
+	char	   *list = malloc(len);
+
+	if (list == NULL)
+		return -1;
+	snprintf(list, len, "%s %s", o->redis, url);
+	free(o->redis_list);
+	o->redis_list = list;
+	o->redis = list;
+	return 0;
+}
+
+/* Several URLs (a quorum) rather than one? */
+static int
+is_quorum(const char *spec)
+{
+	const char *p = spec;
+	int			words = 0;
+
+	while (*p)
+	{
+		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == '\v')
+			p++;
+		if (*p == '\0')
+			break;
+		words++;
+		while (*p && !(*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == '\v'))
+			p++;
+	}
+	return words > 1;
 }
 
 static PGconn *
@@ -234,21 +281,80 @@ pg_connect(const char *conninfo, int *code)
 	return pg;
 }
 
-/* Print "s" as a JSON string. */
+/*
+ * The length of the UTF-8 sequence at "p", or 0 when it is not a valid one
+ * (overlong forms, surrogates and code points above U+10FFFF are not).
+ */
+static int
+utf8_len(const unsigned char *p)
+{
+	unsigned char c = p[0];
+	unsigned char lo = 0x80,
+				hi = 0xBF;
+	int			n,
+				i;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF)
+		n = 2;
+	else if (c >= 0xE0 && c <= 0xEF)
+	{
+		n = 3;
+		if (c == 0xE0)
+			lo = 0xA0;
+		else if (c == 0xED)
+			hi = 0x9F;
+	}
+	else if (c >= 0xF0 && c <= 0xF4)
+	{
+		n = 4;
+		if (c == 0xF0)
+			lo = 0x90;
+		else if (c == 0xF4)
+			hi = 0x8F;
+	}
+	else
+		return 0;
+	/* the second byte has the narrower range; the string's NUL stops us */
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xBF)
+			return 0;
+	return n;
+}
+
+/*
+ * Print "s" as a JSON string.  JSON text is UTF-8, and names, owners and
+ * values are whatever bytes they are: each byte that is not part of a valid
+ * UTF-8 sequence becomes U+FFFD; quotes, backslashes and control characters
+ * are escaped.
+ */
 static void
 json_string(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++)
-	{
-		unsigned char c = (unsigned char) *s;
+	const unsigned char *p = (const unsigned char *) s;
 
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
+	fputc('"', f);
+	while (*p)
+	{
+		int			n = utf8_len(p);
+
+		if (n == 0)
+		{
+			fputs("\\ufffd", f);
+			n = 1;
+		}
+		else if (n > 1)
+			fwrite(p, 1, n, f);
+		else if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7F)
+			fprintf(f, "\\u%04x", *p);
 		else
-			fputc(c, f);
+			fputc(*p, f);
+		p += n;
 	}
 	fputc('"', f);
 }
@@ -289,8 +395,9 @@ print_lease(const options *o, fence_lease *l)
 	{
 		printf("{\"resource\":");
 		json_string(stdout, fence_lease_resource(l));
-		printf(",\"token\":%s,\"owner\":\"%s\",\"ttl_ms\":%lld}\n",
-			   token, fence_lease_owner(l), fence_lease_ttl(l));
+		printf(",\"token\":%s,\"owner\":", token);
+		json_string(stdout, fence_lease_owner(l));
+		printf(",\"ttl_ms\":%lld}\n", fence_lease_ttl(l));
 		return;
 	}
 	shell_assign("FENCE_RESOURCE", fence_lease_resource(l));
@@ -320,6 +427,7 @@ take_lease(fence_ctx *ctx, const options *o, const char *resource,
 		PQfinish(pg);
 		return NULL;
 	}
+	/* a lease that ran out during the announce fails it: exit 76 */
 	if (pg != NULL && fence_announce(ctx, l, pg) != FENCE_OK)
 	{
 		*code = pg_fail(ctx, pg);
@@ -773,18 +881,177 @@ now_ms(void)
 	return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+#ifdef __linux__
+/* A process from /proc: its parent and its process group. */
+typedef struct proc_entry
+{
+	pid_t		pid;
+	pid_t		ppid;
+	pid_t		pgrp;
+} proc_entry;
+
+static int
+by_ppid(const void *a, const void *b)
+{
+	pid_t		x = ((const proc_entry *) a)->ppid,
+				y = ((const proc_entry *) b)->ppid;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Read /proc into a malloc'd array sorted by parent; -1 when it cannot. */
+static int
+read_procs(proc_entry **out)
+{
+	DIR		   *d = opendir("/proc");
+	struct dirent *e;
+	proc_entry *a = NULL;
+	int			n = 0,
+				cap = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+	{
+		char		path[64],
+					buf[512],
+				   *p;
+		FILE	   *f;
+		size_t		len;
+		long		pidv = strtol(e->d_name, &p, 10);
+		int			ppid,
+					pgrp;
+
+		if (pidv <= 0 || *p != '\0')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pidv);
+		if ((f = fopen(path, "re")) == NULL)
+			continue;			/* gone meanwhile */
+		len = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[len] = '\0';
+		/* "pid (comm) state ppid pgrp ...": comm may hold anything */
+		if ((p = strrchr(buf, ')')) == NULL || sscanf(p + 1, " %*c %d %d", &ppid, &pgrp) != 2)
+			continue;
+		if (n == cap)
+		{
+			proc_entry *na = realloc(a, (cap = cap ? 2 * cap : 256) * sizeof(*a));
+
+			if (na == NULL)
+				break;
+			a = na;
+		}
+		a[n].pid = (pid_t) pidv;
+		a[n].ppid = (pid_t) ppid;
+		a[n].pgrp = (pid_t) pgrp;
+		n++;
+	}
+	closedir(d);
+	qsort(a, n, sizeof(*a), by_ppid);
+	*out = a;
+	return n;
+}
+
+/*
+ * Send "sig" to every process descended from this one that is not in the
+ * process group "pgid" (it called setsid or setpgid): walk the tree from
+ * our pid down, children found by their parent in the sorted table.
+ */
+static void
+signal_escaped(pid_t pgid, int sig)
+{
+	proc_entry *a = NULL;
+	pid_t	   *queue;
+	int			n = read_procs(&a),
+				head = 0,
+				tail = 0;
+
+	if (n <= 0 || (queue = malloc((n + 1) * sizeof(pid_t))) == NULL)
+	{
+		free(a);
+		return;
+	}
+	queue[tail++] = getpid();
+	while (head < tail)
+	{
+		pid_t		parent = queue[head++];
+		int			lo = 0,
+					hi = n;
+
+		while (lo < hi)			/* the first entry with that parent */
+		{
+			int			mid = (lo + hi) / 2;
+
+			if (a[mid].ppid < parent)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < n && a[lo].ppid == parent && tail <= n; lo++)
+		{
+			queue[tail++] = a[lo].pid;
+			if (a[lo].pgrp != pgid)
+				kill(a[lo].pid, sig);
+		}
+	}
+	free(queue);
+	free(a);
+}
+#endif
+
+/*
+ * Send "sig" to everything the command started: its process group, and on
+ * Linux also the descendants that left the group.
+ */
+static void
+signal_all(pid_t pgid, int sig)
+{
+	kill(-pgid, sig);
+#ifdef __linux__
+	signal_escaped(pgid, sig);
+#endif
+}
+
+/*
+ * Is everything the command started gone?  Our children are reaped as they
+ * go (the command's status goes to "*status"); with PR_SET_CHILD_SUBREAPER
+ * its orphans become our children, so no child left means no descendant
+ * left.  Where that is missing, an empty process group is the sign.
+ */
+static int
+all_gone(pid_t pid, int *status, int *main_done)
+{
+	pid_t		w;
+	int			st;
+
+	while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+	{
+		if (w == pid)
+		{
+			*status = st;
+			*main_done = 1;
+		}
+	}
+	if (w == 0 || errno != ECHILD)
+		return 0;
+	return kill(-pid, 0) != 0 && errno == ESRCH;
+}
+
 static int
 cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 {
 	fence_lease *l;
-	struct sigaction sa;
+	struct sigaction sa,
+				orig[NFORWARDED],
+				orig_chld,
+				orig_ttou;
 	pid_t		pid;
 	int			code = 0,
 				i,
 				status = 0;
 	int			lost = 0,
-				child_done = 0,
-				killed = 0,
+				main_done = 0,
+				done = 0,
 				own_tty = 0;
 	long long	kill_at = 0;
 
@@ -800,13 +1067,24 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		code = EXIT_FAIL;
 		goto release;
 	}
+
+	/*
+	 * Forward the signals that stop a job, except those ignored when we
+	 * started (nohup, a shell's trap ''): those stay ignored, here and in
+	 * the command, which inherits every disposition we found.
+	 */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGCHLD, &sa, NULL);
+	sigaction(SIGCHLD, &sa, &orig_chld);
+	sigaction(SIGTTOU, NULL, &orig_ttou);
 	for (i = 0; i < NFORWARDED; i++)
-		sigaction(forwarded[i], &sa, NULL);
+	{
+		sigaction(forwarded[i], NULL, &orig[i]);
+		if (orig[i].sa_handler != SIG_IGN)
+			sigaction(forwarded[i], &sa, NULL);
+	}
 
 	if (set_child_env(l) != 0)
 	{
@@ -828,6 +1106,10 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 
 	/* In the foreground of a terminal, hand the terminal to the command. */
 	own_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+#ifdef PR_SET_CHILD_SUBREAPER
+	/* the command's orphans become ours: we see them, and wait for them */
+	(void) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+#endif
 
 	pid = fork();
 	if (pid < 0)
@@ -838,14 +1120,9 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 	}
 	if (pid == 0)
 	{
-		struct sigaction dfl;
-
-		memset(&dfl, 0, sizeof(dfl));
-		dfl.sa_handler = SIG_DFL;
-		sigemptyset(&dfl.sa_mask);
-		sigaction(SIGCHLD, &dfl, NULL);
+		sigaction(SIGCHLD, &orig_chld, NULL);
 		for (i = 0; i < NFORWARDED; i++)
-			sigaction(forwarded[i], &dfl, NULL);
+			sigaction(forwarded[i], &orig[i], NULL);
 		setpgid(0, 0);
 		if (own_tty)
 		{
@@ -853,7 +1130,7 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 			 * could stop the command (SIGTTIN) before the parent hands it over */
 			sigaction(SIGTTOU, &(struct sigaction) {.sa_handler = SIG_IGN}, NULL);
 			tcsetpgrp(STDIN_FILENO, getpid());
-			sigaction(SIGTTOU, &dfl, NULL);
+			sigaction(SIGTTOU, &orig_ttou, NULL);
 		}
 		execvp(argv[1], argv + 1);
 		fprintf(stderr, "%s: could not run \"%s\": %s\n", progname, argv[1], strerror(errno));
@@ -867,7 +1144,12 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		tcsetpgrp(STDIN_FILENO, pid);
 	}
 
-	while (!child_done || (lost && !killed))
+	/*
+	 * The lease covers the command and everything it started: renew it
+	 * until all of them are gone (background jobs too), then give it back.
+	 * When it is lost, all of them get SIGTERM, and SIGKILL after --grace.
+	 */
+	while (!done)
 	{
 		struct pollfd pfd = {wake_pipe[0], POLLIN, 0};
 		int			timeout = -1;
@@ -878,8 +1160,10 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		{
 			long long	left = kill_at - now_ms();
 
-			timeout = left <= 0 ? 0 : (left > 50 ? 50 : (int) left);
+			timeout = left <= 0 ? 50 : (left > 50 ? 50 : (int) left);
 		}
+		else if (main_done)
+			timeout = 100;		/* orphans of other parents end unseen */
 		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
 			break;
 		while ((n = read(wake_pipe[0], buf, sizeof(buf))) > 0)
@@ -891,37 +1175,25 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 					lost = 1;
 					fprintf(stderr, "%s: lease on \"%s\" lost; stopping the command\n",
 							progname, fence_lease_resource(l));
-					kill(-pid, SIGTERM);
+					signal_all(pid, SIGTERM);
 					kill_at = now_ms() + o->grace_ms;
 				}
 				else if (buf[i] != 0 && buf[i] != SIGCHLD)
-					kill(-pid, buf[i]);
+					signal_all(pid, buf[i]);
 			}
 		}
-		if (!child_done)
-		{
-			pid_t		w = waitpid(pid, &status, WNOHANG);
-
-			if (w == pid || (w < 0 && errno == ECHILD))
-				child_done = 1;
-		}
-		if (lost && !killed)
-		{
-			/* Wait out the grace period unless the whole group is gone. */
-			if (child_done && kill(-pid, 0) != 0)
-				killed = 1;
-			else if (now_ms() >= kill_at)
-			{
-				kill(-pid, SIGKILL);
-				killed = 1;
-			}
-		}
+		done = all_gone(pid, &status, &main_done);
+		/* past the grace period, SIGKILL whatever is left, until it is gone */
+		if (lost && !done && now_ms() >= kill_at)
+			signal_all(pid, SIGKILL);
 	}
 	if (own_tty)
 		tcsetpgrp(STDIN_FILENO, getpgrp());
 
 	if (lost)
 		code = EXIT_LOST;
+	else if (!main_done)
+		code = EXIT_FAIL;
 	else if (WIFEXITED(status))
 		code = WEXITSTATUS(status);
 	else if (WIFSIGNALED(status))
@@ -938,6 +1210,88 @@ release:
 }
 
 /* --- main ---------------------------------------------------------------- */
+
+/*
+ * The verbs, and how many arguments each takes before what it passes on:
+ * after RESOURCE and SQL, exec's parameters, and after RESOURCE and the
+ * command's name, run's arguments, are taken as they are, options or not.
+ */
+typedef struct verb
+{
+	const char *name;
+	int			fixed;			/* arguments after the verb */
+	int			variadic;		/* more may follow, never parsed */
+	const char *needs;			/* for the usage error */
+	int			(*fn) (fence_ctx *ctx, const options *o, int argc, char **argv);
+} verb;
+
+static const verb verbs[] = {
+	{"acquire", 1, 0, "exactly one argument: RESOURCE", cmd_acquire},
+	{"release", 2, 0, "two arguments: RESOURCE OWNER", cmd_release},
+	{"extend", 2, 0, "two arguments: RESOURCE OWNER", cmd_extend},
+	{"run", 2, 1, "RESOURCE and a command after --", cmd_run},
+	{"exec", 2, 1, "RESOURCE, --pg CONNINFO and SQL", cmd_exec},
+	{"show", 1, 0, "exactly one argument: RESOURCE", cmd_show},
+};
+
+static const verb *
+find_verb(const char *name)
+{
+	size_t		i;
+
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strcmp(verbs[i].name, name) == 0)
+			return &verbs[i];
+	return NULL;
+}
+
+/*
+ * Usage errors, all reported before anything is contacted ("err" is the
+ * first one parsing found).  Returns 0 when the command line is good, and
+ * fills in the Redis URL.
+ */
+static int
+check_command_line(options *o, const verb *v, const char *err, int nargs, char **args)
+{
+	char		errbuf[256];
+	if (*err)
+		return usage_error("%s", err);
+	if (v == NULL)
+		return usage_error("no command given (acquire, release, extend, run, exec or show)%s", "");
+	if (nargs < v->fixed || (!v->variadic && nargs > v->fixed) ||
+		(v->fn == cmd_exec && o->pg == NULL))
+	{
+		snprintf(errbuf, sizeof(errbuf), "%s needs %s", v->name, v->needs);
+		return usage_error("%s", errbuf);
+	}
+	if (fence_check_resource(args[0], errbuf, sizeof(errbuf)) != FENCE_OK ||
+		fence_check_ttl(o->ttl_ms, errbuf, sizeof(errbuf)) != FENCE_OK)
+		return usage_error("%s", errbuf);
+	if (o->wait_ms > FENCE_MAX_TTL_MS)
+	{
+		snprintf(errbuf, sizeof(errbuf), "--wait must be at most %lld ms", FENCE_MAX_TTL_MS);
+		return usage_error("%s", errbuf);
+	}
+	if ((v->fn == cmd_release || v->fn == cmd_extend) && *args[1] == '\0')
+		return usage_error("OWNER must not be empty%s", "");
+
+	if (o->redis == NULL)
+		o->redis = getenv("FENCE_REDIS_URL");
+	if (o->redis == NULL || *o->redis == '\0')
+		o->redis = FENCE_DEFAULT_URL;
+	if (fence_check_url(o->redis, errbuf, sizeof(errbuf)) != FENCE_OK)
+		return usage_error("%s", errbuf);
+	if (o->min_replicas > 0 && is_quorum(o->redis))
+		return usage_error("--min-replicas needs one master (one node, Sentinel or Cluster), not a quorum%s", "");
+	if (o->min_replicas > 0 &&
+		(o->replica_timeout_ms <= 0 || o->replica_timeout_ms >= FENCE_DEFAULT_COMMAND_TIMEOUT_MS))
+	{
+		snprintf(errbuf, sizeof(errbuf), "--replica-timeout must be between 1 ms and %d ms",
+				 FENCE_DEFAULT_COMMAND_TIMEOUT_MS - 1);
+		return usage_error("%s", errbuf);
+	}
+	return 0;
+}
 
 int
 main(int argc, char **argv)
@@ -956,59 +1310,68 @@ main(int argc, char **argv)
 		{NULL, 0, NULL, 0}
 	};
 	options		o;
-	char		errbuf[256];
-	const char *verb;
+	char		errbuf[256],
+				usage_err[320] = "";
+	const verb *v = NULL;
 	fence_ctx  *ctx;
 	int			c,
-				i,
-				code = 0;
-	char	  **args;
-	int			nargs;
+				code = 0,
+				help = 0,
+				version = 0,
+				nargs = 0;
+	char	  **args = calloc(argc + 1, sizeof(char *));
 
+	if (args == NULL)
+	{
+		fprintf(stderr, "%s: out of memory\n", progname);
+		return EXIT_FAIL;
+	}
 	memset(&o, 0, sizeof(o));
 	o.ttl_ms = DEFAULT_TTL_MS;
 	o.grace_ms = DEFAULT_GRACE_MS;
 	o.replica_timeout_ms = DEFAULT_REPLICA_TIMEOUT_MS;
 
-	/* As pg_isready does: --help and --version win over everything. */
-	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-	{
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-?") == 0)
-		{
-			usage();
-			return 0;
-		}
-		if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-V") == 0)
-		{
-			printf("fence (pgfence) %s\n", FENCE_VERSION);
-			return 0;
-		}
-	}
-
+	/*
+	 * Options may come anywhere among the verb's own arguments.  "-" at the
+	 * start of the option string hands those over in order (getopt_long
+	 * would otherwise move every non-option to the end and parse an SQL
+	 * parameter "-5" as an option); once a verb that passes arguments on
+	 * has its own, the rest is taken as it is.  "--" ends the options, too.
+	 * As with pg_isready, --help and --version win over any error.
+	 */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":r:t:w:p:g:jV", long_options, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "-:r:t:w:p:g:jV", long_options, NULL)) != -1)
 	{
 		long long  *dst = NULL;
 		const char *what = NULL;
 
 		switch (c)
 		{
+			case 1:				/* the verb, then its arguments, in order */
+				if (nargs == 0 && (v = find_verb(optarg)) == NULL && !*usage_err)
+					snprintf(usage_err, sizeof(usage_err), "unknown command \"%s\"", optarg);
+				args[nargs++] = optarg;
+				break;
 			case 'r':
-				if (o.redis != NULL && add_quorum_url(&o, optarg) != 0)
+				if (o.redis == NULL)
+					o.redis = optarg;
+				else if (add_quorum_url(&o, optarg) != 0)
 				{
 					fprintf(stderr, "%s: out of memory\n", progname);
+					free(args);
 					return EXIT_FAIL;
 				}
-				o.redis = o.redis_list ? o.redis_list : optarg;
 				break;
 			case 'm' + 256:
 				{
 					char	   *end;
-					long		v = strtol(optarg, &end, 10);
+					long		n = strtol(optarg, &end, 10);
 
-					if (*optarg < '0' || *optarg > '9' || *end != '\0' || v > 100)
-						return usage_error("--min-replicas must be a number from 0 to 100, not \"%s\"", optarg);
-					o.min_replicas = (int) v;
+					if ((*optarg < '0' || *optarg > '9' || *end != '\0' || n > 100) && !*usage_err)
+						snprintf(usage_err, sizeof(usage_err),
+								 "--min-replicas must be a number from 0 to 100, not \"%s\"", optarg);
+					else
+						o.min_replicas = (int) n;
 				}
 				break;
 			case 'T' + 256:
@@ -1033,71 +1396,61 @@ main(int argc, char **argv)
 				dst = &o.grace_ms;
 				what = "--grace";
 				break;
+			case 'V':
+				version = 1;
+				break;
+			case '?' + 256:
+				help = 1;
+				break;
 			case ':':
-				fprintf(stderr, "%s: option '%s' requires an argument\n", progname, argv[optind - 1]);
-				fprintf(stderr, "Try \"%s --help\" for more information.\n", progname);
-				return EXIT_USAGE;
+				if (!*usage_err)
+					snprintf(usage_err, sizeof(usage_err), "option '%s' requires an argument",
+							 argv[optind - 1]);
+				break;
 			default:
-				if (optopt)
-					fprintf(stderr, "%s: invalid option -- '%c'\n", progname, optopt);
+				if (optopt == '?')
+					help = 1;
+				else if (*usage_err)
+					;
+				else if (optopt)
+					snprintf(usage_err, sizeof(usage_err), "invalid option -- '%c'", optopt);
 				else
-					fprintf(stderr, "%s: unrecognized option '%s'\n", progname, argv[optind - 1]);
-				fprintf(stderr, "Try \"%s --help\" for more information.\n", progname);
-				return EXIT_USAGE;
+					snprintf(usage_err, sizeof(usage_err), "unrecognized option '%s'", argv[optind - 1]);
+				break;
 		}
-		if (dst != NULL && fence_parse_duration(optarg, dst, errbuf, sizeof(errbuf)) != FENCE_OK)
-		{
-			fprintf(stderr, "%s: %s: %s\n", progname, what, errbuf);
-			fprintf(stderr, "Try \"%s --help\" for more information.\n", progname);
-			return EXIT_USAGE;
-		}
+		if (dst != NULL && fence_parse_duration(optarg, dst, errbuf, sizeof(errbuf)) != FENCE_OK &&
+			!*usage_err)
+			snprintf(usage_err, sizeof(usage_err), "%s: %s", what, errbuf);
+		/* the verb has its own arguments: what follows is passed on */
+		if (c == 1 && v != NULL && v->variadic && nargs == 1 + v->fixed)
+			break;
 	}
-	if (o.ttl_ms <= 0)
-		return usage_error("--ttl must be greater than zero%s", "");
-
-	if (optind >= argc)
-		return usage_error("no command given (acquire, release, extend, run, exec or show)%s", "");
-	verb = argv[optind];
-	args = argv + optind + 1;
-	nargs = argc - optind - 1;
-	if (strcmp(verb, "acquire") && strcmp(verb, "release") && strcmp(verb, "extend") &&
-		strcmp(verb, "run") && strcmp(verb, "exec") && strcmp(verb, "show"))
-		return usage_error("unknown command \"%s\"", verb);
-
-	/* Usage errors are reported before anything is contacted. */
-	if ((strcmp(verb, "acquire") == 0 || strcmp(verb, "show") == 0) && nargs != 1)
-		return usage_error("%s needs exactly one argument: RESOURCE", verb);
-	if ((strcmp(verb, "release") == 0 || strcmp(verb, "extend") == 0) && nargs != 2)
-		return usage_error("%s needs two arguments: RESOURCE OWNER", verb);
-	if (strcmp(verb, "run") == 0 && nargs < 2)
-		return usage_error("run needs RESOURCE and a command after --%s", "");
-	if (strcmp(verb, "exec") == 0 && (o.pg == NULL || nargs < 2))
-		return usage_error("exec needs RESOURCE, --pg CONNINFO and SQL%s", "");
-
-	if (o.redis == NULL)
-		o.redis = getenv("FENCE_REDIS_URL");
-	if (o.redis == NULL || *o.redis == '\0')
-		o.redis = FENCE_DEFAULT_URL;
-
-	/* A malformed URL is refused (64) before anything is contacted. */
-	if ((ctx = redis_connect(&o, &code)) == NULL)
+	while (optind < argc)
+		args[nargs++] = argv[optind++];
+	if (help)
 	{
+		usage();
+		free(args);
 		free(o.redis_list);
-		return code;
+		return 0;
 	}
-	if (strcmp(verb, "acquire") == 0)
-		code = cmd_acquire(ctx, &o, nargs, args);
-	else if (strcmp(verb, "release") == 0)
-		code = cmd_release(ctx, &o, nargs, args);
-	else if (strcmp(verb, "extend") == 0)
-		code = cmd_extend(ctx, &o, nargs, args);
-	else if (strcmp(verb, "run") == 0)
-		code = cmd_run(ctx, &o, nargs, args);
-	else if (strcmp(verb, "exec") == 0)
-		code = cmd_exec(ctx, &o, nargs, args);
-	else
-		code = cmd_show(ctx, &o, nargs, args);
-	fence_free(ctx);
+	if (version)
+	{
+		printf("fence (pgfence) %s\n", FENCE_VERSION);
+		free(args);
+		free(o.redis_list);
+		return 0;
+	}
+	code = check_command_line(&o, v, usage_err, nargs - 1, args + 1);
+	if (code == 0)
+	{
+		if ((ctx = redis_connect(&o, &code)) != NULL)
+		{
+			code = v->fn(ctx, &o, nargs - 1, args + 1);
+			fence_free(ctx);
+		}
+	}
+	free(args);
 	free(o.redis_list);
 	fflush(stdout);
 	return code;

@@ -4,7 +4,7 @@
 # "not ok - NAME" / "skip - NAME" line per test.
 #
 # FENCE_BIN names the binary under test (default: ./fence next to this
-# directory).  Resource names carry the pid: other suites share the servers.
+# directory); FENCE_CLI_ONLY picks tests by name.  Resource names carry the pid: other suites share the servers.
 set -u
 cd "$(dirname "$0")/.."
 F=${FENCE_BIN:-$PWD/fence}
@@ -18,6 +18,7 @@ failed=0 passed=0 skipped=0
 rcli() { redis-cli -u "$FENCE_REDIS_URL" "$@"; }
 rname() { echo "cli-$$-$1"; }
 lockkey() { echo "fence:{$1}:lock"; }
+lock_free() { [ "$(rcli EXISTS "$(lockkey "$1")")" = 0 ]; }
 
 # dead PID: gone, or a zombie nobody has reaped yet
 dead() {
@@ -52,8 +53,10 @@ if psql -XAtqc "SET client_min_messages = warning; CREATE EXTENSION IF NOT EXIST
 	pg_ready=1
 fi
 
+# FENCE_CLI_ONLY="NAME..." runs only the tests named (while iterating).
 run_test() {
 	local name=$1 needs_pg=${2:-}
+	[ -z "${FENCE_CLI_ONLY:-}" ] || [[ " $FENCE_CLI_ONLY " == *" $name "* ]] || return 0
 	if [ "$needs_pg" = pg ] && [ $pg_ready = 0 ]; then
 		echo "skip - $name # extension fence not available"
 		skipped=$((skipped + 1))
@@ -79,6 +82,11 @@ test_cli_help() {
 	grep -q -- '--ttl=DURATION' "$TMP/out"
 	grep -q '(default: 30s)' "$TMP/out"
 	grep -q '^Exit status:' "$TMP/out"
+	grep -q '^  65 ' "$TMP/out"
+	grep -q '^  78 ' "$TMP/out"
+	grep -q -- '\[--\] SQL \[PARAM\]' "$TMP/out"
+	grep -q 'every process it started' "$TMP/out"
+	grep -q 'stays ignored' "$TMP/out"
 	expect_rc 0 "$F" acquire -?
 	grep -q '^Usage:' "$TMP/out"
 }
@@ -120,6 +128,33 @@ test_cli_usage_errors() {
 	expect_rc 64 "$F" acquire r --replica-timeout 1y
 }
 
+# Bad arguments are usage errors (64) found before anything is contacted:
+# the Redis named here does not exist, and they must not say "unreachable".
+test_cli_usage_before_connect() {
+	local dead=redis://127.0.0.1:1 long
+	long=$(head -c 1025 /dev/zero | tr '\0' x)
+	expect_rc 64 "$F" acquire '' --redis $dead
+	grep -q 'resource name must not be empty' "$TMP/err"
+	expect_rc 64 "$F" acquire "$long" --redis $dead
+	grep -q 'too long' "$TMP/err"
+	expect_rc 64 "$F" show '' --redis $dead
+	expect_rc 64 "$F" release '' owner --redis $dead
+	expect_rc 64 "$F" release r '' --redis $dead
+	expect_rc 64 "$F" extend "$long" owner --redis $dead
+	expect_rc 64 "$F" run '' --redis $dead -- true
+	expect_rc 64 "$F" exec '' --redis $dead --pg "$PGC" 'SELECT 1'
+	# a TTL not above the drift margin (1% + 2 ms) could never be held
+	expect_rc 64 "$F" acquire r --ttl 2 --redis $dead
+	grep -q 'TTL' "$TMP/err"
+	expect_rc 64 "$F" acquire r --ttl 1ms --redis $dead
+	expect_rc 64 "$F" extend r owner --ttl 2 --redis $dead
+	expect_rc 64 "$F" run r --ttl 2 --redis $dead -- true
+	expect_rc 64 "$F" acquire r --ttl 200000000000 --redis $dead
+	expect_rc 64 "$F" acquire r --wait 200000000000 --redis $dead
+	# the smallest TTL that is allowed gets as far as connecting
+	expect_rc 69 "$F" acquire r --ttl 3 --redis $dead
+}
+
 test_cli_redis_down() {
 	expect_rc 69 "$F" acquire "$(rname down)" --redis redis://127.0.0.1:1
 	grep -q 'could not connect to Redis' "$TMP/err"
@@ -138,23 +173,43 @@ spare_port() {
 	done
 }
 
+# own_redis DIR [ARG...]: a redis-server of the test's own on a spare port
+# (OWN_PORT), with the extra ARGs, stopped when the test's subshell ends.
+own_redis() {
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	OWN_PORT=$(spare_port)
+	redis-server --port "$OWN_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+		--dir "$dir" --daemonize no --logfile "$dir/log" "$@" &
+	OWN_REDIS=$!
+	trap 'kill $OWN_REDIS 2>/dev/null; wait $OWN_REDIS 2>/dev/null' EXIT
+}
+
 # A Redis of our own: password AUTH over TCP, then a Unix socket with a
 # database number (the shared server has neither).
 test_cli_redis_auth_unix() {
 	local port dir=$TMP/ownredis res
-	mkdir -p "$dir"
-	port=$(spare_port)
-	redis-server --port "$port" --bind 127.0.0.1 --requirepass 'p@ss:w' \
-		--unixsocket "$dir/r.sock" --unixsocketperm 700 --save '' --appendonly no \
-		--dir "$dir" --daemonize no --logfile "$dir/log" &
-	OWN_REDIS=$!
-	trap 'kill $OWN_REDIS 2>/dev/null; wait $OWN_REDIS 2>/dev/null' EXIT
-	wait_for redis-cli -p "$port" --no-auth-warning -a 'p@ss:w' ping >/dev/null
+	own_redis "$dir" --requirepass 'p@ss:w' --unixsocket "$dir/r.sock" --unixsocketperm 700
+	port=$OWN_PORT
+	wait_for redis-cli -p "$port" --no-auth-warning -a 'p@ss:w' ping >/dev/null 2>&1
 	res=$(rname auth)
 	eval "$("$F" acquire "$res" --redis "redis://:p%40ss%3Aw@127.0.0.1:$port/2")"
 	[ "$(redis-cli -p "$port" --no-auth-warning -a 'p@ss:w' -n 2 GET "$(lockkey "$res")")" = "$FENCE_OWNER" ]
-	expect_rc 69 "$F" acquire "$res" --redis "redis://:wrong@127.0.0.1:$port"
+	# refused logins are configuration errors (78), not an outage
+	expect_rc 78 "$F" acquire "$res" --redis "redis://:wrong@127.0.0.1:$port"
 	grep -q 'AUTH' "$TMP/err"
+	expect_rc 78 "$F" acquire "$res" --redis "redis://127.0.0.1:$port"
+	grep -q 'NOAUTH' "$TMP/err"
+	expect_rc 78 "$F" show "$res" --redis "redis://127.0.0.1:$port"
+	expect_rc 78 "$F" release "$res" x --redis "redis://127.0.0.1:$port"
+	expect_rc 78 "$F" acquire "$res" --redis "redis://nobody:p%40ss%3Aw@127.0.0.1:$port"
+	expect_rc 78 "$F" acquire "$res" --redis "redis://:p%40ss%3Aw@127.0.0.1:$port/99"
+	grep -q 'SELECT' "$TMP/err"
+	# a user the ACL does not allow to run scripts
+	redis-cli -p "$port" --no-auth-warning -a 'p@ss:w' ACL SETUSER ro on '>ro' '~*' '&*' -@all +get >/dev/null
+	expect_rc 78 "$F" acquire "$res" --redis "redis://ro:ro@127.0.0.1:$port"
+	grep -q 'NOPERM' "$TMP/err"
 	redis-cli -p "$port" --no-auth-warning -a 'p@ss:w' CONFIG SET requirepass '' >/dev/null
 	eval "$("$F" acquire "$res" --redis "unix://$dir/r.sock?db=3")"
 	[ "$(redis-cli -s "$dir/r.sock" -n 3 GET "$(lockkey "$res")")" = "$FENCE_OWNER" ]
@@ -204,6 +259,60 @@ test_cli_acquire_quoting() {
 	"$F" release "$res" "$FENCE_OWNER"
 }
 
+# Every key of a resource shares one Redis Cluster slot, whatever the name
+# holds: a one-node cluster that owns every slot refuses a script whose keys
+# hash to two slots (CROSSSLOT), so acquire, extend and release must work
+# there for names that would break a naive hash tag.
+test_cli_cluster_slot() {
+	local port name keys lslot tslot
+	own_redis "$TMP/cluster" --cluster-enabled yes --cluster-config-file nodes.conf
+	port=$OWN_PORT
+	wait_for redis-cli -p "$port" ping >/dev/null 2>&1
+	redis-cli -p "$port" CLUSTER ADDSLOTSRANGE 0 16383 >/dev/null
+	wait_for sh -c "redis-cli -p $port CLUSTER INFO | grep -q '^cluster_state:ok'"
+	for name in plain '}x' '{' '}' '{}' 'a{b}c' '}{' '%' '%7D' 'x}' '{x}y'; do
+		redis-cli -p "$port" FLUSHALL >/dev/null
+		expect_rc 0 "$F" acquire "$name" --ttl 10s --redis "redis://127.0.0.1:$port"
+		eval "$(cat "$TMP/out")"
+		expect_rc 0 "$F" extend "$name" "$FENCE_OWNER" --ttl 20s --redis "redis://127.0.0.1:$port"
+		keys=$(redis-cli -p "$port" --raw KEYS '*' | sort)
+		[ "$(echo "$keys" | wc -l)" = 2 ]
+		lslot=$(redis-cli -p "$port" CLUSTER KEYSLOT "$(echo "$keys" | grep ':lock$')")
+		tslot=$(redis-cli -p "$port" CLUSTER KEYSLOT "$(echo "$keys" | grep ':token$')")
+		[ "$lslot" = "$tslot" ]
+		expect_rc 0 "$F" release "$name" "$FENCE_OWNER" --redis "redis://127.0.0.1:$port"
+	done
+	# ordinary names keep their keys exactly
+	redis-cli -p "$port" --raw KEYS '*' | grep -qx 'fence:{{x}y}:token' && return 1
+	[ "$(redis-cli -p "$port" --raw EXISTS 'fence:{%7Bx%7Dy}:token')" = 1 ]
+	"$F" acquire plain --redis "redis://127.0.0.1:$port" >/dev/null
+	[ "$(redis-cli -p "$port" --raw EXISTS 'fence:{plain}:lock')" = 1 ]
+}
+
+# fence's keys in a state fence never writes: 65, at once, nothing left
+test_cli_corrupt_keys() {
+	local res start
+	res=$(rname corrupt)
+	rcli SET "fence:{$res}:token" -5 >/dev/null
+	expect_rc 65 "$F" acquire "$res"
+	grep -q 'not a positive integer' "$TMP/err"
+	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]
+	[ "$(rcli GET "fence:{$res}:token")" = -5 ]
+	expect_rc 65 "$F" show "$res"
+	rcli DEL "fence:{$res}:token" >/dev/null
+	rcli SET "$(lockkey "$res")" forever >/dev/null
+	start=$(date +%s%N)
+	expect_rc 65 "$F" acquire "$res" --wait 5s
+	grep -q 'no expiry' "$TMP/err"
+	[ $(($(date +%s%N) - start)) -lt 2000000000 ]
+	rcli DEL "$(lockkey "$res")" >/dev/null
+	rcli HSET "$(lockkey "$res")" a b >/dev/null
+	expect_rc 65 "$F" acquire "$res" --wait 5s
+	expect_rc 65 "$F" release "$res" someone
+	rcli DEL "$(lockkey "$res")" >/dev/null
+	[ "$(rcli EXISTS "fence:{$res}:token")" = 0 ]
+}
+
 test_cli_json() {
 	local res owner
 	res=$(rname json)
@@ -214,6 +323,49 @@ test_cli_json() {
 	grep -q '"owner":"'"$owner"'"' "$TMP/out"
 	expect_rc 0 "$F" release "$res" "$owner" --json
 	grep -qx '{"released":true}' "$TMP/out"
+}
+
+# --json is valid JSON whatever the bytes: names, owners and values that
+# are not UTF-8 come out with U+FFFD for each bad byte, control characters
+# escaped; every verb that prints JSON is read back with a JSON parser.
+# (strict UTF-8: Python's stdin would let bad bytes through as surrogates)
+json_ok() { python3 -c 'import json, sys; json.loads(sys.stdin.buffer.read().decode())' <"$TMP/out"; }
+json_is() {
+	python3 -c 'import json, os, sys; v = json.loads(sys.stdin.buffer.read().decode())
+for k in sys.argv[1].split("."): v = v[int(k)] if isinstance(v, list) else v[k]
+want = os.fsencode(sys.argv[2]).decode()
+assert v == want, repr(v)' "$1" "$2" <"$TMP/out"
+}
+test_cli_json_bytes() {
+	local res res2 res3 owner
+	res="$(rname json)-$(printf '\377\376\001"\\\303\251\177\340\200')"
+	expect_rc 0 "$F" acquire "$res" --json --ttl 10s
+	json_ok
+	json_is resource "$(rname json)-$(printf '\357\277\275\357\277\275\001"\\\303\251\177\357\277\275\357\277\275')"
+	owner=$(python3 -c 'import json, sys; print(json.loads(sys.stdin.buffer.read().decode())["owner"])' <"$TMP/out")
+	expect_rc 0 "$F" extend "$res" "$owner" --json
+	json_ok
+	expect_rc 0 "$F" show "$res" --json
+	json_ok
+	json_is owner "$owner"
+	expect_rc 0 "$F" release "$res" "$owner" --json
+	json_ok
+	# an owner Redis holds, of any bytes
+	res2=$(rname json2)
+	rcli SET "$(lockkey "$res2")" "$(printf 'x\303(\037y')" PX 10000 >/dev/null
+	expect_rc 0 "$F" show "$res2" --json
+	json_ok
+	json_is owner "$(printf 'x\357\277\275(\037y')"
+	rcli DEL "$(lockkey "$res2")" >/dev/null
+	if [ $pg_ready = 1 ]; then
+		# values from PostgreSQL in a client encoding that is not UTF-8
+		res3=$(rname json3)
+		PGCLIENTENCODING=LATIN1 expect_rc 0 "$F" exec "$res3" --pg "$PGC" --json \
+			"SELECT \$1::text, E'a\\001b', NULL" "$(printf '\351')"
+		json_ok
+		json_is result.0.0 "$(printf '\357\277\275')"
+		json_is result.0.1 "$(printf 'a\001b')"
+	fi
 }
 
 test_cli_wait() {
@@ -249,6 +401,19 @@ test_cli_run_status_env() {
 	expect_rc 143 "$F" run "$res" -- sh -c 'kill -TERM $$'
 	expect_rc 0 "$F" run "$res" -- true
 	expect_rc 127 "$F" run "$res" -- /nonexistent/command
+}
+
+# The command inherits no socket of fence's: not the Redis connections
+# (the main one and the heartbeat's), not PostgreSQL's.
+test_cli_run_no_sockets() {
+	local res
+	res=$(rname fds)
+	expect_rc 0 "$F" run "$res" --pg "$PGC" -- sh -c 'ls -l /proc/$$/fd/'
+	grep -q ' 0 -> ' "$TMP/out"
+	! grep 'socket:' "$TMP/out"
+	# and a command that is not a shell: what ls itself sees
+	expect_rc 0 "$F" run "$res" -- ls -l /proc/self/fd/
+	! grep 'socket:' "$TMP/out"
 }
 
 test_cli_run_busy() {
@@ -326,6 +491,75 @@ test_cli_run_lost_sigkill() {
 	wait_for dead "$(cat "$TMP/bg")"
 }
 
+# The lease covers every process the command started: after the command
+# ends, fence keeps renewing while its background job runs, and gives the
+# lease back only once that is gone too.
+test_cli_run_waits_for_group() {
+	local res fpid rc=0 t0
+	res=$(rname bgjob)
+	rm -f "$TMP/bg"
+	"$F" run "$res" --ttl 600ms -- sh -c "sleep 60 & echo \$! > $TMP/bg; echo started" \
+		>"$TMP/out" 2>"$TMP/err" &
+	fpid=$!
+	wait_for test -s "$TMP/bg"
+	wait_for grep -q started "$TMP/out"
+	# the shell is gone; for two TTLs the lease stays held, and fence waits
+	t0=$(date +%s%N)
+	while [ $(($(date +%s%N) - t0)) -lt 1200000000 ]; do
+		kill -0 $fpid
+		[ "$(rcli EXISTS "$(lockkey "$res")")" = 1 ]
+		sleep 0.05
+	done
+	kill "$(cat "$TMP/bg")"
+	wait $fpid || rc=$?
+	[ $rc = 0 ]
+	lock_free "$res"
+}
+
+# When the lease is lost, every process the command started is stopped,
+# also one that left the process group (setsid), and one that ignores
+# SIGTERM gets SIGKILL after --grace.
+test_cli_run_lost_escaped() {
+	local res fpid rc=0
+	res=$(rname escaped)
+	rm -f "$TMP/sh" "$TMP/bg" "$TMP/bg2"
+	"$F" run "$res" --ttl 600ms --grace 700ms -- sh -c "
+		setsid sleep 60 & echo \$! > $TMP/bg
+		setsid sh -c 'trap \"\" TERM; echo \$\$ > $TMP/bg2; exec sleep 60' &
+		echo \$\$ > $TMP/sh; exec sleep 60" &
+	fpid=$!
+	wait_for test -s "$TMP/sh"
+	wait_for test -s "$TMP/bg"
+	wait_for test -s "$TMP/bg2"
+	# they really left the group
+	[ "$(ps -o pgid= -p "$(cat "$TMP/bg")" | tr -d ' ')" != "$(ps -o pgid= -p "$(cat "$TMP/sh")" | tr -d ' ')" ]
+	rcli DEL "$(lockkey "$res")" >/dev/null
+	wait $fpid || rc=$?
+	[ $rc = 76 ]
+	wait_for dead "$(cat "$TMP/sh")"
+	wait_for dead "$(cat "$TMP/bg")"
+	wait_for dead "$(cat "$TMP/bg2")"
+}
+
+# Signals ignored when fence starts (nohup, a shell's trap '') stay ignored,
+# in fence and in the command.
+test_cli_run_ignored_signals() {
+	local res mask fpid rc=0
+	res=$(rname ign)
+	(trap '' HUP INT QUIT TERM; exec "$F" run "$res" -- sh -c 'grep ^SigIgn: /proc/$$/status') >"$TMP/out"
+	mask=$(awk '{ print $2 }' "$TMP/out")
+	[ $((16#$mask & 0x4007)) = $((0x4007)) ]
+	# a SIGHUP that fence ignores is not passed on; the SIGTERM after it is
+	rm -f "$TMP/sh"
+	(trap '' HUP; exec "$F" run "$res" -- sh -c "echo \$\$ > $TMP/sh; exec sleep 60") &
+	fpid=$!
+	wait_for test -s "$TMP/sh"
+	kill -HUP $fpid
+	kill -TERM $fpid
+	wait $fpid || rc=$?
+	[ $rc = 143 ]
+}
+
 test_cli_run_psql() {
 	local res
 	res=$(rname "sp ace\\x")
@@ -353,6 +587,43 @@ test_cli_exec() {
 	grep -q '"result":\[\["1"\]\]' "$TMP/out"
 	# an SQL error is neither stale nor unreachable
 	expect_rc 1 "$F" exec "$res" --pg "$PGC" 'SELECT nonsense FROM nowhere'
+}
+
+# What follows the SQL is parameters, never options, even when it looks
+# like one; "--" ends the options before SQL that starts with "-".
+test_cli_exec_args() {
+	local res
+	res=$(rname args)
+	expect_rc 0 "$F" exec "$res" --pg "$PGC" 'SELECT $1::int, $2::text, $3::text' -5 --json --help
+	[ "$(cat "$TMP/out")" = "-5|--json|--help" ]
+	expect_rc 0 "$F" exec "$res" --json --pg "$PGC" -- '-- a comment first
+SELECT $1::text' --ttl
+	grep -q '"result":\[\["--ttl"\]\]' "$TMP/out"
+	# run: the command's arguments are its own, with or without "--"
+	expect_rc 0 "$F" run "$res" sh -c 'echo "$@"' sh -x --ttl 5s
+	[ "$(cat "$TMP/out")" = "-x --ttl 5s" ]
+	expect_rc 0 "$F" run "$res" --ttl 5s -- sh -c 'echo "$@"' sh -?
+	[ "$(cat "$TMP/out")" = "-?" ]
+	# options still go anywhere before that
+	expect_rc 76 "$F" release "$res" nobody --json
+	expect_rc 64 "$F" exec "$res" 'SELECT 1' --pg "$PGC"
+}
+
+# COPY cannot run through exec (one result, no data streamed): refused at
+# once with 64, nothing written, the lease given back.
+test_cli_exec_copy() {
+	local res tbl=cli_copy_$$
+	res=$(rname copy)
+	psql -XAtq -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS $tbl" -c "CREATE TABLE $tbl (x int)" -c "INSERT INTO $tbl VALUES (1)"
+	expect_rc 64 timeout 60 "$F" exec "$res" --pg "$PGC" "COPY $tbl FROM STDIN" </dev/null
+	grep -q 'COPY is not supported' "$TMP/err"
+	expect_rc 64 timeout 60 "$F" exec "$res" --pg "$PGC" "COPY $tbl TO STDOUT"
+	[ ! -s "$TMP/out" ]
+	expect_rc 64 timeout 60 "$F" exec "$res" --pg "$PGC" --json "COPY (DELETE FROM $tbl RETURNING x) TO STDOUT"
+	[ ! -s "$TMP/out" ]
+	[ "$(psql -XAtc "SELECT count(*) FROM $tbl")" = 1 ]
+	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]
+	psql -XAtqc "DROP TABLE $tbl"
 }
 
 # Another holder advanced the fence past the token the statement carries.
@@ -395,6 +666,41 @@ test_cli_exec_busy() {
 	expect_rc 75 "$F" exec "$res" --pg "$PGC" --wait 300ms 'SELECT 1'
 	rcli DEL "$(lockkey "$res")" >/dev/null
 	expect_rc 0 "$F" exec "$res" --pg "$PGC" --wait 300ms 'SELECT 1'
+}
+
+# A lease that expires while its token is being announced is lost, not
+# held: acquire prints nothing and exits 76, run starts no command, exec
+# runs no statement.  A session holding the fence row makes the announce
+# wait until the lease has expired in Redis.
+test_cli_announce_expired() {
+	local res verb line pid rc locker
+	res=$(rname annexp)
+	"$F" exec "$res" --pg "$PGC" 'SELECT 1' >/dev/null
+	for verb in acquire run exec; do
+		coproc LOCKER { psql -XAtq -v ON_ERROR_STOP=1 2>&1; }
+		locker=$LOCKER_PID
+		echo "BEGIN; SELECT 'locked' FROM fence.fences WHERE resource = '$res' FOR UPDATE;" >&"${LOCKER[1]}"
+		read -r line <&"${LOCKER[0]}"
+		[ "$line" = locked ]
+		case $verb in
+		acquire) "$F" acquire "$res" --ttl 300ms --pg "$PGC" >"$TMP/out" 2>"$TMP/err" & ;;
+		run) "$F" run "$res" --ttl 300ms --pg "$PGC" -- touch "$TMP/ran" >"$TMP/out" 2>"$TMP/err" & ;;
+		exec) "$F" exec "$res" --ttl 300ms --pg "$PGC" "SELECT 'ran'" >"$TMP/out" 2>"$TMP/err" & ;;
+		esac
+		pid=$!
+		wait_for sh -c "psql -XAtc \"SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%fence.advance%'\" | grep -q 1"
+		wait_for lock_free "$res"
+		echo "COMMIT;" >&"${LOCKER[1]}"
+		exec {LOCKER[1]}>&-
+		rc=0
+		wait $pid || rc=$?
+		wait "$locker" 2>/dev/null || true
+		echo "$verb: exit $rc: $(cat "$TMP/err")"
+		[ $rc = 76 ]
+		grep -q 'lost' "$TMP/err"
+		[ ! -s "$TMP/out" ]
+		[ ! -e "$TMP/ran" ]
+	done
 }
 
 # Redis forgets everything: the next acquire with --pg ends above PG's mark.
@@ -460,25 +766,36 @@ test_example() {
 run_test cli_help
 run_test cli_version
 run_test cli_usage_errors
+run_test cli_usage_before_connect
 run_test cli_redis_down
 run_test cli_redis_auth_unix
 run_test cli_acquire_release
 run_test cli_acquire_quoting
+run_test cli_cluster_slot
+run_test cli_corrupt_keys
 run_test cli_json
+run_test cli_json_bytes
 run_test cli_wait
 run_test cli_run_status_env
+run_test cli_run_no_sockets pg
 run_test cli_run_busy
 run_test cli_run_forward_signal
 run_test cli_run_lost_del
 run_test cli_run_lost_takeover
 run_test cli_run_lost_sigkill
+run_test cli_run_waits_for_group
+run_test cli_run_lost_escaped
+run_test cli_run_ignored_signals
 run_test cli_quorum
 run_test cli_min_replicas
 run_test cli_run_psql pg
 run_test cli_exec pg
+run_test cli_exec_copy pg
+run_test cli_exec_args pg
 run_test cli_exec_stale pg
 run_test cli_exec_unreachable pg
 run_test cli_exec_busy pg
+run_test cli_announce_expired pg
 run_test cli_heal_flushall pg
 run_test example pg
 

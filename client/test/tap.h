@@ -9,14 +9,18 @@
 #ifndef FENCE_TAP_H
 #define FENCE_TAP_H
 
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int	tap_failed;			/* tests that failed */
 static int	tap_passed;
 static int	tap_skipped;
 static char tap_why[512];		/* first failed check of the current test */
 static int	tap_skip;			/* set by SKIP() */
+static const char *tap_current; /* name of the test running */
 
 #define CHECK(cond) \
 	do { \
@@ -47,14 +51,29 @@ static int	tap_skip;			/* set by SKIP() */
 
 typedef int (*tap_fn) (void);
 
-/* Each test returns 0 when it passed (it fails by "goto fail"). */
+/*
+ * Each test returns 0 when it passed (it fails by "goto fail").  While
+ * iterating, FENCE_C_ONLY="NAME..." runs only the tests named.
+ */
 static void
 tap_run(const char *name, tap_fn fn)
 {
+	const char *only = getenv("FENCE_C_ONLY");
 	int			rc;
 
+	if (only != NULL && *only != '\0')
+	{
+		const char *p = strstr(only, name);
+		size_t		n = strlen(name);
+
+		while (p != NULL && !((p == only || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' ')))
+			p = strstr(p + 1, name);
+		if (p == NULL)
+			return;
+	}
 	tap_why[0] = '\0';
 	tap_skip = 0;
+	tap_current = name;
 	fflush(stdout);
 	rc = fn();
 	if (tap_skip)
@@ -76,5 +95,31 @@ tap_run(const char *name, tap_fn fn)
 }
 
 #define TEST(name) tap_run(#name, test_##name)
+
+/*
+ * A test that hangs must still be counted as failed: after "seconds" the
+ * watchdog reports the test running as "not ok" and ends the program.
+ */
+static void
+tap_alarm(int sig)
+{
+	static const char msg[] = "#   timed out\n";
+	ssize_t		n;
+
+	(void) sig;
+	n = write(1, "not ok - ", 9);
+	n = write(1, tap_current ? tap_current : "?", strlen(tap_current ? tap_current : "?"));
+	n = write(1, "\n", 1);
+	n = write(1, msg, sizeof(msg) - 1);
+	(void) n;
+	_exit(1);
+}
+
+static void
+tap_watchdog(unsigned seconds)
+{
+	signal(SIGALRM, tap_alarm);
+	alarm(seconds);
+}
 
 #endif							/* FENCE_TAP_H */

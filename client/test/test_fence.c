@@ -8,7 +8,11 @@
  * extension cannot be created there.
  */
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,6 +248,81 @@ test_duration_malformed(void)
 	return 0;
 }
 
+/* --- keys ---------------------------------------------------------------- */
+
+char	   *fence_key(const char *resource, const char *suffix);
+
+/* The hash tag Redis Cluster hashes: from the first '{' to the next '}'. */
+static int
+tag_of(const char *key, char *tag, size_t len)
+{
+	const char *open = strchr(key, '{'),
+			   *close = open ? strchr(open + 1, '}') : NULL;
+
+	if (close == NULL || close == open + 1 || (size_t) (close - open) > len)
+		return -1;
+	memcpy(tag, open + 1, close - open - 1);
+	tag[close - open - 1] = '\0';
+	return 0;
+}
+
+/*
+ * Ordinary names keep "fence:{R}:lock"; braces and '%' are escaped so that
+ * the tag is never empty, never cut short, and two names never share keys.
+ */
+static int
+test_key_names(void)
+{
+	static const char *names[] = {
+		"inventory", "}x", "{", "}", "{}", "a{b}c", "}{", "%", "%7D", "%7d",
+		"%25", "x}", "{x}y", "\xff\x01 \n", NULL
+	};
+	char	   *k[4] = {NULL, NULL, NULL, NULL};
+	char		t1[4000],
+				t2[4000];
+	int			i,
+				j,
+				rc = 1;
+
+	k[0] = fence_key("inventory", "lock");
+	CHECK(k[0] && strcmp(k[0], "fence:{inventory}:lock") == 0);
+	free(k[0]);
+	k[0] = fence_key("}x", "lock");
+	CHECK(k[0] && strcmp(k[0], "fence:{%7Dx}:lock") == 0);
+	free(k[0]);
+	k[0] = fence_key("a{b}%c", "token");
+	CHECK(k[0] && strcmp(k[0], "fence:{a%7Bb%7D%25c}:token") == 0);
+	free(k[0]);
+	k[0] = NULL;
+	for (i = 0; names[i]; i++)
+	{
+		k[0] = fence_key(names[i], "lock");
+		k[1] = fence_key(names[i], "token");
+		CHECK(k[0] && k[1]);
+		/* one non-empty tag for both keys, and nothing after it but ":suffix" */
+		CHECK(tag_of(k[0], t1, sizeof(t1)) == 0 && tag_of(k[1], t2, sizeof(t2)) == 0);
+		CHECK(strcmp(t1, t2) == 0 && t1[0] != '\0');
+		CHECK(strcmp(k[0] + 7 + strlen(t1), "}:lock") == 0);
+		for (j = 0; names[j]; j++)
+		{
+			if (j == i)
+				continue;
+			k[2] = fence_key(names[j], "lock");
+			CHECK(k[2] && strcmp(k[0], k[2]) != 0);
+			free(k[2]);
+			k[2] = NULL;
+		}
+		free(k[0]);
+		free(k[1]);
+		k[0] = k[1] = NULL;
+	}
+	rc = 0;
+fail:
+	for (i = 0; i < 4; i++)
+		free(k[i]);
+	return rc;
+}
+
 /* --- Redis ---------------------------------------------------------------- */
 
 static int
@@ -376,6 +455,8 @@ fail:
 	return rc;
 }
 
+long long	fence_drift_ms(long long ttl_ms);
+
 static int
 test_bad_arguments(void)
 {
@@ -394,10 +475,33 @@ test_bad_arguments(void)
 	CHECK(l == NULL && a->err == FENCE_ERR_ARG);
 	l = fence_acquire_wait(a, R("args"), 1000, -1);
 	CHECK(l == NULL && a->err == FENCE_ERR_ARG);
+	/* a TTL not above the drift margin would be lost before it is held */
+	CHECK(fence_drift_ms(FENCE_MIN_TTL_MS) < FENCE_MIN_TTL_MS);
+	CHECK(fence_drift_ms(FENCE_MIN_TTL_MS - 1) >= FENCE_MIN_TTL_MS - 1);
+	l = fence_acquire(a, R("args"), FENCE_MIN_TTL_MS - 1);
+	CHECK(l == NULL && a->err == FENCE_ERR_ARG);
+	l = fence_acquire(a, R("args"), FENCE_MAX_TTL_MS + 1);
+	CHECK(l == NULL && a->err == FENCE_ERR_ARG);
+	l = fence_acquire_wait(a, R("args"), 1000, FENCE_MAX_TTL_MS + 1);
+	CHECK(l == NULL && a->err == FENCE_ERR_ARG);
+	CHECK(fence_extend_owner(a, R("args"), "o", FENCE_MIN_TTL_MS - 1) == FENCE_ERR && a->err == FENCE_ERR_ARG);
+	l = fence_acquire(a, R("args"), FENCE_MIN_TTL_MS);
+	CHECKC(l != NULL, a);
+	fence_lease_free(l);
+	l = NULL;
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
 	l = fence_acquire(a, big, 1000);
 	CHECK(l == NULL && a->err == FENCE_ERR_ARG);
+	big[FENCE_MAX_RESOURCE_LEN + 1] = '\0';
+	l = fence_acquire(a, big, 1000);
+	CHECK(l == NULL && a->err == FENCE_ERR_ARG);
+	big[FENCE_MAX_RESOURCE_LEN] = '\0';
+	l = fence_acquire(a, big, 1000);
+	CHECKC(l != NULL, a);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	fence_lease_free(l);
+	l = NULL;
 	CHECK(strcmp(fence_strerror(FENCE_ERR_STALE), "stale fencing token") == 0);
 	rc = 0;
 fail:
@@ -478,6 +582,87 @@ test_counter_exact(void)
 	rc = 0;
 fail:
 	rdo("DEL %s %s", key(res, "token"), key(res, "lock"));
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/*
+ * Keys in a state fence never writes: a counter that is not a canonical
+ * positive integer, keys of the wrong type, a lock without expiry.  Each is
+ * refused at once with FENCE_ERR_STATE, before the lock is taken, and
+ * leaves nothing behind.
+ */
+static int
+test_corrupt_keys(void)
+{
+	static const char *bad[] = {
+		"-5", "0", "-0", "abc", "007", "1e3", " 1", "1 ", "1.0", "+1", "",
+		"9223372036854775808", "99999999999999999999", "0x10", NULL
+	};
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	fence_info	info;
+	const char *res = R("corrupt");
+	char	   *v = NULL;
+	long long	t0;
+	int			i,
+				rc = 1;
+
+	memset(&info, 0, sizeof(info));
+	CHECKC(a->err == 0, a);
+	for (i = 0; bad[i]; i++)
+	{
+		rdo("SET %s %s", key(res, "token"), bad[i]);
+		l = fence_acquire(a, res, 5000);
+		if (l != NULL || a->err != FENCE_ERR_STATE)
+		{
+			snprintf(tap_why, sizeof(tap_why), "counter \"%s\": lease %p, err %d: %s",
+					 bad[i], (void *) l, a->err, a->errstr);
+			goto fail;
+		}
+		CHECK(rnum("EXISTS %s", key(res, "lock")) == 0);
+		v = rget(key(res, "token"));
+		CHECK(v && strcmp(v, bad[i]) == 0);
+		free(v);
+		v = NULL;
+		CHECK(fence_show(a, res, &info) == FENCE_ERR && a->err == FENCE_ERR_STATE);
+	}
+	/* a counter of another type */
+	rdo("DEL %s%s", key(res, "token"), "");
+	rdo("HSET %s f %s", key(res, "token"), "1");
+	CHECK(fence_acquire(a, res, 5000) == NULL && a->err == FENCE_ERR_STATE);
+	CHECK(rnum("EXISTS %s", key(res, "lock")) == 0);
+	rdo("DEL %s%s", key(res, "token"), "");
+
+	/* a lock without expiry, or of another type: an error, not "busy" */
+	rdo("SET %s %s", key(res, "lock"), "someone");
+	t0 = ms_now();
+	CHECK(fence_acquire_wait(a, res, 5000, 3000) == NULL && a->err == FENCE_ERR_STATE);
+	CHECK(ms_now() - t0 < 1000);
+	CHECK(strstr(a->errstr, "expiry") != NULL);
+	rdo("DEL %s%s", key(res, "lock"), "");
+	rdo("HSET %s owner %s", key(res, "lock"), "someone");
+	rdo("PEXPIRE %s %s", key(res, "lock"), "60000");
+	t0 = ms_now();
+	CHECK(fence_acquire_wait(a, res, 5000, 3000) == NULL && a->err == FENCE_ERR_STATE);
+	CHECK(ms_now() - t0 < 1000);
+	CHECK(fence_show(a, res, &info) == FENCE_ERR && a->err == FENCE_ERR_STATE);
+	CHECK(fence_release_owner(a, res, "someone") == FENCE_ERR && a->err == FENCE_ERR_STATE);
+	CHECK(fence_extend_owner(a, res, "someone", 5000) == FENCE_ERR && a->err == FENCE_ERR_STATE);
+	rdo("DEL %s%s", key(res, "lock"), "");
+	/* no counter was created along the way */
+	CHECK(rnum("EXISTS %s", key(res, "token")) == 0);
+	/* and a sound state still works */
+	l = fence_acquire(a, res, 5000);
+	CHECKC(l != NULL, a);
+	CHECK(fence_lease_token(l) == 1);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	free(v);
+	fence_info_free(&info);
+	rdo("DEL %s %s", key(res, "lock"), key(res, "token"));
 	fence_lease_free(l);
 	fence_free(a);
 	return rc;
@@ -570,6 +755,58 @@ fail:
 	if (fds[1] >= 0)
 		close(fds[1]);
 	rdo("DEL %s %s", key(R("fork-c"), "lock"), key(R("fork-c2"), "lock"));
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/*
+ * Every socket libfence opens (the context's, the heartbeat's, one opened
+ * again after a dropped connection) and libpq's is closed on exec, so that
+ * a child the application starts holds none of them.
+ */
+static int
+test_sockets_cloexec(void)
+{
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	PGconn	   *c = NULL;
+	int			before[64],
+				after[64],
+				nb,
+				na,
+				fresh = 0,
+				rc = 1;
+
+	nb = list_sockets(before, 64);
+	a = fence_connect(redis_url);
+	CHECKC(a->err == 0, a);
+	l = fence_acquire(a, R("cloexec"), 5000);
+	CHECKC(l != NULL, a);
+	CHECKC(fence_heartbeat_start(a, l, NULL, NULL) == FENCE_OK, a);
+	/* a connection opened again after the server dropped ours */
+	freeReplyObject(rcmd("CLIENT KILL TYPE normal SKIPME yes"));
+	(void) fence_extend(a, l, 5000);
+	CHECKC(fence_extend(a, l, 5000) == FENCE_OK, a);
+	c = PQconnectdb("");
+	CHECK(PQstatus(c) == CONNECTION_OK);
+	na = list_sockets(after, 64);
+	for (int i = 0; i < na; i++)
+	{
+		if (fd_in(before, nb, after[i]))
+			continue;
+		fresh++;
+		if (!(fcntl(after[i], F_GETFD) & FD_CLOEXEC))
+		{
+			snprintf(tap_why, sizeof(tap_why), "socket %d is inherited across exec", after[i]);
+			goto fail;
+		}
+	}
+	CHECK(fresh >= 3);			/* ours, the heartbeat's, PostgreSQL's */
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	PQfinish(c);
 	fence_lease_free(l);
 	fence_free(a);
 	return rc;
@@ -686,13 +923,32 @@ test_auth_select(void)
 	freeReplyObject(rcmd("SELECT 0"));
 	fence_free(a);
 
+	/* refused logins are FENCE_ERR_AUTH, wherever Redis says no */
 	snprintf(url, sizeof(url), "redis://%s:wrong@%s:%d", user, u.host, u.port);
 	a = fence_connect(url);
-	CHECK(a->err == FENCE_ERR_REPLY && strstr(a->errstr, "AUTH") != NULL);
+	CHECK(a->err == FENCE_ERR_AUTH && strstr(a->errstr, "AUTH") != NULL);
+	fence_free(a);
+	snprintf(url, sizeof(url), "redis://nobody%d:pw@%s:%d", (int) getpid(), u.host, u.port);
+	a = fence_connect(url);
+	CHECK(a->err == FENCE_ERR_AUTH);
+	fence_free(a);
+	snprintf(url, sizeof(url), "redis://%s:pw%s@%s:%d/999", user, user, u.host, u.port);
+	a = fence_connect(url);
+	CHECK(a->err == FENCE_ERR_AUTH && strstr(a->errstr, "SELECT") != NULL);
+	fence_free(a);
+	/* an ACL that does not allow the scripts */
+	r = rcmd("ACL SETUSER %s-ro on >ro ~* &* -@all +get", user);
+	CHECK(r && r->type == REDIS_REPLY_STATUS);
+	freeReplyObject(r);
+	snprintf(url, sizeof(url), "redis://%s-ro:ro@%s:%d", user, u.host, u.port);
+	a = fence_connect(url);
+	CHECKC(a->err == 0, a);
+	CHECK(fence_acquire(a, res, 5000) == NULL && a->err == FENCE_ERR_AUTH);
+	CHECK(fence_release_owner(a, res, "x") == FENCE_ERR && a->err == FENCE_ERR_AUTH);
 	rc = 0;
 fail:
 	freeReplyObject(rcmd("SELECT 0"));
-	freeReplyObject(rcmd("ACL DELUSER %s", user));
+	freeReplyObject(rcmd("ACL DELUSER %s %s-ro", user, user));
 	fence_url_free(&u);
 	fence_lease_free(l);
 	fence_free(a);
@@ -836,6 +1092,319 @@ fail:
 	return rc;
 }
 
+/* The first heartbeat comes ttl/3 after the acquire, not after the start. */
+static int
+test_heartbeat_first_beat(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("hbfirst");
+	long long	t0;
+	int			renewed = 0,
+				rc = 1;
+
+	l = fence_acquire(a, res, 3000);
+	CHECKC(l != NULL, a);
+	sleep_ms(1500);				/* say, a slow announce */
+	t0 = ms_now();
+	CHECKC(fence_heartbeat_start(a, l, NULL, NULL) == FENCE_OK, a);
+	/* overdue since 500 ms: renewed now, not 1 s from now */
+	while (ms_now() - t0 < 700 && !renewed)
+	{
+		renewed = rnum("PTTL %s", key(res, "lock")) > 2500;
+		sleep_ms(5);
+	}
+	CHECK(renewed);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/* --- the proxy of test/e2e/lib/proxy.py -------------------------------------- */
+
+typedef struct test_proxy
+{
+	pid_t		pid;
+	int			port;
+	int			ctl;
+} test_proxy;
+
+/* Start proxy.py in front of the test Redis; 0 when it runs. */
+static int
+proxy_start(test_proxy *p)
+{
+	const char *script = getenv("FENCE_PROXY_PY");
+	fence_url	u;
+	char		err[256],
+				port[16],
+				line[64];
+	int			fds[2];
+	size_t		got = 0;
+	struct pollfd pfd;
+
+	memset(p, 0, sizeof(*p));
+	if (script == NULL)
+		script = "../test/e2e/lib/proxy.py";
+	if (fence_parse_url(redis_url, &u, err, sizeof(err)) != FENCE_OK)
+		return -1;
+	snprintf(port, sizeof(port), "%d", u.port);
+	if (pipe(fds) != 0)
+	{
+		fence_url_free(&u);
+		return -1;
+	}
+	fflush(stdout);
+	p->pid = fork();
+	if (p->pid == 0)
+	{
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execlp("python3", "python3", script, "0", u.host, port, "0", (char *) NULL);
+		_exit(127);
+	}
+	fence_url_free(&u);
+	close(fds[1]);
+	pfd.fd = fds[0];
+	pfd.events = POLLIN;
+	while (got < sizeof(line) - 1 && poll(&pfd, 1, 10000) == 1)
+	{
+		ssize_t		n = read(fds[0], line + got, 1);
+
+		if (n <= 0 || line[got] == '\n')
+			break;
+		got++;
+	}
+	line[got] = '\0';
+	close(fds[0]);
+	if (p->pid < 0 || sscanf(line, "ports %d %d", &p->port, &p->ctl) != 2)
+		return -1;
+	return 0;
+}
+
+/* Send one control command; 0 when the proxy answered "ok". */
+static int
+proxy_ctl(test_proxy *p, const char *cmd)
+{
+	struct sockaddr_in sa;
+	char		buf[128];
+	int			fd = socket(AF_INET, SOCK_STREAM, 0),
+				ok = -1;
+	ssize_t		n;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_port = htons(p->ctl);
+	if (fd >= 0 && connect(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0)
+	{
+		snprintf(buf, sizeof(buf), "%s\n", cmd);
+		if (write(fd, buf, strlen(buf)) == (ssize_t) strlen(buf) &&
+			(n = read(fd, buf, sizeof(buf) - 1)) > 0)
+		{
+			buf[n] = '\0';
+			ok = strncmp(buf, "ok", 2) == 0 ? 0 : -1;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+static void
+proxy_stop(test_proxy *p)
+{
+	if (p->pid > 0)
+	{
+		kill(p->pid, SIGKILL);
+		waitpid(p->pid, NULL, 0);
+	}
+	p->pid = 0;
+}
+
+/*
+ * Behind a network that goes silent, every heartbeat call (the extend, the
+ * reconnect and its AUTH) is bounded by the time left to the lease's local
+ * deadline: the loss is declared at the deadline, not when a call that
+ * started before it gives up.  With 1 s per call and a 3 s TTL, a heartbeat
+ * whose calls are not bounded so blocks until about 3.25 s, while Redis may
+ * hand the lease to another at 3 s.
+ */
+static int
+test_heartbeat_deadline(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_ctx  *hb = NULL;
+	fence_lease *l = NULL;
+	test_proxy	px;
+	const char *res = R("hbdeadline");
+	char		url[128],
+				user[64];
+	redisReply *r;
+	long long	t_before,
+				t_after,
+				t_lost = -1,
+				deadline_lo,
+				deadline_hi;
+	int			rc = 1;
+
+	lost_calls = 0;
+	memset(&px, 0, sizeof(px));
+	snprintf(user, sizeof(user), "fencehb%d", (int) getpid());
+	r = rcmd("ACL SETUSER %s on >pw ~* &* +@all", user);
+	CHECK(r && r->type == REDIS_REPLY_STATUS);
+	freeReplyObject(r);
+	CHECK(proxy_start(&px) == 0);
+	snprintf(url, sizeof(url), "redis://%s:pw@127.0.0.1:%d", user, px.port);
+	hb = fence_connect_timeout(url, 1000, 1000);
+	CHECKC(hb->err == 0, hb);
+
+	t_before = ms_now();
+	l = fence_acquire(a, res, 3000);
+	t_after = ms_now();
+	CHECKC(l != NULL, a);
+	deadline_lo = t_before + 3000 - 32;
+	deadline_hi = t_after + 3000 - 32;
+	CHECKC(fence_heartbeat_start(hb, l, count_lost, NULL) == FENCE_OK, hb);
+	CHECK(proxy_ctl(&px, "silence") == 0);
+	while (ms_now() - t_before < 5000)
+	{
+		if (lost_calls > 0)
+		{
+			t_lost = ms_now();
+			break;
+		}
+		sleep_ms(1);
+	}
+	CHECK(t_lost > 0);
+	printf("# heartbeat_deadline: lost %lld ms after the acquire, deadline %lld..%lld ms\n",
+		   t_lost - t_before, deadline_lo - t_before, deadline_hi - t_before);
+	if (t_lost < deadline_lo || t_lost > deadline_hi + 60)
+	{
+		snprintf(tap_why, sizeof(tap_why), "lost %lld ms after the acquire, deadline %lld..%lld",
+				 t_lost - t_before, deadline_lo - t_before, deadline_hi - t_before);
+		goto fail;
+	}
+	/* Redis still holds the key for a while: the loss came first */
+	CHECK(rnum("PTTL %s", key(res, "lock")) > 0);
+	rc = 0;
+fail:
+	rdo("DEL %s%s", key(res, "lock"), "");
+	freeReplyObject(rcmd("ACL DELUSER %s", user));
+	fence_lease_free(l);
+	fence_free(hb);
+	fence_free(a);
+	proxy_stop(&px);
+	return rc;
+}
+
+/*
+ * Wait (3 s at most) until Redis has dropped the lock of "res": by then the
+ * lease must not read HELD.
+ */
+static int
+gone_and_not_held(const char *res, fence_lease *l)
+{
+	long long	t0 = ms_now();
+
+	while (ms_now() - t0 < 3000)
+	{
+		if (rnum("PTTL %s", key(res, "lock")) == -2)
+			return fence_lease_state(l) != FENCE_LEASE_HELD;
+		sleep_ms(1);
+	}
+	return 0;
+}
+
+/*
+ * The application's extend races the heartbeat's: the heartbeat's PEXPIRE
+ * 3000 runs first but its reply comes 300 ms late (the proxy delays it),
+ * the application's PEXPIRE 600 runs last.  Redis then drops the key 600 ms
+ * on, so the lease must not be HELD once the key is gone: the deadline
+ * follows the extend Redis ran last, not the reply that came last.
+ */
+static int
+test_extend_race(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_ctx  *hb = NULL;
+	fence_lease *l = NULL;
+	test_proxy	px;
+	const char *res = R("race");
+	char		url[64];
+	long long	t_acq;
+	int			ran = 0,
+				rc = 1;
+
+	CHECK(proxy_start(&px) == 0);
+	snprintf(url, sizeof(url), "redis://127.0.0.1:%d", px.port);
+	hb = fence_connect(url);
+	CHECKC(hb->err == 0, hb);
+	l = fence_acquire(a, res, 3000);
+	t_acq = ms_now();
+	CHECKC(l != NULL, a);
+	CHECK(proxy_ctl(&px, "delay 300") == 0);
+	CHECKC(fence_heartbeat_start(hb, l, NULL, NULL) == FENCE_OK, hb);
+	/* wait until Redis has run the heartbeat's extend (the TTL went back up) */
+	while (!ran && ms_now() - t_acq < 3000)
+	{
+		ran = rnum("PTTL %s", key(res, "lock")) > 3000 - (ms_now() - t_acq) + 300;
+		sleep_ms(2);
+	}
+	CHECK(ran);
+	/* its reply is still in the proxy: the application shortens the lease */
+	CHECKC(fence_extend(a, l, 600) == FENCE_OK, a);
+	fence_heartbeat_stop(l);
+	CHECK(gone_and_not_held(res, l));
+	rc = 0;
+fail:
+	fence_lease_free(l);
+	fence_free(hb);
+	fence_free(a);
+	proxy_stop(&px);
+	return rc;
+}
+
+/*
+ * An extend whose reply never came may still run, and run late: a PEXPIRE
+ * 600 held in the network is delivered after a PEXPIRE 3000 that was
+ * answered.  Until the lease ends, its deadline must allow for that.
+ */
+static int
+test_extend_unknown_outcome(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_ctx  *p = NULL;
+	fence_lease *l = NULL;
+	test_proxy	px;
+	const char *res = R("unknown");
+	char		url[64];
+	int			rc = 1;
+
+	CHECK(proxy_start(&px) == 0);
+	snprintf(url, sizeof(url), "redis://127.0.0.1:%d", px.port);
+	p = fence_connect_timeout(url, 1000, 300);
+	CHECKC(p->err == 0, p);
+	l = fence_acquire(a, res, 3000);
+	CHECKC(l != NULL, a);
+	CHECK(proxy_ctl(&px, "hold") == 0);
+	CHECK(fence_extend(p, l, 600) == FENCE_ERR && p->err == FENCE_ERR_IO);
+	CHECKC(fence_extend(a, l, 3000) == FENCE_OK, a);
+	/* the held PEXPIRE 600 runs now, after the one that was answered */
+	CHECK(proxy_ctl(&px, "release") == 0);
+	CHECK(gone_and_not_held(res, l));
+	rc = 0;
+fail:
+	fence_lease_free(l);
+	fence_free(p);
+	fence_free(a);
+	proxy_stop(&px);
+	return rc;
+}
+
 /* --- PostgreSQL ------------------------------------------------------------ */
 
 static int
@@ -891,6 +1460,334 @@ test_announce_exec(void)
 	PQclear(r);
 	r = NULL;
 	CHECK(fence_exec(a, l, pg, NULL, 0, NULL) == NULL && a->err == FENCE_ERR_ARG);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	PQclear(r);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/* A session that holds a fence row until a lease is lost. */
+typedef struct row_locker
+{
+	const char *resource;
+	fence_lease *lease;
+	int			ready;			/* 1 locked, -1 failed */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+} row_locker;
+
+static void *
+row_locker_main(void *arg)
+{
+	row_locker *k = arg;
+	PGconn	   *c = PQconnectdb("");
+	const char *params[1] = {k->resource};
+	PGresult   *r = PQexec(c, "BEGIN");
+	int			ok;
+
+	PQclear(r);
+	r = PQexecParams(c, "SELECT 1 FROM fence.fences WHERE resource = $1 FOR UPDATE",
+					 1, NULL, params, NULL, NULL, 0);
+	ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
+	PQclear(r);
+	pthread_mutex_lock(&k->mu);
+	k->ready = ok ? 1 : -1;
+	pthread_cond_signal(&k->cv);
+	pthread_mutex_unlock(&k->mu);
+	/* hold the row until the lease is gone */
+	while (ok && fence_lease_state(k->lease) != FENCE_LEASE_LOST)
+		sleep_ms(5);
+	PQclear(PQexec(c, "COMMIT"));
+	PQfinish(c);
+	return NULL;
+}
+
+/*
+ * The announce waits for a fence row another session holds, and the lease
+ * runs out meanwhile: the token is announced, but fence_announce reports
+ * the loss instead of success.
+ */
+static int
+test_announce_outlasts_lease(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("annlost");
+	row_locker	k;
+	pthread_t	th;
+	int			started = 0,
+				rc = 1;
+
+	if (!pg_ready)
+		SKIP("extension fence not available");
+	memset(&k, 0, sizeof(k));
+	pthread_mutex_init(&k.mu, NULL);
+	pthread_cond_init(&k.cv, NULL);
+	l = fence_acquire(a, res, 5000);
+	CHECKC(l != NULL, a);
+	CHECKC(fence_announce(a, l, pg) == FENCE_OK, a);	/* the row exists */
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	fence_lease_free(l);
+	l = fence_acquire(a, res, 300);
+	CHECKC(l != NULL, a);
+	k.resource = res;
+	k.lease = l;
+	CHECK(pthread_create(&th, NULL, row_locker_main, &k) == 0);
+	started = 1;
+	pthread_mutex_lock(&k.mu);
+	while (k.ready == 0)
+		pthread_cond_wait(&k.cv, &k.mu);
+	pthread_mutex_unlock(&k.mu);
+	CHECK(k.ready == 1);
+	CHECK(fence_announce(a, l, pg) == FENCE_ERR && a->err == FENCE_ERR_LOST);
+	CHECK(pg_mark(res) == fence_lease_token(l));	/* announced all the same */
+	CHECK(PQtransactionStatus(pg) == PQTRANS_IDLE);
+	rc = 0;
+fail:
+	if (started)
+		pthread_join(th, NULL);	/* lets go when the 300 ms lease is over */
+	pthread_mutex_destroy(&k.mu);
+	pthread_cond_destroy(&k.cv);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/* Rows of "tbl" (a table of this test's connection), -1 on error. */
+static long long
+pg_count(const char *tbl)
+{
+	char		sql[128];
+	PGresult   *r;
+	long long	n = -1;
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", tbl);
+	r = PQexec(pg, sql);
+	if (PQresultStatus(r) == PGRES_TUPLES_OK)
+		n = atoll(PQgetvalue(r, 0, 0));
+	PQclear(r);
+	return n;
+}
+
+/*
+ * The lease runs out while the fenced statement runs: on an idle
+ * connection fence_exec checks the lease again before it commits, and
+ * rolls back (the advance too).  Inside the caller's transaction it reports
+ * the loss and leaves the transaction to the caller.
+ */
+static int
+test_exec_lease_lost(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("execlost");
+	const char *slow = "INSERT INTO fence_client_l SELECT 1 FROM pg_sleep(0.4)";
+	PGresult   *r = NULL;
+	long long	mark;
+	int			rc = 1;
+
+	if (!pg_ready)
+		SKIP("extension fence not available");
+	r = PQexec(pg, "CREATE TEMP TABLE IF NOT EXISTS fence_client_l (x int)");
+	CHECK(PQresultStatus(r) == PGRES_COMMAND_OK);
+	PQclear(r);
+	r = NULL;
+	mark = pg_mark(res);
+	l = fence_acquire(a, res, 300);
+	CHECKC(l != NULL, a);
+	/* not announced: an advance that committed would move the mark */
+	r = fence_exec(a, l, pg, slow, 0, NULL);
+	CHECK(r == NULL && a->err == FENCE_ERR_LOST);
+	CHECK(PQtransactionStatus(pg) == PQTRANS_IDLE);
+	CHECK(pg_count("fence_client_l") == 0);
+	CHECK(pg_mark(res) == mark);
+	fence_lease_free(l);
+
+	l = fence_acquire(a, res, 300);
+	CHECKC(l != NULL, a);
+	r = PQexec(pg, "BEGIN");
+	PQclear(r);
+	r = fence_exec(a, l, pg, slow, 0, NULL);
+	CHECK(r == NULL && a->err == FENCE_ERR_LOST);
+	CHECK(PQtransactionStatus(pg) == PQTRANS_INTRANS);
+	r = PQexec(pg, "ROLLBACK");
+	PQclear(r);
+	r = NULL;
+	CHECK(pg_count("fence_client_l") == 0);
+	rc = 0;
+fail:
+	PQclear(r);
+	if (PQtransactionStatus(pg) != PQTRANS_IDLE)
+		PQclear(PQexec(pg, "ROLLBACK"));
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/*
+ * COPY needs data streamed by the caller, which fence_exec cannot do: it
+ * is refused (FENCE_ERR_ARG), at once, with nothing written and the
+ * connection usable.  (Before, the result loop spun on the COPY state.)
+ */
+static int
+test_exec_copy(void)
+{
+	static const char *copies[] = {
+		"COPY fence_client_c FROM STDIN",
+		"copy fence_client_c (x) from stdin with (format csv)",
+		"COPY fence_client_c TO STDOUT",
+		"COPY (SELECT x FROM fence_client_c) TO STDOUT",
+		"/* why */ COPY (DELETE FROM fence_client_c RETURNING x) TO STDOUT",
+		NULL
+	};
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("copy");
+	PGresult   *r = NULL;
+	long long	mark;
+	int			i,
+				tx,
+				rc = 1;
+
+	if (!pg_ready)
+		SKIP("extension fence not available");
+	tap_watchdog(60);			/* a COPY that hangs must fail, not hang */
+	r = PQexec(pg, "CREATE TEMP TABLE IF NOT EXISTS fence_client_c (x int); "
+			   "TRUNCATE fence_client_c; INSERT INTO fence_client_c VALUES (1), (2)");
+	CHECK(PQresultStatus(r) == PGRES_COMMAND_OK);
+	PQclear(r);
+	r = NULL;
+	mark = pg_mark(res);
+	l = fence_acquire(a, res, 10000);
+	CHECKC(l != NULL, a);
+	/* not announced: an advance that committed would move the mark */
+	for (tx = 0; tx < 2; tx++)
+	{
+		for (i = 0; copies[i]; i++)
+		{
+			if (tx)
+				PQclear(PQexec(pg, "BEGIN"));
+			r = fence_exec(a, l, pg, copies[i], 0, NULL);
+			if (r != NULL || a->err != FENCE_ERR_ARG || strstr(a->errstr, "COPY") == NULL)
+			{
+				snprintf(tap_why, sizeof(tap_why), "%s%s: err %d: %s", tx ? "in a transaction: " : "",
+						 copies[i], a->err, a->errstr);
+				goto fail;
+			}
+			if (tx)
+			{
+				/* the caller's transaction is the caller's to end */
+				CHECK(PQtransactionStatus(pg) == PQTRANS_INTRANS ||
+					  PQtransactionStatus(pg) == PQTRANS_INERROR);
+				PQclear(PQexec(pg, "ROLLBACK"));
+			}
+			CHECK(PQtransactionStatus(pg) == PQTRANS_IDLE);
+			CHECK(pg_count("fence_client_c") == 2);
+			CHECK(pg_mark(res) == mark);
+		}
+	}
+	/* and the connection still works */
+	r = fence_exec(a, l, pg, "SELECT count(*) FROM fence_client_c", 0, NULL);
+	CHECKC(r != NULL, a);
+	CHECK(strcmp(PQgetvalue(r, 0, 0), "2") == 0);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	alarm(0);
+	PQclear(r);
+	if (PQtransactionStatus(pg) != PQTRANS_IDLE)
+		PQclear(PQexec(pg, "ROLLBACK"));
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/* Round trips to PostgreSQL while "pg" is traced: its ReadyForQuery messages. */
+static FILE *trace;
+
+static void
+trace_start(void)
+{
+	trace = tmpfile();
+	PQtrace(pg, trace);
+#ifdef PQTRACE_SUPPRESS_TIMESTAMPS
+	PQsetTraceFlags(pg, PQTRACE_SUPPRESS_TIMESTAMPS);
+#endif
+}
+
+static int
+trace_stop(void)
+{
+	char		line[4096];
+	int			n = 0;
+
+	PQuntrace(pg);
+	rewind(trace);
+	while (fgets(line, sizeof(line), trace) != NULL)
+		if (strstr(line, "ReadyForQuery") != NULL)
+			n++;
+	fclose(trace);
+	return n;
+}
+
+/*
+ * The round trips README.md and client/README.md state, counted: announce
+ * 1 (and 2 more to PostgreSQL and 1 to Redis per heal), fence_exec 2 on an
+ * idle connection (the statement, then the commit after the lease check)
+ * and 1 inside the caller's transaction.
+ */
+static int
+test_pg_round_trips(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("pgrtt");
+	PGresult   *r = NULL;
+	char		prev[32];
+	long long	evalsha;
+	int			n,
+				rc = 1;
+
+	if (!pg_ready)
+		SKIP("extension fence not available");
+#if !defined(LIBPQ_HAS_PIPELINING) || defined(FENCE_NO_PIPELINE)
+	SKIP("libpq without pipeline mode");
+#endif
+	rdo("SET %s %s", key(res, "token"), "41");
+	l = fence_acquire(a, res, 10000);
+	CHECKC(l != NULL, a);
+	trace_start();
+	CHECKC(fence_announce(a, l, pg) == FENCE_OK, a);
+	CHECK((n = trace_stop()) == 1);
+	trace_start();
+	r = fence_exec(a, l, pg, "SELECT $1::int", 1, (const char *const[]) {"7"});
+	CHECK((n = trace_stop()) == 2);
+	CHECKC(r != NULL, a);
+	PQclear(r);
+	PQclear(PQexec(pg, "BEGIN"));
+	trace_start();
+	r = fence_exec(a, l, pg, "SELECT 1", 0, NULL);
+	CHECK((n = trace_stop()) == 1);
+	CHECKC(r != NULL, a);
+	PQclear(r);
+	r = NULL;
+	PQclear(PQexec(pg, "COMMIT"));
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	fence_lease_free(l);
+
+	/* healing: Redis hands out PostgreSQL's mark again */
+	snprintf(prev, sizeof(prev), "%lld", pg_mark(res) - 1);
+	rdo("SET %s %s", key(res, "token"), prev);
+	l = fence_acquire(a, res, 10000);
+	CHECKC(l != NULL, a);
+	evalsha = cmd_calls("evalsha");
+	trace_start();
+	CHECKC(fence_announce(a, l, pg) == FENCE_OK, a);
+	CHECK((n = trace_stop()) == 3);
+	CHECK(cmd_calls("evalsha") == evalsha + 1);
 	CHECKC(fence_release(a, l) == FENCE_OK, a);
 	rc = 0;
 fail:
@@ -1008,6 +1905,20 @@ test_heal_flushall(void)
 	CHECK(fence_lease_token(l) == mark + 1);
 	CHECK(pg_mark(res) == mark + 1);
 	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	fence_lease_free(l);
+	l = NULL;
+
+	/* a counter corrupted between acquire and heal: refused, untouched */
+	rdo("SET %s %s", key(res, "token"), "1");
+	l = fence_acquire(a, res, 5000);
+	CHECKC(l != NULL, a);
+	rdo("SET %s %s", key(res, "token"), "-7");
+	CHECK(fence_announce(a, l, pg) == FENCE_ERR && a->err == FENCE_ERR_STATE);
+	free(v);
+	v = rget(key(res, "token"));
+	CHECK(v && strcmp(v, "-7") == 0);
+	rdo("SET %s %s", key(res, "token"), "9");
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
 	rc = 0;
 fail:
 	free(v);
@@ -1086,6 +1997,7 @@ main(void)
 	TEST(url_malformed);
 	TEST(duration_good);
 	TEST(duration_malformed);
+	TEST(key_names);
 	TEST(connect_refused);
 	TEST(acquire_busy_release);
 	TEST(extend);
@@ -1093,14 +2005,24 @@ main(void)
 	TEST(bad_arguments);
 	TEST(acquire_wait);
 	TEST(counter_exact);
+	TEST(corrupt_keys);
 	TEST(noscript_fallback);
 	TEST(round_trips);
 	TEST(owner_after_fork);
+	TEST(sockets_cloexec);
 	TEST(auth_select);
 	TEST(heartbeat_renews);
 	TEST(heartbeat_expired);
 	TEST(heartbeat_unreachable);
+	TEST(heartbeat_deadline);
+	TEST(heartbeat_first_beat);
+	TEST(extend_race);
+	TEST(extend_unknown_outcome);
 	TEST(announce_exec);
+	TEST(announce_outlasts_lease);
+	TEST(exec_lease_lost);
+	TEST(exec_copy);
+	TEST(pg_round_trips);
 	TEST(stale_after_takeover);
 	TEST(heal_flushall);
 	TEST(heal_needs_lock);

@@ -15,6 +15,7 @@
  * SIGSTOP freezes a server, FLUSHALL and SCRIPT FLUSH stand for a restart
  * without data, slots are migrated with the commands redis-cli uses.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1048,9 +1049,116 @@ fail:
 	return rc;
 }
 
+/* --- every topology ---------------------------------------------------- */
+
+/*
+ * Every socket a topology opens (sentinels, cluster nodes, quorum nodes,
+ * the heartbeat's own) is closed on exec.
+ */
+static int
+test_topo_sockets_cloexec(void)
+{
+	const char *urls[3] = {cluster_url, sentinel_url, nquorum ? quorum_url : NULL};
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	int			before[64],
+				after[64],
+				nb,
+				na,
+				t,
+				i,
+				rc = 1;
+
+	if (ncluster == 0 || sentinel_url == NULL || nquorum == 0)
+		SKIP("needs the cluster, the sentinels and the quorum (FENCE_TEST_*)");
+	for (t = 0; t < 3; t++)
+	{
+		int			fresh = 0;
+
+		nb = list_sockets(before, 64);
+		a = fence_connect(urls[t]);
+		CHECKC(a->err == 0, a);
+		l = fence_acquire(a, R("cloexec"), 5000);
+		CHECKC(l != NULL, a);
+		CHECKC(fence_heartbeat_start(a, l, NULL, NULL) == FENCE_OK, a);
+		CHECKC(fence_extend(a, l, 5000) == FENCE_OK, a);
+		na = list_sockets(after, 64);
+		for (i = 0; i < na; i++)
+		{
+			if (fd_in(before, nb, after[i]))
+				continue;
+			fresh++;
+			if (!(fcntl(after[i], F_GETFD) & FD_CLOEXEC))
+			{
+				snprintf(tap_why, sizeof(tap_why), "%.200s: socket %d is inherited across exec",
+						 urls[t], after[i]);
+				goto fail;
+			}
+		}
+		CHECK(fresh >= 2);		/* at least ours and the heartbeat's */
+		CHECKC(fence_release(a, l) == FENCE_OK, a);
+		fence_lease_free(l);
+		l = NULL;
+		fence_free(a);
+		a = NULL;
+	}
+	rc = 0;
+fail:
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/*
+ * A refused login is a configuration error (FENCE_ERR_AUTH) on every
+ * topology, reported at once rather than retried until the timeout.  None
+ * of the test servers has a password, so sending one is refused.
+ */
+static int
+test_topo_auth_refused(void)
+{
+	char		url[4096];
+	fence_ctx  *a = NULL;
+	long long	t0;
+	int			t,
+				rc = 1;
+
+	if (ncluster == 0 || sentinel_url == NULL || nquorum < 3)
+		SKIP("needs the cluster, the sentinels and the quorum (FENCE_TEST_*)");
+	for (t = 0; t < 3; t++)
+	{
+		if (t == 0)
+			snprintf(url, sizeof(url), "redis-cluster://:wrong@%s",
+					 cluster_url + strlen("redis-cluster://"));
+		else if (t == 1)
+			snprintf(url, sizeof(url), "redis-sentinel://:wrong@%s",
+					 sentinel_url + strlen("redis-sentinel://"));
+		else
+			snprintf(url, sizeof(url), "redis://:wrong@127.0.0.1:%d redis://:wrong@127.0.0.1:%d "
+					 "redis://:wrong@127.0.0.1:%d", quorum_port[0], quorum_port[1], quorum_port[2]);
+		t0 = ms_now();
+		a = fence_connect(url);
+		if (a->err != FENCE_ERR_AUTH)
+		{
+			snprintf(tap_why, sizeof(tap_why), "%.200s: err %d (%.200s), expected FENCE_ERR_AUTH",
+					 url, a->err, a->errstr);
+			goto fail;
+		}
+		CHECK(ms_now() - t0 < 2000);
+		fence_free(a);
+		a = NULL;
+	}
+	rc = 0;
+fail:
+	fence_free(a);
+	return rc;
+}
+
 int
 main(void)
 {
+	/* a test that hangs (a fault left in place) must fail, not hang */
+	tap_watchdog(240);
 	cluster_url = getenv("FENCE_TEST_CLUSTER");
 	sentinel_url = getenv("FENCE_TEST_SENTINEL");
 	quorum_url = getenv("FENCE_TEST_QUORUM");
@@ -1083,6 +1191,8 @@ main(void)
 	TEST(quorum_backstop);
 	TEST(quorum_heartbeat);
 	TEST(quorum_bad_arguments);
+	TEST(topo_sockets_cloexec);
+	TEST(topo_auth_refused);
 
 	PQfinish(pg);
 	printf("# topology C tests: %d passed, %d failed, %d skipped\n", tap_passed, tap_failed, tap_skipped);

@@ -1,7 +1,8 @@
 /*
  * client/test/testlib.h
  *	  Helpers the client's C test programs share: unique resource names,
- *	  clocks, the lease-lost counter, and the PostgreSQL connection.
+ *	  clocks, the lease-lost counter, the PostgreSQL connection, and the
+ *	  sockets a process holds.
  *
  * Define TEST_PREFIX (a string) before including it: resource names are
  * TEST_PREFIX "-<pid>-<base>", since other suites share the servers.
@@ -78,6 +79,40 @@ pg_setup(void)
 		pg_ready = PQresultStatus(r) == PGRES_TUPLES_OK && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
 		PQclear(r);
 	}
+}
+
+/* Is "fd" in "fds[0..n)"? */
+static int
+fd_in(const int *fds, int n, int fd)
+{
+	for (int i = 0; i < n; i++)
+		if (fds[i] == fd)
+			return 1;
+	return 0;
+}
+
+/* The socket descriptors this process holds, at most "max" of them. */
+static int
+list_sockets(int *fds, int max)
+{
+	char		path[64],
+				target[64];
+	int			n = 0;
+
+	for (int fd = 0; fd < 1024 && n < max; fd++)
+	{
+		ssize_t		len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len > 0)
+		{
+			target[len] = '\0';
+			if (strncmp(target, "socket:", 7) == 0)
+				fds[n++] = fd;
+		}
+	}
+	return n;
 }
 
 #endif							/* FENCE_TESTLIB_H */

@@ -50,9 +50,8 @@ SELECT fence.protect('gp_t', 'gp', key_column => 'g');
 \echo :LAST_ERROR_SQLSTATE
 SELECT fence.protect('gp_t', 'gp', token_column => 'tok', key_column => 'tok');
 \echo :LAST_ERROR_SQLSTATE
--- A key must name the same resource in every session: types whose text
--- form follows a setting (TimeZone, DateStyle, extra_float_digits, ...)
--- are refused, domains over them too
+-- A key must name the same resource in every session: only types whose
+-- text form follows no setting are allowed (key_names tests each of them)
 CREATE DOMAIN gp_when AS timestamptz;
 CREATE TABLE gp_keys (at timestamptz, day date, ratio float8, blob bytea,
                       w gp_when, u uuid, n numeric);

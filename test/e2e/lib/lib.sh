@@ -335,12 +335,13 @@ wait_exit() {
 
 # --- the proxy of F2
 
-# proxy_start: proxy in front of PostgreSQL's TCP port; sets PROXY_PORT.
+# proxy_start [PORT]: proxy in front of PostgreSQL's TCP port (or of PORT
+# on 127.0.0.1); sets PROXY_PORT.
 proxy_start() {
 	PROXY_PORT=$(spare_port)
 	PROXY_CTL=$(spare_port)
 	mkdir -p "$WORK/proxy"
-	"$E2E_PY" "$E2E_DIR/proxy.py" "$PROXY_PORT" 127.0.0.1 "$PGPORT" "$PROXY_CTL" "$WORK/proxy" 2>"$WORK/proxy.log" &
+	"$E2E_PY" "$E2E_DIR/proxy.py" "$PROXY_PORT" 127.0.0.1 "${1:-$PGPORT}" "$PROXY_CTL" "$WORK/proxy" 2>"$WORK/proxy.log" &
 	E2E_PIDS+=("$!")
 	wait_for "the proxy" 10 proxy_up
 }

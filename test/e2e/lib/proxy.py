@@ -4,12 +4,19 @@
     proxy.py LISTEN_PORT TARGET_HOST TARGET_PORT CONTROL_PORT [LOGDIR]
 
 Forwards every connection made to 127.0.0.1:LISTEN_PORT to the target.
+A port given as 0 is picked by the system; the proxy then prints
+"ports LISTEN_PORT CONTROL_PORT" as its first line of output.
 A line protocol on 127.0.0.1:CONTROL_PORT steers it (one command a line,
 one reply line each):
 
   hold      from now on keep client-to-server bytes instead of sending them
+  silence   keep the bytes of both directions: a network that went silent
+  delay MS  send server-to-client bytes MS milliseconds late (0: on time)
   release   send what was kept, in order, and forward normally again
-  status    "held=BYTES open=CONNS closed=CONNS"
+  status    "held=BYTES held_replies=BYTES open=CONNS closed=CONNS
+            last_up_ms=T last_down_ms=T": the wall-clock times (ms since
+            the epoch) at which bytes were last passed on to the server,
+            and to a client
   quit      stop
 
 This is what a slow or partitioned network does to a write: the client has
@@ -24,6 +31,7 @@ read.  Standard library only; loopback only.
 import asyncio
 import os
 import sys
+import time
 
 
 class Proxy:
@@ -31,12 +39,19 @@ class Proxy:
         self.target = (target_host, target_port)
         self.logdir = logdir
         self.holding = False
+        self.silent = False
+        self.delay = 0.0
         self.conns = set()
         self.closed = 0
         self.nextid = 0
+        self.last_up_ms = 0
+        self.last_down_ms = 0
 
     def held(self):
         return sum(sum(len(b) for b in c.queue) for c in self.conns)
+
+    def held_replies(self):
+        return sum(sum(len(b) for b in c.down_queue) for c in self.conns)
 
     async def client(self, creader, cwriter):
         conn = Conn(self, creader, cwriter)
@@ -49,6 +64,8 @@ class Proxy:
 
     def release(self):
         self.holding = False
+        self.silent = False
+        self.delay = 0.0
         for c in list(self.conns):
             c.flush()
 
@@ -57,16 +74,22 @@ class Proxy:
             line = await reader.readline()
             if not line:
                 break
-            cmd = line.decode().strip()
-            if cmd == "hold":
+            cmd = line.decode().split()
+            reply = "ok"
+            if cmd == ["hold"]:
                 self.holding = True
-                reply = "ok"
-            elif cmd == "release":
+            elif cmd == ["silence"]:
+                self.holding = True
+                self.silent = True
+            elif len(cmd) == 2 and cmd[0] == "delay" and cmd[1].isdigit():
+                self.delay = int(cmd[1]) / 1000.0
+            elif cmd == ["release"]:
                 self.release()
-                reply = "ok"
-            elif cmd == "status":
-                reply = "held=%d open=%d closed=%d" % (self.held(), len(self.conns), self.closed)
-            elif cmd == "quit":
+            elif cmd == ["status"]:
+                reply = "held=%d held_replies=%d open=%d closed=%d last_up_ms=%d last_down_ms=%d" % (
+                    self.held(), self.held_replies(), len(self.conns), self.closed,
+                    self.last_up_ms, self.last_down_ms)
+            elif cmd == ["quit"]:
                 writer.write(b"ok\n")
                 await writer.drain()
                 os._exit(0)
@@ -83,6 +106,7 @@ class Conn:
         self.creader, self.cwriter = creader, cwriter
         self.swriter = None
         self.queue = []
+        self.down_queue = []
         self.client_gone = False
         self.flushed = asyncio.Event()
         self.id = proxy.nextid
@@ -91,9 +115,23 @@ class Conn:
     def flush(self):
         for b in self.queue:
             self.swriter.write(b)
+        if self.queue:
+            self.p.last_up_ms = int(time.time() * 1000)
         self.queue = []
         if self.client_gone:
             self.flushed.set()
+        for b in self.down_queue:
+            self.to_client(b)
+        self.down_queue = []
+
+    def to_client(self, data):
+        if self.client_gone:
+            return
+        try:
+            self.cwriter.write(data)
+            self.p.last_down_ms = int(time.time() * 1000)
+        except (OSError, RuntimeError):
+            self.client_gone = True
 
     async def up(self):
         """client -> server, subject to holding"""
@@ -105,6 +143,7 @@ class Conn:
                 self.queue.append(data)
             else:
                 self.swriter.write(data)
+                self.p.last_up_ms = int(time.time() * 1000)
                 await self.swriter.drain()
         self.client_gone = True
         if self.queue:
@@ -117,7 +156,8 @@ class Conn:
             pass
 
     async def down(self, sreader):
-        """server -> client; kept in a file once the client is gone"""
+        """server -> client, subject to silence and delay; kept in a file
+        once the client is gone"""
         log = None
         while True:
             data = await sreader.read(65536)
@@ -130,8 +170,14 @@ class Conn:
                     log.write(data)
                     log.flush()
                 continue
+            if self.p.silent or self.down_queue:
+                self.down_queue.append(data)
+                continue
+            if self.p.delay > 0:
+                # later chunks wait behind this one: the order is kept
+                await asyncio.sleep(self.p.delay)
+            self.to_client(data)
             try:
-                self.cwriter.write(data)
                 await self.cwriter.drain()
             except (OSError, RuntimeError):
                 self.client_gone = True
@@ -158,6 +204,9 @@ async def main(listen_port, host, port, control_port, logdir):
     p = Proxy(host, port, logdir)
     srv = await asyncio.start_server(p.client, "127.0.0.1", listen_port)
     ctl = await asyncio.start_server(p.control, "127.0.0.1", control_port)
+    if listen_port == 0 or control_port == 0:
+        print("ports %d %d" % (srv.sockets[0].getsockname()[1], ctl.sockets[0].getsockname()[1]),
+              flush=True)
     async with srv, ctl:
         await asyncio.gather(srv.serve_forever(), ctl.serve_forever())
 

@@ -1,0 +1,200 @@
+/*
+ * extension/guard_ddl.c
+ *	  fence.guard_ddl(): the event trigger that refuses to give a table
+ *	  protected in table mode a parent.
+ *
+ * A table protected without a token or key column (table mode) is guarded
+ * by statement-level triggers, and PostgreSQL fires those only on the table
+ * a statement names.  Once the table is a partition (ALTER TABLE p ATTACH
+ * PARTITION t) or an inheritance child (ALTER TABLE t INHERIT p), every
+ * INSERT routed through p, UPDATE or DELETE of p, COPY or MERGE into p
+ * writes it without firing its guard.  fence.protect() refuses table mode
+ * for a table that has a parent already; this trigger closes the other
+ * way in: at the end of every ALTER TABLE or CREATE TRIGGER, it refuses the
+ * command if a relation it touched, or a direct child of one, is a
+ * table-mode protected table with a parent.  CREATE TABLE ... PARTITION OF
+ * and INHERITS make new tables, which have no guard yet.  Row-level guards
+ * (key or token column) fire for rows written through a parent, and the
+ * TRUNCATE guard fires when a parent's TRUNCATE reaches the table, so those
+ * are left alone.
+ *
+ * The extension script creates the event trigger ENABLE ALWAYS, so that
+ * session_replication_role does not skip it; only a superuser can alter or
+ * drop an event trigger.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_trigger.h"
+#include "commands/event_trigger.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+
+#include "guard.h"
+
+PG_FUNCTION_INFO_V1(fence_guard_ddl);
+
+/*
+ * table_guard_trigger: the name of a table-mode guard of "relid" (a
+ * statement-level fence.guard() trigger on INSERT, UPDATE or DELETE), or
+ * NULL.
+ */
+static char *
+table_guard_trigger(Oid relid, Oid guard_oid)
+{
+	Relation	tgrel = table_open(TriggerRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	char	   *name = NULL;
+
+	ScanKeyInit(&key, Anum_pg_trigger_tgrelid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(relid));
+	scan = systable_beginscan(tgrel, TriggerRelidNameIndexId, true, NULL, 1, &key);
+	while (name == NULL && HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_trigger tg = (Form_pg_trigger) GETSTRUCT(tup);
+
+		if (tg->tgfoid == guard_oid && !TRIGGER_FOR_ROW(tg->tgtype) &&
+			(TRIGGER_FOR_INSERT(tg->tgtype) || TRIGGER_FOR_UPDATE(tg->tgtype) ||
+			 TRIGGER_FOR_DELETE(tg->tgtype)))
+			name = pstrdup(NameStr(tg->tgname));
+	}
+	systable_endscan(scan);
+	table_close(tgrel, AccessShareLock);
+	return name;
+}
+
+/*
+ * inherits_list: the relations that "relid" inherits from (by its
+ * "inhrelid" column) or that inherit from it ("inhparent").
+ */
+static List *
+inherits_list(Oid relid, bool parents)
+{
+	Relation	inhrel = table_open(InheritsRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	List	   *result = NIL;
+
+	ScanKeyInit(&key, parents ? Anum_pg_inherits_inhrelid : Anum_pg_inherits_inhparent,
+				BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relid));
+	scan = systable_beginscan(inhrel,
+							  parents ? InheritsRelidSeqnoIndexId : InheritsParentIndexId,
+							  true, NULL, 1, &key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_inherits inh = (Form_pg_inherits) GETSTRUCT(tup);
+
+		result = lappend_oid(result, parents ? inh->inhparent : inh->inhrelid);
+	}
+	systable_endscan(scan);
+	table_close(inhrel, AccessShareLock);
+	return result;
+}
+
+/* trigger_relid: the table of trigger "tgoid", or InvalidOid if it is gone. */
+static Oid
+trigger_relid(Oid tgoid)
+{
+	Relation	tgrel = table_open(TriggerRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			relid = InvalidOid;
+
+	ScanKeyInit(&key, Anum_pg_trigger_oid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(tgoid));
+	scan = systable_beginscan(tgrel, TriggerOidIndexId, true, NULL, 1, &key);
+	if (HeapTupleIsValid(tup = systable_getnext(scan)))
+		relid = ((Form_pg_trigger) GETSTRUCT(tup))->tgrelid;
+	systable_endscan(scan);
+	table_close(tgrel, AccessShareLock);
+	return relid;
+}
+
+/* Refuse the command if "relid" is a table-mode protected table with a parent. */
+static void
+check_table(Oid relid, Oid guard_oid)
+{
+	List	   *parents;
+	char	   *trigger;
+
+	if (get_rel_relkind(relid) != RELKIND_RELATION)
+		return;
+	parents = inherits_list(relid, true);
+	if (parents == NIL || (trigger = table_guard_trigger(relid, guard_oid)) == NULL)
+		return;
+
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("table \"%s\" cannot both have parent \"%s\" and be protected without a token or key column",
+					get_rel_name(relid), get_rel_name(linitial_oid(parents))),
+			 errdetail("Statements that write it through \"%s\" would not fire its statement-level guard \"%s\".",
+					   get_rel_name(linitial_oid(parents)), trigger),
+			 errhint("Protect it with a token or key column first (fence.unprotect(), then fence.protect()), whose row-level guard also fires for rows written through a parent.")));
+}
+
+/*
+ * fence.guard_ddl() RETURNS event_trigger
+ *	  Fired at ddl_command_end of ALTER TABLE and CREATE TRIGGER.
+ */
+Datum
+fence_guard_ddl(PG_FUNCTION_ARGS)
+{
+	Oid			guard_oid;
+	uint64		i;
+	List	   *relids = NIL;
+	ListCell   *lc;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_EVENT_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("fence DDL guard function was not called by the event trigger manager")));
+
+	guard_oid = fence_guard_oid(get_func_namespace(fcinfo->flinfo->fn_oid));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");	/* internal error */
+	if (SPI_execute("SELECT classid, objid FROM pg_catalog.pg_event_trigger_ddl_commands()",
+					true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the commands of the event");	/* internal error */
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Oid			classid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+															  SPI_tuptable->tupdesc,
+															  1, &isnull));
+		Oid			objid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+															SPI_tuptable->tupdesc,
+															2, &isnull));
+
+		if (classid == RelationRelationId)
+		{
+			/* the table itself (INHERIT) or a parent (ATTACH PARTITION) */
+			relids = lappend_oid(relids, objid);
+			relids = list_concat(relids, inherits_list(objid, false));
+		}
+		else if (classid == TriggerRelationId)
+		{
+			Oid			relid = trigger_relid(objid);
+
+			if (OidIsValid(relid))
+				relids = lappend_oid(relids, relid);
+		}
+	}
+	SPI_finish();
+
+	foreach(lc, relids)
+		check_table(lfirst_oid(lc), guard_oid);
+
+	PG_RETURN_VOID();
+}

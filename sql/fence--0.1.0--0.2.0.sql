@@ -1,0 +1,120 @@
+\echo Use "ALTER EXTENSION fence UPDATE TO '0.2.0'" to load this file. \quit
+
+-- fence 0.1.0 -> 0.2.0: new objects only; no mark, guard or grant of 0.1.0
+-- changes, so fence.fences keeps every row it had.  What each object is
+-- for is said where sql/fence.sql creates it.
+
+-- Parameters that arrive without a type (node-postgres and pgbench -M
+-- prepared send them so) cannot resolve against "any"; an unknown argument
+-- prefers the string category, so they pick this overload, and a call with
+-- any non-string argument still picks the "any" overload.  Both take untyped,
+-- text and varchar arguments with the type the statement gives them.
+CREATE FUNCTION fence.fenced_update(resource text, token bigint, query text,
+                                    VARIADIC params text[])
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fence_fenced_update'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.fenced_update(text, bigint, text, text[]) FROM PUBLIC;
+COMMENT ON FUNCTION fence.fenced_update(text, bigint, text, text[]) IS
+    'Accept token for resource, then run query with params, typed as the query types $1..$n; returns rows processed';
+
+COMMENT ON FUNCTION fence.protect(regclass, text, name, name) IS
+    'Install the guard on a table you own: one check per statement, or per row with key_column (see fence.key_resource) and token_column (stamped, never lowered)';
+
+-- The resource of a row of a key-mode table, as the guard names it: what a
+-- worker leases to write that row.  Open to everybody: it only computes a
+-- name.
+CREATE FUNCTION fence.key_resource(resource text, key anycompatible)
+RETURNS text
+AS 'MODULE_PATHNAME', 'fence_key_resource'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION fence.key_resource(text, anycompatible) IS
+    'Resource of the row with this key in a table protected with this resource and key_column: resource:key, with ":" and "\" in the key escaped by "\"';
+
+-- Statistics --------------------------------------------------------------
+-- Counts of accepted and refused tokens per resource, in shared memory
+-- (extension/stats.c): they need fence in shared_preload_libraries, and
+-- without it the functions below raise an error that says so.  Refusals
+-- abort their transactions, which is why they are not kept in a table.
+-- Resource names and marks are not for everybody: reading is granted to
+-- pg_monitor, resetting to nobody but administrators.
+
+CREATE FUNCTION fence.stats_counts(
+    OUT resource text, OUT accepted bigint, OUT stale bigint,
+    OUT missing bigint, OUT invalid bigint,
+    OUT last_refusal timestamptz, OUT last_refused_token bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'fence_stats_counts'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+REVOKE ALL ON FUNCTION fence.stats_counts() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fence.stats_counts() TO pg_monitor;
+COMMENT ON FUNCTION fence.stats_counts() IS
+    'Counts of accepted and refused tokens per resource since start or fence.stats_reset(), from shared memory; read them through fence.stats';
+
+CREATE VIEW fence.stats AS
+    SELECT s.resource, s.accepted, s.stale, s.missing, s.invalid,
+           s.last_refusal, s.last_refused_token, f.token AS mark
+      FROM fence.stats_counts() s
+      LEFT JOIN fence.fences f ON f.resource OPERATOR(pg_catalog.=) s.resource;
+REVOKE ALL ON fence.stats FROM PUBLIC;
+GRANT SELECT ON fence.stats TO pg_monitor;
+COMMENT ON VIEW fence.stats IS
+    'Per resource: accepted checks, refusals by kind (stale LF001, missing LF002, invalid LF003), the last refusal and its token, and the committed mark; resource NULL counts the resources that found the table full (fence.stats_max_resources) and invalid names';
+
+CREATE FUNCTION fence.stats_reset()
+RETURNS void
+AS 'MODULE_PATHNAME', 'fence_stats_reset'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.stats_reset() FROM PUBLIC;
+COMMENT ON FUNCTION fence.stats_reset() IS
+    'Administrators only: forget every count in fence.stats';
+
+-- DDL guard -------------------------------------------------------------------
+-- A table protected in table mode must not get a parent: statement-level
+-- triggers do not fire for rows written through a partitioned table or an
+-- inheritance parent (extension/guard_ddl.c).  ENABLE ALWAYS, so that
+-- session_replication_role does not skip it; only superusers can alter or
+-- drop an event trigger.
+
+CREATE FUNCTION fence.guard_ddl()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'fence_guard_ddl'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.guard_ddl() FROM PUBLIC;
+COMMENT ON FUNCTION fence.guard_ddl() IS
+    'Event trigger that refuses ALTER TABLE ... ATTACH PARTITION / INHERIT (and hand-made guards) giving a table-mode protected table a parent';
+
+CREATE EVENT TRIGGER fence_guard_ddl ON ddl_command_end
+    WHEN TAG IN ('ALTER TABLE', 'CREATE TRIGGER')
+    EXECUTE FUNCTION fence.guard_ddl();
+ALTER EVENT TRIGGER fence_guard_ddl ENABLE ALWAYS;
+COMMENT ON EVENT TRIGGER fence_guard_ddl IS
+    'Keeps tables protected without a token or key column from becoming partitions or inheritance children';
+
+-- 0.2.0 refuses two things 0.1.0 let through; say so now if this database
+-- already has them, instead of at the next write or ALTER TABLE.
+DO $$
+DECLARE
+    g record;
+BEGIN
+    FOR g IN
+        SELECT t.tgrelid::regclass AS tbl,
+               pg_catalog.split_part(pg_catalog.encode(t.tgargs, 'escape'), '\000', 1) AS resource,
+               pg_catalog.split_part(pg_catalog.encode(t.tgargs, 'escape'), '\000', 3) AS key_column,
+               (t.tgtype & 1) = 0 AS table_mode
+          FROM pg_catalog.pg_trigger t
+         WHERE t.tgfoid = 'fence.guard()'::pg_catalog.regprocedure
+           AND NOT (t.tgtype & 32 = 32)     -- not the TRUNCATE guard
+    LOOP
+        IF g.key_column <> '' AND pg_catalog.strpos(g.resource, ':') > 0 THEN
+            RAISE WARNING 'guard of table % uses resource "%" with a key column', g.tbl, g.resource
+                USING DETAIL = 'Since 0.2.0 a key-mode resource may not contain ":", so that row names are unambiguous; writes to this table are refused until it is protected again.',
+                      HINT = 'Call fence.unprotect() and fence.protect() with a resource without ":".';
+        ELSIF g.table_mode AND EXISTS (SELECT FROM pg_catalog.pg_inherits i WHERE i.inhrelid = g.tbl) THEN
+            RAISE WARNING 'table % is protected without a token or key column but has a parent', g.tbl
+                USING DETAIL = 'Rows written through the parent do not fire its statement-level guard.',
+                      HINT = 'Detach it, or protect it again with a token or key column.';
+        END IF;
+    END LOOP;
+END
+$$;

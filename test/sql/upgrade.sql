@@ -1,0 +1,111 @@
+-- ALTER EXTENSION fence UPDATE from 0.1.0: every mark and guard is kept,
+-- and the upgraded extension has exactly the objects of a fresh install.
+\set regress_db :DBNAME
+SET client_min_messages = warning;
+DROP DATABASE IF EXISTS fence_upgrade_old;
+DROP DATABASE IF EXISTS fence_upgrade_new;
+CREATE DATABASE fence_upgrade_old;
+CREATE DATABASE fence_upgrade_new;
+RESET client_min_messages;
+
+-- What an installation of fence consists of: every member object with its
+-- definition, privileges and comment, digested so that two databases can be
+-- compared.  Kept in a psql variable, to be created in each database.
+SELECT $def$CREATE FUNCTION pg_temp.fence_fingerprint() RETURNS TABLE (members bigint, digest text)
+LANGUAGE sql AS $$
+  WITH m AS (
+    SELECT d.classid, d.objid, d.objsubid,
+           pg_describe_object(d.classid, d.objid, d.objsubid) AS what
+      FROM pg_depend d JOIN pg_extension e ON d.refobjid = e.oid
+     WHERE d.refclassid = 'pg_extension'::regclass AND e.extname = 'fence'
+       AND d.deptype = 'e'),
+  defs AS (
+    SELECT m.what || ' | ' || coalesce(obj_description(m.objid, m.classid::regclass::text), '') || ' | ' ||
+           CASE m.classid
+             WHEN 'pg_proc'::regclass THEN
+               (SELECT pg_get_functiondef(p.oid) || coalesce(p.proacl::text, '')
+                  FROM pg_proc p WHERE p.oid = m.objid)
+             WHEN 'pg_class'::regclass THEN
+               (SELECT c.relkind::text || coalesce(c.relacl::text, '') ||
+                       coalesce(pg_get_viewdef(c.oid), '') ||
+                       (SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod) ||
+                                          CASE WHEN a.attnotnull THEN ' not null' ELSE '' END ||
+                                          coalesce(' ' || col_description(c.oid, a.attnum), ''), ', ' ORDER BY a.attnum)
+                          FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped) ||
+                       coalesce((SELECT string_agg(pg_get_constraintdef(k.oid), ', ' ORDER BY k.conname)
+                                   FROM pg_constraint k WHERE k.conrelid = c.oid), '') ||
+                       coalesce((SELECT string_agg(pg_get_indexdef(i.indexrelid), ', ' ORDER BY i.indexrelid::regclass::text)
+                                   FROM pg_index i WHERE i.indrelid = c.oid), '')
+                  FROM pg_class c WHERE c.oid = m.objid)
+             WHEN 'pg_event_trigger'::regclass THEN
+               (SELECT t.evtevent || ' ' || t.evtenabled::text || ' ' || t.evtfoid::regproc || ' ' || t.evttags::text
+                  FROM pg_event_trigger t WHERE t.oid = m.objid)
+             ELSE '' END AS def
+      FROM m)
+  SELECT count(*), md5(string_agg(def, E'\n' ORDER BY def)) FROM defs
+$$$def$ AS fingerprint_def \gset
+
+-- A database on 0.1.0, with a mark, a guarded table and a grant.
+\c fence_upgrade_old
+CREATE EXTENSION fence VERSION '0.1.0';
+:fingerprint_def;
+SELECT extversion FROM pg_extension WHERE extname = 'fence';
+SELECT fence.advance('inv', 41, 'worker-a');
+SELECT fence.advance('jobs', 7);
+CREATE TABLE inv (sku text PRIMARY KEY, qty int NOT NULL);
+INSERT INTO inv VALUES ('widget', 10);
+SELECT fence.protect('inv', 'inv');
+CREATE ROLE fence_upgrade_app;
+GRANT EXECUTE ON FUNCTION fence.advance(text, bigint, text) TO fence_upgrade_app;
+-- Two guards that 0.1.0 allowed and 0.2.0 refuses, made as 0.1.0's
+-- fence.protect() made them (the library loaded here is already 0.2.0's):
+-- the upgrade warns about both.
+CREATE TABLE rows_by_key (id int PRIMARY KEY, n int);
+CREATE TRIGGER fence_guard BEFORE INSERT OR UPDATE OR DELETE ON rows_by_key
+    FOR EACH ROW EXECUTE FUNCTION fence.guard('app:rows', '', 'id');
+CREATE TABLE stock_parent (sku text, qty int);
+CREATE TABLE stock_child (sku text, qty int);
+SELECT fence.protect('stock_child', 'stock');
+ALTER TABLE stock_child INHERIT stock_parent;
+
+ALTER EXTENSION fence UPDATE TO '0.2.0';
+SELECT extversion FROM pg_extension WHERE extname = 'fence';
+
+-- The marks are the ones 0.1.0 accepted: nothing older gets in.
+SELECT resource, token, owner FROM fence.fences ORDER BY resource;
+BEGIN;
+SELECT fence.advance('inv', 40);
+ROLLBACK;
+-- The guard installed by 0.1.0 still fences, and the grant is kept.
+BEGIN;
+UPDATE inv SET qty = qty - 1;
+ROLLBACK;
+BEGIN;
+SELECT fence.advance('inv', 42, 'worker-b');
+UPDATE inv SET qty = qty - 1;
+COMMIT;
+SELECT qty FROM inv;
+SELECT has_function_privilege('fence_upgrade_app', 'fence.advance(text, bigint, text)', 'EXECUTE');
+REVOKE EXECUTE ON FUNCTION fence.advance(text, bigint, text) FROM fence_upgrade_app;
+-- What 0.2.0 added works.
+SELECT fence.key_resource('inv', 'a:b');
+SELECT fence.fenced_update('inv', 42, 'UPDATE inv SET qty = qty + $1 WHERE sku = $2', '1', 'widget');
+SELECT qty FROM inv;
+SELECT * FROM pg_temp.fence_fingerprint() \gset old_
+-- The event trigger refuses what 0.1.0 let through.
+CREATE TABLE inv_parent (sku text, qty int);
+ALTER TABLE inv INHERIT inv_parent;
+
+-- A fresh install of 0.2.0 has exactly the same objects.
+\c fence_upgrade_new
+CREATE EXTENSION fence;
+:fingerprint_def;
+SELECT extversion FROM pg_extension WHERE extname = 'fence';
+SELECT * FROM pg_temp.fence_fingerprint() \gset new_
+SELECT :old_members AS members, :old_members = :new_members AS same_members,
+       :'old_digest' = :'new_digest' AS same_definitions;
+
+\c :regress_db
+DROP DATABASE fence_upgrade_old;
+DROP DATABASE fence_upgrade_new;
+DROP ROLE fence_upgrade_app;
