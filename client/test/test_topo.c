@@ -341,6 +341,21 @@ test_cluster_routing(void)
 		CHECK(used[j]);
 	for (i = 0; i < 30; i++)
 		CHECKC(fence_release(a, l[i]) == FENCE_OK, a);
+	/* names whose braces would split the two keys over two slots */
+	{
+		static const char *odd[] = {"}x", "{}", "}{", "a}b{c", "%7D", NULL};
+		char		name[64];
+
+		for (i = 0; odd[i]; i++)
+		{
+			/* the braces first: a prefix would make a tag of its own */
+			snprintf(name, sizeof(name), "%s-topo-%d", odd[i], (int) getpid());
+			fence_lease_free(l[i]);
+			l[i] = fence_acquire(a, name, 10000);
+			CHECKC(l[i] != NULL && fence_lease_token(l[i]) == 1, a);
+			CHECKC(fence_release(a, l[i]) == FENCE_OK, a);
+		}
+	}
 	rc = 0;
 fail:
 	for (i = 0; i < 30; i++)
