@@ -75,18 +75,9 @@ done
 
 # S and Sc take a short lease and read first; they stall past it
 HIST=$HG
-FENCE_TOKEN=
-eval "$("$FENCE_BIN" acquire f12w:stock --ttl 1s --pg "$PGCONN")"
-export_lease
-TBL=f12w PAUSE=1 start_plain_worker S "$mode"
-unexport_lease
+TBL=f12w start_stalled S f12w:stock "$mode" 1s --pg "$PGCONN"
 HIST=$HC
-eval "$("$FENCE_BIN" acquire f12c:stock --ttl 1s)"
-export_lease
-TBL=f12c PAUSE=1 start_plain_worker Sc none
-unexport_lease
-wait_for "S's read" 20 state_is S read
-wait_for "Sc's read" 20 state_is Sc read
+TBL=f12c start_stalled Sc f12c:stock none 1s
 
 for w in 1 2; do
 	WRITES=4 GAP_MS=20 TBL=f12c start_loop_worker "C$w" f12c:stock none --ttl 2s --wait 30s --grace 500ms

@@ -78,18 +78,9 @@ story() {
 	make_tables "${P}c" 1000
 	# S and Sc take a short lease and read first; they stall past it
 	HIST=$HG
-	FENCE_TOKEN=
-	eval "$("$FENCE_BIN" acquire "$P:stock" --ttl 1s --pg "$PGCONN")"
-	export_lease
-	TBL=$P PAUSE=1 start_plain_worker "S$n" "$mode"
-	unexport_lease
+	TBL=$P start_stalled "S$n" "$P:stock" "$mode" 1s --pg "$PGCONN"
 	HIST=$HC
-	eval "$("$FENCE_BIN" acquire "${P}c:stock" --ttl 1s)"
-	export_lease
-	TBL=${P}c PAUSE=1 start_plain_worker "Sc$n" none
-	unexport_lease
-	wait_for "S's read" 20 state_is "S$n" read
-	wait_for "Sc's read" 20 state_is "Sc$n" read
+	TBL=${P}c start_stalled "Sc$n" "${P}c:stock" none 1s
 
 	for w in 1 2; do
 		WRITES=4 GAP_MS=20 TBL=${P}c start_loop_worker "C$n.$w" "${P}c:stock" none \

@@ -81,21 +81,12 @@ rpid=$(redis_pid "$rname")
 kill -STOP "$rpid"
 redis-cli -p "$new" client kill type replica >/dev/null
 hist test note - - - "$(now_ms)" - "replica $old frozen and cut off"
-FENCE_TOKEN=
-eval "$("$FENCE_BIN" acquire f11g:stock --ttl 60s --pg "$PGCONN")"
-export_lease
-TBL=f11g PAUSE=1 start_plain_worker A "$mode"
-unexport_lease
+TBL=f11g start_stalled A f11g:stock "$mode" 60s --pg "$PGCONN"
 HIST=$HC
-eval "$("$FENCE_BIN" acquire f11c:stock --ttl 60s)"
-export_lease
-TBL=f11c PAUSE=1 start_plain_worker Ac none
-unexport_lease
+TBL=f11c start_stalled Ac f11c:stock none 60s
 HIST=$HG
 HOLD=1 TBL=f11l start_worker C f11l:stock "$mode" --ttl 3s --pg "$PGCONN"
 c=$LAST_PID
-wait_for "A's read" 20 state_is A read
-wait_for "Ac's read" 20 state_is Ac read
 wait_for "C's write" 20 state_is C done
 kill9 "$(redis_pid "$(name_of "$new")")"
 kill -CONT "$rpid"

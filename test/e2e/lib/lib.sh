@@ -267,6 +267,21 @@ start_plain_worker() {
 	E2E_PIDS+=("$LAST_PID")
 }
 
+# start_stalled NAME RESOURCE MODE TTL [FENCE-ACQUIRE OPTION...]: take a
+# lease with "fence acquire" (no heartbeat), start the plain worker NAME
+# with it (TBL as for start_worker), and wait until it has read; it then
+# stalls until "go NAME", long after its lease is gone.
+start_stalled() {
+	local name=$1 res=$2 mode=$3 ttl=$4
+	shift 4
+	FENCE_TOKEN=
+	eval "$("$FENCE_BIN" acquire "$res" --ttl "$ttl" "$@")"
+	export_lease
+	PAUSE=1 start_plain_worker "$name" "$mode"
+	unexport_lease
+	wait_for "$name's read" 20 state_is "$name" read
+}
+
 # start_loop_worker NAME RESOURCE MODE [FENCE-RUN OPTION...]: run "fence
 # run RESOURCE OPTIONS -- worker.sh" again and again (workers NAME-1,
 # NAME-2, ...) until stop_loop_workers; each run's exit status goes into
