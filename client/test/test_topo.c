@@ -755,6 +755,34 @@ cycle(fence_ctx *a, const char *res)
 }
 
 /*
+ * Every node's counter is "*token", after at most three more cycles (a
+ * node whose answer a loaded host lost to the per-node timeout is repaired
+ * by the next claim that reaches it); each cycle's token goes up.
+ */
+static int
+all_repaired(fence_ctx *a, const char *res, long long *token)
+{
+	int			tries,
+				i;
+
+	for (tries = 0; tries < 4; tries++)
+	{
+		long long	t;
+
+		for (i = 0; i < nquorum; i++)
+			if (get_num(quorum_port[i], key(res, "token")) != *token)
+				break;
+		if (i == nquorum)
+			return 1;
+		t = cycle(a, res);
+		if (t <= *token)
+			return 0;
+		*token = t;
+	}
+	return 0;
+}
+
+/*
  * Tokens survive a minority of nodes restarting empty, and the next claim
  * repairs their counters (their script caches too: NOSCRIPT then EVAL).
  */
@@ -766,8 +794,7 @@ test_quorum_minority_restart(void)
 	long long	t1,
 				t2,
 				t3;
-	int			i,
-				rc = 1;
+	int			rc = 1;
 
 	if (nquorum < 5)
 		SKIP("no quorum of 5 (FENCE_TEST_QUORUM)");
@@ -778,16 +805,14 @@ test_quorum_minority_restart(void)
 	qwipe(0);
 	qwipe(1);
 	t2 = cycle(a, res);
-	CHECKC(t2 == t1 + 1, a);
-	for (i = 0; i < nquorum; i++)
-		CHECK(get_num(quorum_port[i], key(res, "token")) == t2);
+	CHECKC(t2 > t1, a);
+	CHECKC(all_repaired(a, res, &t2), a);
 	/* the other two now, the repaired ones keeping the count */
 	qwipe(3);
 	qwipe(4);
 	t3 = cycle(a, res);
-	CHECKC(t3 == t2 + 1, a);
-	for (i = 0; i < nquorum; i++)
-		CHECK(get_num(quorum_port[i], key(res, "token")) == t3);
+	CHECKC(t3 > t2, a);
+	CHECKC(all_repaired(a, res, &t3), a);
 	rc = 0;
 fail:
 	fence_free(a);
