@@ -1,24 +1,32 @@
 /*
  * client/conn.c
- *	  The Redis transport under a fence_ctx: connect, log in, send commands.
+ *	  One Redis server: connect, log in, send commands, and the deadlines
+ *	  that bound every call.
  *
- * hiredis leaves a context unusable after an I/O error or a timeout, so the
- * connection is dropped on any transport error and opened again (with AUTH
- * and SELECT) before the next command.  Transport errors become
- * FENCE_ERR_IO / FENCE_ERR_PROTOCOL; error replies from the server become
- * FENCE_ERR_REPLY (or a more precise kind, see reply_kind), so callers can
- * tell "Redis is not there" from "Redis said no".  Every socket is
- * close-on-exec.
+ * Every topology is made of nodes (a single server, a Sentinel master, the
+ * masters of a Cluster); this file talks to them one at a time (fanout.c
+ * does the parallel quorum rounds).  hiredis leaves a context unusable
+ * after an I/O error or a timeout, so the connection is dropped on any
+ * transport error and opened again (with AUTH and SELECT) before the next
+ * command.  Transport errors become FENCE_ERR_IO / FENCE_ERR_PROTOCOL;
+ * error replies from the server become FENCE_ERR_REPLY (or a more precise
+ * kind, see reply_kind), so callers can tell "Redis is not there" from
+ * "Redis said no".  A failure before anything was sent
+ * (FENCE_NODE_UNREACHABLE) is told apart from one after
+ * (FENCE_NODE_BROKEN): only the first may be retried elsewhere without
+ * knowing whether the command ran.  Every socket is close-on-exec.
  *
- * Time: connecting may take "connect_ms", each command "command_ms".  A
- * caller that must have an answer by some moment (the extend of a lease is
- * no use after the lease's local deadline) sets a deadline on the context,
- * and every step, the connect, the login and each command, must then be
- * over by it as well (step_end, the one place where that is worked out).
- * A command waits for its socket with ppoll() before each read and write,
- * so neither a silent server nor an answer that arrives in pieces can
- * stretch it past its end; ppoll's timers are also finer than a socket
- * timeout's.
+ * Time: connecting may take "connect_ms", each command "command_ms".  Each
+ * lease operation also has a deadline of its own (fence_op_begin: the
+ * command timeout from its start), so that the retries of a topology (a
+ * failover, a redirect) never outlast it; and a caller that must have an
+ * answer by some moment (the extend of a lease is no use after the lease's
+ * local deadline) sets a deadline on the context.  Every step, the connect,
+ * the login and each command, must be over by the earliest of them
+ * (step_end, the one place where that is worked out).  A command waits for
+ * its socket with ppoll() before each read and write, so neither a silent
+ * server nor an answer that arrives in pieces can stretch it past its end;
+ * ppoll's timers are also finer than a socket timeout's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,16 +37,6 @@
 #include <sys/time.h>
 
 #include "fence_int.h"
-
-static int
-set_cloexec(int fd)
-{
-	int			flags = fcntl(fd, F_GETFD);
-
-	if (flags < 0)
-		return -1;
-	return fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
-}
 
 /*
  * Every call from now until fence_conn_set_deadline(ctx, 0) must be over by
@@ -51,61 +49,156 @@ fence_conn_set_deadline(fence_ctx *ctx, int64_t deadline_ns)
 	ctx->conn->deadline_ns = deadline_ns;
 }
 
+/* Start the clock of one lease operation. */
+void
+fence_op_begin(fence_ctx *ctx)
+{
+	ctx->conn->op_deadline_ns = fence_now_ns() + (int64_t) ctx->conn->command_ms * 1000000;
+}
+
+/* The earliest of the operation's and the caller's deadlines (0: none). */
+static int64_t
+hard_end(fence_ctx *ctx)
+{
+	int64_t		op = ctx->conn->op_deadline_ns,
+				caller = ctx->conn->deadline_ns;
+
+	if (op == 0 || (caller != 0 && caller < op))
+		return caller;
+	return op;
+}
+
 /*
  * When a step that may take "limit_ms" must be over: "limit_ms" from now,
- * or the caller's deadline if that comes sooner.
+ * or a deadline if that comes sooner.
  */
 static int64_t
 step_end(fence_ctx *ctx, long limit_ms)
 {
 	int64_t		end = fence_now_ns() + (int64_t) limit_ms * 1000000;
+	int64_t		hard = hard_end(ctx);
 
-	if (ctx->conn->deadline_ns != 0 && ctx->conn->deadline_ns < end)
-		end = ctx->conn->deadline_ns;
+	if (hard != 0 && hard < end)
+		end = hard;
 	return end;
 }
 
+/* Milliseconds left before a deadline, at most "cap_ms" (0 when none). */
+long
+fence_op_left_ms(fence_ctx *ctx, long cap_ms)
+{
+	int64_t		hard = hard_end(ctx);
+	int64_t		left;
+
+	if (hard == 0)
+		return cap_ms;
+	left = (hard - fence_now_ns()) / 1000000;
+	if (left <= 0)
+		return 0;
+	return left < cap_ms ? (long) left : cap_ms;
+}
+
+/*
+ * Sleep "*wait_ms" before a retry, then double it (up to "max_ms").
+ * Returns 0 without sleeping when a deadline would pass.
+ */
+int
+fence_op_back_off(fence_ctx *ctx, long *wait_ms, long max_ms)
+{
+	long		left = fence_op_left_ms(ctx, *wait_ms);
+
+	if (left < *wait_ms)
+		return 0;
+	fence_sleep_ns((int64_t) left * 1000000);
+	*wait_ms = *wait_ms * 2 < max_ms ? *wait_ms * 2 : max_ms;
+	return 1;
+}
+
+/* "ms", or less when the node has a cap of its own. */
+static long
+node_cap(const fence_node *n, long ms)
+{
+	return n->max_ms > 0 && n->max_ms < ms ? n->max_ms : ms;
+}
+
+/*
+ * hiredis does not ask for close-on-exec, and a child the application
+ * execs must not inherit a connection: it would keep talking on it, or keep
+ * it open after we are gone.
+ */
+int
+fence_set_cloexec(int fd)
+{
+	int			flags = fcntl(fd, F_GETFD);
+
+	if (flags < 0)
+		return -1;
+	return fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+}
+
+const char *
+fence_node_name(const fence_node *n, char *buf, size_t len)
+{
+	if (n->addr.is_unix)
+		snprintf(buf, len, "%s", n->addr.path);
+	else if (strchr(n->addr.host, ':') != NULL)
+		snprintf(buf, len, "[%s]:%d", n->addr.host, n->addr.port);
+	else
+		snprintf(buf, len, "%s:%d", n->addr.host, n->addr.port);
+	return buf;
+}
+
+void
+fence_node_drop(fence_node *n)
+{
+	if (n->rc != NULL)
+	{
+		redisFree(n->rc);
+		n->rc = NULL;
+	}
+}
+
+void
+fence_node_free(fence_node *n)
+{
+	fence_node_drop(n);
+	fence_url_free(&n->addr);
+}
+
 static void
-timeout_error(fence_ctx *ctx, int64_t end, const char *what)
+timeout_error(fence_ctx *ctx, int64_t end, const char *what, const char *name)
 {
 	if (end == ctx->conn->deadline_ns)
-		fence_set_error(ctx, FENCE_ERR_IO, "%s: no answer before the deadline", what);
+		fence_set_error(ctx, FENCE_ERR_IO, "%s (%s): no answer before the deadline", what, name);
 	else
-		fence_set_error(ctx, FENCE_ERR_IO, "%s: timed out", what);
+		fence_set_error(ctx, FENCE_ERR_IO, "%s (%s): timed out", what, name);
 }
 
 /* Map a hiredis transport error to ours and forget the connection. */
 static void
-transport_error(fence_ctx *ctx, redisContext *rc, const char *what)
+transport_error(fence_ctx *ctx, fence_node *n, const char *what)
 {
+	redisContext *rc = n->rc;
+	char		name[300];
 	int			err = FENCE_ERR_IO;
 
+	fence_node_name(n, name, sizeof(name));
 	if (rc->err == REDIS_ERR_PROTOCOL)
 		err = FENCE_ERR_PROTOCOL;
 #ifdef FENCE_HIREDIS_HAS_TIMEOUT
 	/* hiredis 1.x names timeouts; 0.14 reports them as REDIS_ERR_IO */
 	else if (rc->err == REDIS_ERR_TIMEOUT)
 	{
-		fence_set_error(ctx, FENCE_ERR_IO, "%s: timed out", what);
-		fence_conn_drop(ctx);
+		fence_set_error(ctx, FENCE_ERR_IO, "%s (%s): timed out", what, name);
+		fence_node_drop(n);
 		return;
 	}
 #endif
 	else if (rc->err == REDIS_ERR_OOM)
 		err = FENCE_ERR_OOM;
-	fence_set_error(ctx, err, "%s: %s", what,
+	fence_set_error(ctx, err, "%s (%s): %s", what, name,
 					rc->errstr[0] ? rc->errstr : "connection error");
-	fence_conn_drop(ctx);
-}
-
-void
-fence_conn_drop(fence_ctx *ctx)
-{
-	if (ctx->conn->rc != NULL)
-	{
-		redisFree(ctx->conn->rc);
-		ctx->conn->rc = NULL;
-	}
+	fence_node_drop(n);
 }
 
 /*
@@ -154,6 +247,29 @@ fence_reply_error(fence_ctx *ctx, redisReply *r)
 	return FENCE_ERR;
 }
 
+/* Is "r" an error reply whose first word is "word" (MOVED, READONLY...)? */
+int
+fence_reply_is(const redisReply *r, const char *word)
+{
+	size_t		len = strlen(word);
+
+	return r != NULL && r->type == REDIS_REPLY_ERROR && r->str != NULL &&
+		strncmp(r->str, word, len) == 0 && (r->str[len] == ' ' || r->str[len] == '\0');
+}
+
+void
+fence_free_replies(int n, redisReply **replies)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		if (replies[i] != NULL)
+			freeReplyObject(replies[i]);
+		replies[i] = NULL;
+	}
+}
+
 /*
  * Wait until the socket is ready for "events", or "end" passes: 1 ready,
  * 0 timed out, -1 poll failed.
@@ -181,24 +297,34 @@ wait_socket(redisContext *rc, short events, int64_t end)
 }
 
 /*
- * Send one command on the open connection and read its reply: what
- * redisCommandArgv does, except that it waits for the socket before each
- * write and read, and gives up when the command's time (step_end) is up.
- * Returns NULL on a transport error, with ctx->err set and the connection
- * dropped.
+ * Send "ncmds" commands in one write on the open connection and read their
+ * replies: what redisCommandArgv does for one, except that it waits for the
+ * socket before each write and read, and gives up when the step's time
+ * (step_end) is up.  Returns FENCE_OK, or a FENCE_NODE_* code with
+ * ctx->err set, no replies, and the connection dropped.
  */
-static redisReply *
-round_trip(fence_ctx *ctx, int argc, const char **argv, const size_t *argvlen,
-		   const char *what)
+static int
+round_trip(fence_ctx *ctx, fence_node *n, int ncmds, const fence_cmd *cmds,
+		   redisReply **replies, const char *what)
 {
-	redisContext *rc = ctx->conn->rc;
-	int64_t		end = step_end(ctx, ctx->conn->command_ms);
-	void	   *reply = NULL;
+	redisContext *rc = n->rc;
+	int64_t		end = step_end(ctx, node_cap(n, ctx->conn->command_ms));
 	int			done = 0,
-				ready;
+				got = 0,
+				ready,
+				i;
 
-	if (redisAppendCommandArgv(rc, argc, argv, argvlen) != REDIS_OK)
-		goto io_error;
+	for (i = 0; i < ncmds; i++)
+	{
+		replies[i] = NULL;
+		/* hiredis does not write through argv; its prototype lacks a const */
+		if (redisAppendCommandArgv(rc, cmds[i].argc, (const char **) cmds[i].argv,
+								   cmds[i].argvlen) != REDIS_OK)
+		{
+			transport_error(ctx, n, what);
+			return FENCE_NODE_UNREACHABLE;
+		}
+	}
 	while (!done)
 	{
 		if ((ready = wait_socket(rc, POLLOUT, end)) <= 0)
@@ -206,44 +332,63 @@ round_trip(fence_ctx *ctx, int argc, const char **argv, const size_t *argvlen,
 		if (redisBufferWrite(rc, &done) != REDIS_OK)
 			goto io_error;
 	}
-	for (;;)
+	while (got < ncmds)
 	{
+		void	   *reply = NULL;
+
 		if (redisGetReplyFromReader(rc, &reply) != REDIS_OK)
 			goto io_error;
 		if (reply != NULL)
-			return reply;
+		{
+			replies[got++] = reply;
+			continue;
+		}
 		if ((ready = wait_socket(rc, POLLIN, end)) <= 0)
 			goto not_ready;
 		if (redisBufferRead(rc) != REDIS_OK)
 			goto io_error;
 	}
+	return FENCE_OK;
 
 io_error:
-	transport_error(ctx, rc, what);
-	return NULL;
+	fence_free_replies(got, replies);
+	transport_error(ctx, n, what);
+	return FENCE_NODE_BROKEN;
 not_ready:
-	if (ready == 0)
-		timeout_error(ctx, end, what);
-	else
-		fence_set_error(ctx, FENCE_ERR_IO, "%s: %s", what, strerror(errno));
-	fence_conn_drop(ctx);
-	return NULL;
+	fence_free_replies(got, replies);
+	{
+		char		name[300];
+
+		fence_node_name(n, name, sizeof(name));
+		if (ready == 0)
+			timeout_error(ctx, end, what, name);
+		else
+			fence_set_error(ctx, FENCE_ERR_IO, "%s (%s): %s", what, name, strerror(errno));
+	}
+	fence_node_drop(n);
+	return FENCE_NODE_BROKEN;
 }
 
-/* Send one command on an open connection, during login. */
+/* Send one command on a fresh connection, during login. */
 static int
-login_command(fence_ctx *ctx, int argc, const char **argv)
+login_command(fence_ctx *ctx, fence_node *n, int argc, const char **argv)
 {
-	redisReply *r = round_trip(ctx, argc, argv, NULL, "could not log in to Redis");
+	fence_cmd	cmd;
+	redisReply *r;
+	int			i;
 
-	if (r == NULL)
+	cmd.argc = argc;
+	cmd.argvlen = NULL;
+	for (i = 0; i < argc; i++)
+		cmd.argv[i] = argv[i];
+	if (round_trip(ctx, n, 1, &cmd, &r, "could not log in to Redis") != FENCE_OK)
 		return FENCE_ERR;
 	if (r->type == REDIS_REPLY_ERROR)
 	{
 		/* a wrong password, user or database: the URL is wrong */
 		fence_set_error(ctx, FENCE_ERR_AUTH, "Redis refused %s: %s", argv[0], r->str);
 		freeReplyObject(r);
-		fence_conn_drop(ctx);
+		fence_node_drop(n);
 		return FENCE_ERR;
 	}
 	freeReplyObject(r);
@@ -252,27 +397,30 @@ login_command(fence_ctx *ctx, int argc, const char **argv)
 
 /* Open the connection if it is closed: connect, AUTH, SELECT. */
 int
-fence_conn_ensure(fence_ctx *ctx)
+fence_node_connect(fence_ctx *ctx, fence_node *n)
 {
-	struct fence_conn *c = ctx->conn;
+	const fence_url *u = &n->addr;
 	int64_t		left;
+	long		backstop = node_cap(n, ctx->conn->command_ms);
 	struct timeval ctv;
 	redisContext *rc;
+	char		name[300];
 
-	if (c->rc != NULL)
+	if (n->rc != NULL)
 		return FENCE_OK;
-	left = step_end(ctx, c->connect_ms) - fence_now_ns();
+	fence_node_name(n, name, sizeof(name));
+	left = step_end(ctx, node_cap(n, ctx->conn->connect_ms)) - fence_now_ns();
 	if (left <= 0)
 	{
-		timeout_error(ctx, ctx->conn->deadline_ns, "could not connect to Redis");
+		timeout_error(ctx, hard_end(ctx), "could not connect to Redis", name);
 		return FENCE_ERR;
 	}
 	ctv.tv_sec = left / 1000000000;
 	ctv.tv_usec = left % 1000000000 / 1000;
-	if (c->url.is_unix)
-		rc = redisConnectUnixWithTimeout(c->url.path, ctv);
+	if (u->is_unix)
+		rc = redisConnectUnixWithTimeout(u->path, ctv);
 	else
-		rc = redisConnectWithTimeout(c->url.host, c->url.port, ctv);
+		rc = redisConnectWithTimeout(u->host, u->port, ctv);
 	if (rc == NULL)
 	{
 		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory connecting to Redis");
@@ -280,21 +428,11 @@ fence_conn_ensure(fence_ctx *ctx)
 	}
 	if (rc->err)
 	{
-		if (c->url.is_unix)
-			fence_set_error(ctx, FENCE_ERR_IO, "could not connect to Redis at %s: %s",
-							c->url.path, rc->errstr);
-		else
-			fence_set_error(ctx, FENCE_ERR_IO, "could not connect to Redis at %s:%d: %s",
-							c->url.host, c->url.port, rc->errstr);
+		fence_set_error(ctx, FENCE_ERR_IO, "could not connect to Redis at %s: %s", name, rc->errstr);
 		redisFree(rc);
 		return FENCE_ERR;
 	}
-	/*
-	 * hiredis does not ask for close-on-exec, and a child the application
-	 * execs must not inherit the connection: it would keep talking on it,
-	 * or keep it open after we are gone.
-	 */
-	if (set_cloexec(rc->fd) != 0)
+	if (fence_set_cloexec(rc->fd) != 0)
 	{
 		fence_set_error(ctx, FENCE_ERR_IO, "could not set close-on-exec on the Redis socket: %s",
 						strerror(errno));
@@ -302,57 +440,81 @@ fence_conn_ensure(fence_ctx *ctx)
 		return FENCE_ERR;
 	}
 	/* a backstop: round_trip() waits with ppoll() before every read or write */
-	ctv.tv_sec = c->command_ms / 1000;
-	ctv.tv_usec = c->command_ms % 1000 * 1000;
+	ctv.tv_sec = backstop / 1000;
+	ctv.tv_usec = backstop % 1000 * 1000;
 	if (redisSetTimeout(rc, ctv) != REDIS_OK)
 	{
 		fence_set_error(ctx, FENCE_ERR_IO, "could not set the Redis timeout");
 		redisFree(rc);
 		return FENCE_ERR;
 	}
-	c->rc = rc;
+	n->rc = rc;
 
-	if (c->url.password != NULL)
+	if (u->password != NULL)
 	{
 		const char *argv[3] = {"AUTH", NULL, NULL};
 		int			argc;
 
-		if (c->url.user != NULL)
+		if (u->user != NULL)
 		{
-			argv[1] = c->url.user;
-			argv[2] = c->url.password;
+			argv[1] = u->user;
+			argv[2] = u->password;
 			argc = 3;
 		}
 		else
 		{
-			argv[1] = c->url.password;
+			argv[1] = u->password;
 			argc = 2;
 		}
-		if (login_command(ctx, argc, argv) != FENCE_OK)
+		if (login_command(ctx, n, argc, argv) != FENCE_OK)
 			return FENCE_ERR;
 	}
-	if (c->url.db != 0)
+	if (u->db != 0)
 	{
 		char		db[16];
 		const char *argv[2] = {"SELECT", db};
 
-		snprintf(db, sizeof(db), "%d", c->url.db);
-		if (login_command(ctx, 2, argv) != FENCE_OK)
+		snprintf(db, sizeof(db), "%d", u->db);
+		if (login_command(ctx, n, 2, argv) != FENCE_OK)
 			return FENCE_ERR;
 	}
 	return FENCE_OK;
 }
 
 /*
- * Send one command and read its reply.  Returns NULL on a transport error
- * (ctx->err set); an error reply is returned as a reply, for the caller to
- * judge.
+ * Send "ncmds" commands in one write and read their replies into
+ * "replies" (error replies included, for the caller to judge).  Returns
+ * FENCE_OK, or FENCE_NODE_UNREACHABLE / FENCE_NODE_BROKEN with ctx->err
+ * set and no replies.
  */
-redisReply *
-fence_command_argv(fence_ctx *ctx, int argc, const char **argv,
-				   const size_t *argvlen)
+int
+fence_node_pipeline(fence_ctx *ctx, fence_node *n, int ncmds,
+					const fence_cmd *cmds, redisReply **replies)
 {
-	if (fence_conn_ensure(ctx) != FENCE_OK)
+	if (fence_node_connect(ctx, n) != FENCE_OK)
+		return FENCE_NODE_UNREACHABLE;
+	return round_trip(ctx, n, ncmds, cmds, replies, "Redis command failed");
+}
+
+/* One command; the reply (maybe an error reply), or NULL on a transport
+ * error. */
+redisReply *
+fence_node_command(fence_ctx *ctx, fence_node *n, int argc, const char **argv)
+{
+	fence_cmd	cmd;
+	redisReply *r;
+	int			i;
+
+	if (argc > FENCE_MAX_ARGS)
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG, "too many command arguments");
 		return NULL;
-	return round_trip(ctx, argc, argv, argvlen, "Redis command failed");
+	}
+	cmd.argc = argc;
+	cmd.argvlen = NULL;
+	for (i = 0; i < argc; i++)
+		cmd.argv[i] = argv[i];
+	if (fence_node_pipeline(ctx, n, 1, &cmd, &r) != FENCE_OK)
+		return NULL;
+	return r;
 }

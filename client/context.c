@@ -80,6 +80,8 @@ fence_strerror(int err)
 			return "Redis refused the login";
 		case FENCE_ERR_STATE:
 			return "fence keys in an unexpected state";
+		case FENCE_ERR_REPLICAS:
+			return "too few replicas acknowledged";
 	}
 	return "unknown error";
 }
@@ -219,8 +221,9 @@ ctx_new(void)
 }
 
 /*
- * Connect to the Redis server at "url" (NULL: FENCE_DEFAULT_URL), giving
- * up after "connect_ms"; each command may take at most "command_ms".
+ * Connect to the Redis topology "url" names (NULL: FENCE_DEFAULT_URL),
+ * giving up after "connect_ms"; each command may take at most
+ * "command_ms".  Several URLs separated by whitespace make a quorum.
  */
 fence_ctx *
 fence_connect_timeout(const char *url, long connect_ms, long command_ms)
@@ -236,13 +239,13 @@ fence_connect_timeout(const char *url, long connect_ms, long command_ms)
 	}
 	ctx->conn->connect_ms = connect_ms;
 	ctx->conn->command_ms = command_ms;
-	if (fence_parse_url(url ? url : FENCE_DEFAULT_URL, &ctx->conn->url,
-						ctx->errstr, sizeof(ctx->errstr)) != FENCE_OK)
+	ctx->conn->spec = strdup(url ? url : FENCE_DEFAULT_URL);
+	if (ctx->conn->spec == NULL)
 	{
-		ctx->err = FENCE_ERR_ARG;
+		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
 		return ctx;
 	}
-	fence_conn_ensure(ctx);
+	fence_store_open(ctx, ctx->conn->spec, 1);
 	return ctx;
 }
 
@@ -254,28 +257,48 @@ fence_connect(const char *url)
 }
 
 /*
- * A second context for the same server, not yet connected: the heartbeat
- * thread's own.
+ * Wait for "replicas" replicas after each acquire and heal, for at most
+ * "timeout_ms" (which must leave time within the command timeout).
+ */
+int
+fence_set_min_replicas(fence_ctx *ctx, int replicas, long timeout_ms)
+{
+	fence_clear_error(ctx);
+	if (replicas < 0 || (replicas > 0 && (timeout_ms <= 0 || timeout_ms >= ctx->conn->command_ms)))
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG,
+						"replicas must be 0 or more, and their timeout between 1 ms and the command timeout (%ld ms)",
+						ctx->conn->command_ms);
+		return FENCE_ERR;
+	}
+	if (replicas > 0 && ctx->conn->ops == &fence_quorum_ops)
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG,
+						"waiting for replicas needs one master (single node, Sentinel or Cluster), not a quorum");
+		return FENCE_ERR;
+	}
+	ctx->conn->min_replicas = replicas;
+	ctx->conn->replica_timeout_ms = timeout_ms;
+	return FENCE_OK;
+}
+
+/*
+ * A second context for the same topology, not yet connected: the
+ * heartbeat thread's own.
  */
 fence_ctx *
 fence_ctx_clone(fence_ctx *src, long command_ms)
 {
 	fence_ctx  *ctx = ctx_new();
-	fence_url  *u;
-	const fence_url *s = &src->conn->url;
 
 	if (ctx == NULL)
 		return NULL;
-	u = &ctx->conn->url;
 	ctx->conn->connect_ms = src->conn->connect_ms;
 	ctx->conn->command_ms = command_ms;
-	u->is_unix = s->is_unix;
-	u->port = s->port;
-	u->db = s->db;
-	if ((s->host && (u->host = strdup(s->host)) == NULL) ||
-		(s->path && (u->path = strdup(s->path)) == NULL) ||
-		(s->user && (u->user = strdup(s->user)) == NULL) ||
-		(s->password && (u->password = strdup(s->password)) == NULL))
+	ctx->conn->min_replicas = src->conn->min_replicas;
+	ctx->conn->replica_timeout_ms = src->conn->replica_timeout_ms;
+	if ((ctx->conn->spec = strdup(src->conn->spec)) == NULL ||
+		fence_store_open(ctx, ctx->conn->spec, 0) != FENCE_OK)
 	{
 		fence_free(ctx);
 		return NULL;
@@ -290,8 +313,13 @@ fence_free(fence_ctx *ctx)
 		return;
 	if (ctx->conn != NULL)
 	{
-		fence_conn_drop(ctx);
-		fence_url_free(&ctx->conn->url);
+		fence_store_close(ctx);
+		if (ctx->conn->spec != NULL)
+		{
+			/* the URL may hold a password */
+			memset(ctx->conn->spec, 0, strlen(ctx->conn->spec));
+			free(ctx->conn->spec);
+		}
 		free(ctx->conn);
 	}
 	free(ctx);

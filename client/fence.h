@@ -16,6 +16,11 @@
  *
  * A fence_ctx is not thread-safe: use one per thread.  The heartbeat thread
  * of a lease uses its own Redis connection.
+ *
+ * One context speaks to one Redis topology, chosen by the URL given to
+ * fence_connect(): a single node (redis://, unix://), a master found
+ * through Sentinel (redis-sentinel://), a Redis Cluster (redis-cluster://),
+ * or a quorum of independent nodes (several URLs separated by whitespace).
  */
 #ifndef FENCE_H
 #define FENCE_H
@@ -56,6 +61,8 @@ extern "C"
 #define FENCE_ERR_STATE		14	/* Redis holds fence keys in a state fence
 								 * never writes (wrong type, lock without
 								 * expiry, counter not a positive integer) */
+#define FENCE_ERR_REPLICAS	15	/* fewer replicas than asked for
+								 * acknowledged the new lease in time */
 
 #define FENCE_ERRSTR_LEN 256
 
@@ -98,16 +105,32 @@ typedef struct fence_lease fence_lease;
  */
 typedef void (*fence_lost_fn) (fence_lease *lease, void *arg);
 
+/* Kinds of URL, in fence_url.kind. */
+#define FENCE_URL_NODE		0	/* redis:// or unix://: one server */
+#define FENCE_URL_SENTINEL	1	/* redis-sentinel://: a master found through
+								 * Sentinel */
+#define FENCE_URL_CLUSTER	2	/* redis-cluster://: a Redis Cluster */
+
+typedef struct fence_hostport
+{
+	char	   *host;
+	int			port;
+} fence_hostport;
+
 /* A parsed Redis URL (fence_parse_url). */
 typedef struct fence_url
 {
 	int			is_unix;		/* 1: "path" is a Unix socket */
-	char	   *host;			/* TCP host, or NULL */
-	int			port;			/* TCP port */
+	char	   *host;			/* TCP host (the first one), or NULL */
+	int			port;			/* TCP port (of the first host) */
 	char	   *path;			/* Unix socket path, or NULL */
 	char	   *user;			/* ACL user, or NULL */
 	char	   *password;		/* password, or NULL */
 	int			db;				/* database number for SELECT */
+	int			kind;			/* FENCE_URL_* */
+	int			nhosts;			/* sentinels or cluster seeds (1 for a node) */
+	fence_hostport *hosts;		/* "nhosts" addresses, NULL for unix:// */
+	char	   *master;			/* Sentinel: the master's name, else NULL */
 } fence_url;
 
 /* Parsing and checking helpers (no connection needed); on failure they
@@ -117,6 +140,7 @@ void		fence_url_free(fence_url *url);
 int			fence_parse_duration(const char *s, long long *ms, char *errbuf, size_t errlen);
 int			fence_check_resource(const char *resource, char *errbuf, size_t errlen);
 int			fence_check_ttl(long long ttl_ms, char *errbuf, size_t errlen);
+int			fence_check_url(const char *url, char *errbuf, size_t errlen);
 
 /* Connections.  Always returns a context (NULL only when out of memory);
  * check ctx->err. */
@@ -124,6 +148,15 @@ fence_ctx  *fence_connect(const char *url);
 fence_ctx  *fence_connect_timeout(const char *url, long connect_ms, long command_ms);
 void		fence_free(fence_ctx *ctx);
 const char *fence_strerror(int err);
+
+/*
+ * Make every acquire (and every heal of a token) wait until "replicas"
+ * replicas have the new lock and token, for at most "timeout_ms"; with
+ * fewer, the lock is given back and the call fails with
+ * FENCE_ERR_REPLICAS.  0 turns it off.  Single node, Sentinel and Cluster
+ * only.
+ */
+int			fence_set_min_replicas(fence_ctx *ctx, int replicas, long timeout_ms);
 
 /* Leases on Redis. */
 fence_lease *fence_acquire(fence_ctx *ctx, const char *resource, long long ttl_ms);

@@ -31,22 +31,91 @@ enum fence_script
 	FENCE_SCRIPT_RELEASE,
 	FENCE_SCRIPT_EXTEND,
 	FENCE_SCRIPT_HEAL,
+	FENCE_SCRIPT_SHOW,
+	FENCE_SCRIPT_QLOCK,			/* quorum: lock, and read the counter */
+	FENCE_SCRIPT_QCLAIM,		/* quorum: raise the counter, lock held */
 	FENCE_NSCRIPTS
 };
 
-/* One Redis connection plus what is needed to open it again. */
+/* A quorum of more nodes buys nothing but round-trip time. */
+#define FENCE_MAX_QUORUM_NODES 15
+
+/* Most arguments any command of the library takes. */
+#define FENCE_MAX_ARGS 10
+
+/* One command: "argc" arguments (lengths from strlen when "argvlen" is
+ * NULL). */
+typedef struct fence_cmd
+{
+	int			argc;
+	const char *argv[FENCE_MAX_ARGS];
+	const size_t *argvlen;
+} fence_cmd;
+
+/*
+ * One Redis server and the connection to it (conn.c).  "addr" says where it
+ * is and how to log in (is_unix, host, port, path, user, password, db);
+ * "rc" is NULL while disconnected.
+ */
+typedef struct fence_node
+{
+	fence_url	addr;
+	redisContext *rc;
+	long		max_ms;			/* if > 0: cap on connect and command time */
+} fence_node;
+
+/* What fence_node_pipeline() returns besides FENCE_OK. */
+#define FENCE_NODE_UNREACHABLE (-1) /* nothing was sent: safe to retry */
+#define FENCE_NODE_BROKEN	(-2)	/* sent, but no reply: outcome unknown */
+
+/*
+ * A topology: how lease operations reach Redis (store.c dispatches).  Each
+ * returns 1 when it did what was asked, 0 when the lock is not ours (for
+ * acquire: busy, with the PTTL in busy_pttl), -1 on error (ctx->err set).
+ *
+ * Single node, Sentinel and Cluster have one master per key: they only say
+ * how to send commands for a key ("exec") and share the lease operations of
+ * master.c.  Quorum (quorum.c) has operations of its own.
+ */
+typedef struct fence_store_ops
+{
+	const char *kind;
+	/* open the connection(s) now; FENCE_OK or FENCE_ERR */
+	int			(*open) (fence_ctx *ctx);
+	/* send "cmds" pipelined to the master of "key"; FENCE_OK with every
+	 * reply in "replies", or a FENCE_NODE_* code (ctx->err set) */
+	int			(*exec) (fence_ctx *ctx, const char *key, int ncmds,
+						 const fence_cmd *cmds, redisReply **replies);
+	int			(*acquire) (fence_ctx *ctx, fence_lease *l, int64_t t0);
+	int			(*extend) (fence_ctx *ctx, const char *lock_key,
+						   const char *owner, long long ttl_ms);
+	int			(*release) (fence_ctx *ctx, const char *lock_key,
+							const char *owner);
+	/* raise the counter above "mark" and take the next token into l->token */
+	int			(*heal) (fence_ctx *ctx, fence_lease *l, long long mark);
+	int			(*show) (fence_ctx *ctx, const char *lock_key,
+						 const char *token_key, fence_info *info);
+	void		(*free) (void *state);
+} fence_store_ops;
+
+/* The private part of a fence_ctx: the topology and its settings. */
 struct fence_conn
 {
-	fence_url	url;
+	char	   *spec;			/* the URL(s) as given, for clones */
 	long		connect_ms;
 	long		command_ms;
-	redisContext *rc;			/* NULL while disconnected */
+	const fence_store_ops *ops;
+	void	   *store;			/* the topology's state */
+	int			min_replicas;	/* WAIT for this many after acquire */
+	long		replica_timeout_ms;
+	int64_t		op_deadline_ns; /* end of the lease operation under way */
 	uint64_t	rng;			/* xorshift state for backoff jitter */
 	unsigned char pool[512];	/* kernel randomness for owner ids */
 	size_t		pool_used;		/* bytes of "pool" already handed out */
 	pid_t		pool_pid;		/* process that filled "pool" */
 	long long	busy_pttl;		/* PTTL seen by the last busy acquire */
-	int64_t		deadline_ns;	/* calls must be over by then; 0: none */
+	int64_t		deadline_ns;	/* the caller's: calls must be over by then
+								 * too; 0: none */
 };
 
 struct fence_lease
@@ -87,31 +156,101 @@ int			fence_owner_bytes(fence_ctx *ctx, unsigned char *buf, size_t len);
 uint64_t	fence_rand(fence_ctx *ctx);
 fence_ctx  *fence_ctx_clone(fence_ctx *ctx, long command_ms);
 
+/* url.c */
+int			fence_url_copy(fence_url *dst, const fence_url *src);
+int			fence_url_node(fence_url *dst, const fence_url *login,
+						   const char *host, int port);
+
 /* conn.c */
 void		fence_conn_set_deadline(fence_ctx *ctx, int64_t deadline_ns);
-int			fence_conn_ensure(fence_ctx *ctx);
-redisReply *fence_command_argv(fence_ctx *ctx, int argc, const char **argv,
-							   const size_t *argvlen);
-void		fence_conn_drop(fence_ctx *ctx);
+void		fence_op_begin(fence_ctx *ctx);
+long		fence_op_left_ms(fence_ctx *ctx, long cap_ms);
+int			fence_op_back_off(fence_ctx *ctx, long *wait_ms, long max_ms);
+int			fence_node_pipeline(fence_ctx *ctx, fence_node *n, int ncmds,
+								const fence_cmd *cmds, redisReply **replies);
+redisReply *fence_node_command(fence_ctx *ctx, fence_node *n, int argc,
+							   const char **argv);
+int			fence_node_connect(fence_ctx *ctx, fence_node *n);
+void		fence_node_drop(fence_node *n);
+void		fence_node_free(fence_node *n);
+const char *fence_node_name(const fence_node *n, char *buf, size_t len);
+int			fence_set_cloexec(int fd);
 int			fence_reply_error(fence_ctx *ctx, redisReply *r);
+int			fence_reply_is(const redisReply *r, const char *prefix);
+void		fence_free_replies(int n, redisReply **replies);
 
 /* sha1.c */
 void		fence_sha1_hex(const void *data, size_t len, char hex[41]);
 
 /* scripts.c */
+void		fence_script_cmd(fence_cmd *cmd, enum fence_script which, int eval,
+							 int nkeys, const char **keys, int nargs, const char **args);
+const char *fence_script_source(enum fence_script which);
 redisReply *fence_script_run(fence_ctx *ctx, enum fence_script which,
 							 int nkeys, const char **keys,
-							 int nargs, const char **args);
+							 int nargs, const char **args, long long *acked);
+
+/* store.c: the operations of the context's topology */
+int			fence_store_open(fence_ctx *ctx, const char *spec, int connect);
+int			fence_store_connect(fence_ctx *ctx);
+void		fence_store_close(fence_ctx *ctx);
+int			fence_store_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0);
+int			fence_store_extend(fence_ctx *ctx, const char *lock_key,
+							   const char *owner, long long ttl_ms);
+int			fence_store_release(fence_ctx *ctx, const char *lock_key,
+								const char *owner);
+int			fence_store_heal(fence_ctx *ctx, fence_lease *l, long long mark);
+int			fence_store_show(fence_ctx *ctx, const char *lock_key,
+							 const char *token_key, fence_info *info);
+
+/* master.c: lease operations on the one master that holds a key */
+int			fence_master_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0);
+int			fence_master_extend(fence_ctx *ctx, const char *lock_key,
+								const char *owner, long long ttl_ms);
+int			fence_master_release(fence_ctx *ctx, const char *lock_key,
+								 const char *owner);
+int			fence_master_heal(fence_ctx *ctx, fence_lease *l, long long mark);
+int			fence_master_show(fence_ctx *ctx, const char *lock_key,
+							  const char *token_key, fence_info *info);
+int			fence_parse_show(fence_ctx *ctx, redisReply *r, const char *token_key,
+							 fence_info *info);
+
+/* the topologies: single.c, sentinel.c, cluster.c, quorum.c */
+extern const fence_store_ops fence_single_ops;
+extern const fence_store_ops fence_sentinel_ops;
+extern const fence_store_ops fence_cluster_ops;
+extern const fence_store_ops fence_quorum_ops;
+void	   *fence_single_new(fence_ctx *ctx, const fence_url *url);
+void	   *fence_sentinel_new(fence_ctx *ctx, const fence_url *url);
+void	   *fence_cluster_new(fence_ctx *ctx, const fence_url *url);
+void	   *fence_quorum_new(fence_ctx *ctx, int n, const fence_url *urls);
+unsigned int fence_key_slot(const char *key, size_t len);
+
+/* fanout.c: one request to each of several nodes, in parallel */
+typedef struct fence_fan
+{
+	fence_node *node;			/* the node (a non-blocking connection) */
+	int			send;			/* 1: send "cmd" to this node */
+	fence_cmd	cmd;			/* an EVALSHA (EVAL on NOSCRIPT) */
+	enum fence_script script;
+	redisReply *reply;			/* the reply, NULL when none came */
+	char		why[96];		/* why there is no reply */
+} fence_fan;
+void		fence_fanout(fence_ctx *ctx, int n, fence_fan *fan, long timeout_ms,
+						 int enough);
+void		fence_fan_why(fence_fan *f, const char *why);
 
 /* keys.c */
 char	   *fence_key(const char *resource, const char *suffix);
 
 /* lease.c */
 int			fence_parse_token(const char *s, size_t len, long long *out);
-int			fence_lease_usable(fence_ctx *ctx, fence_lease *lease);
+int			fence_parse_counter(const char *s, size_t len, long long *out);
+int			fence_lease_usable(fence_ctx *ctx, fence_lease *l);
 long long	fence_drift_ms(long long ttl_ms);
 int			fence_extend_raw(fence_ctx *ctx, const char *lock_key,
 							 const char *owner, long long ttl_ms);
+void		fence_lease_set_lost(fence_lease *l);
 int			fence_lease_renew(fence_ctx *ctx, fence_lease *lease, long long ttl_ms);
 void		fence_lease_wait(fence_lease *lease, int64_t until_ns);
 

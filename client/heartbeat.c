@@ -128,7 +128,7 @@ fence_heartbeat_start(fence_ctx *ctx, fence_lease *l, fence_lost_fn cb, void *ar
 	pthread_mutex_lock(&l->mu);
 	fence_conn_set_deadline(l->hb_ctx, l->deadline_ns);
 	pthread_mutex_unlock(&l->mu);
-	(void) fence_conn_ensure(l->hb_ctx);
+	(void) fence_store_connect(l->hb_ctx);
 	fence_conn_set_deadline(l->hb_ctx, 0);
 
 	l->lost_cb = cb;

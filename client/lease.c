@@ -3,16 +3,22 @@
  *	  Leases: a lock on Redis that expires, and the fencing token that came
  *	  with it.
  *
- * Acquire, extend and release are each one EVALSHA round trip (see
- * scripts.c).  A lease also keeps a local deadline on CLOCK_MONOTONIC: the
- * time of the last successful acquire or extend, taken *before* the command
- * was sent, plus the TTL, minus a margin for clock drift between this host
- * and Redis.  Before that deadline the lease is surely still ours; after it,
+ * How acquire, extend and release reach Redis is the topology's business
+ * (store.c); on one master each is one EVALSHA round trip (master.c).  A
+ * lease also keeps a local deadline on CLOCK_MONOTONIC: the time of the
+ * last successful acquire or extend, taken *before* the first command was
+ * sent, plus the TTL, minus a margin for clock drift between this host and
+ * Redis.  Before that deadline the lease is surely still ours; after it,
  * the library treats the lease as lost whatever Redis might still say,
  * because someone else may already hold it.  For that to hold, the deadline
  * must follow the TTL of the extend Redis ran *last*: fence_lease_renew
  * keeps extends of a lease one at a time and allows for extends whose
  * answer never came.
+ *
+ * The same deadline serves a quorum: Redlock's validity, TTL minus the
+ * time the acquire took minus the drift, counted from the end of the
+ * acquire, ends at that very instant.  Every node set its lock after "t0",
+ * so each one holds it until at least t0 + TTL by its own clock.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -32,16 +38,17 @@ fence_drift_ms(long long ttl_ms)
 }
 
 /*
- * Parse a positive token exactly (no doubles, no wrap), in the canonical
- * form INCR and PostgreSQL write: no sign, no leading zero.
+ * Parse a counter exactly (no doubles, no wrap), in the canonical form
+ * INCR and PostgreSQL write: no sign, no leading zero; "0" is a counter
+ * (a quorum node that never saw the resource), not a token.
  */
 int
-fence_parse_token(const char *s, size_t len, long long *out)
+fence_parse_counter(const char *s, size_t len, long long *out)
 {
 	unsigned long long v = 0;
 	size_t		i;
 
-	if (len == 0 || len > 19 || s[0] == '0')
+	if (len == 0 || len > 19 || (len > 1 && s[0] == '0'))
 		return -1;
 	for (i = 0; i < len; i++)
 	{
@@ -49,9 +56,21 @@ fence_parse_token(const char *s, size_t len, long long *out)
 			return -1;
 		v = v * 10 + (unsigned long long) (s[i] - '0');
 	}
-	if (v > (unsigned long long) INT64_MAX || v == 0)
+	if (v > (unsigned long long) INT64_MAX)
 		return -1;
 	*out = (long long) v;
+	return 0;
+}
+
+/* Parse a positive token exactly. */
+int
+fence_parse_token(const char *s, size_t len, long long *out)
+{
+	long long	v;
+
+	if (fence_parse_counter(s, len, &v) != 0 || v == 0)
+		return -1;
+	*out = v;
 	return 0;
 }
 
@@ -197,53 +216,11 @@ oom:
 static int
 try_acquire(fence_ctx *ctx, fence_lease *l)
 {
-	char		ttl[24];
-	const char *keys[2] = {l->lock_key, l->token_key};
-	const char *args[2] = {l->owner, ttl};
-	int64_t		t0;
-	redisReply *r;
+	int64_t		t0 = fence_now_ns();
+	int			rc = fence_store_acquire(ctx, l, t0);
 
-	snprintf(ttl, sizeof(ttl), "%lld", l->ttl_ms);
-	t0 = fence_now_ns();
-	r = fence_script_run(ctx, FENCE_SCRIPT_ACQUIRE, 2, keys, 2, args);
-	if (r == NULL)
-		return -1;
-	if (r->type == REDIS_REPLY_STRING)
-	{
-		if (fence_parse_token(r->str, r->len, &l->token) != 0)
-		{
-			fence_set_error(ctx, FENCE_ERR_STATE, "token counter %s holds \"%.40s\", not a positive integer",
-							l->token_key, r->str);
-			freeReplyObject(r);
-			return -1;
-		}
-		freeReplyObject(r);
-		goto acquired;
-	}
-	if (r->type == REDIS_REPLY_INTEGER && r->integer > 0)
-	{
-		l->token = r->integer;
-		freeReplyObject(r);
-		goto acquired;
-	}
-	if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
-		r->element[0]->type == REDIS_REPLY_INTEGER)
-	{
-		ctx->conn->busy_pttl = r->element[0]->integer;
-		freeReplyObject(r);
-		return 0;
-	}
-	fence_reply_error(ctx, r);
-	if (ctx->err == FENCE_ERR_STATE)
-	{
-		char		msg[FENCE_ERRSTR_LEN];
-
-		memcpy(msg, ctx->errstr, sizeof(msg));
-		fence_set_error(ctx, FENCE_ERR_STATE, "resource \"%.80s\": %s", l->resource, msg);
-	}
-	return -1;
-
-acquired:
+	if (rc != 1)
+		return rc;
 	pthread_mutex_lock(&l->mu);
 	l->state = FENCE_LEASE_HELD;
 	l->renewed_ns = t0;
@@ -342,51 +319,19 @@ fence_acquire_wait(fence_ctx *ctx, const char *resource, long long ttl_ms,
 	return NULL;
 }
 
-/*
- * Run a compare-and-act script on "lock_key" (its first argument is the
- * owner).  Returns 1 when it acted, 0 when the lock is not the owner's, -1
- * on error.
- */
-static int
-compare_script(fence_ctx *ctx, enum fence_script which, const char *lock_key,
-			   int nargs, const char **args)
-{
-	const char *keys[1] = {lock_key};
-	redisReply *r;
-	int			rc;
-
-	r = fence_script_run(ctx, which, 1, keys, nargs, args);
-	if (r == NULL)
-		return -1;
-	if (r->type != REDIS_REPLY_INTEGER)
-	{
-		fence_reply_error(ctx, r);
-		return -1;
-	}
-	rc = r->integer == 1 ? 1 : 0;
-	freeReplyObject(r);
-	return rc;
-}
-
 /* Compare-and-PEXPIRE.  Returns 1 extended, 0 not ours, -1 error. */
 int
 fence_extend_raw(fence_ctx *ctx, const char *lock_key, const char *owner,
 				 long long ttl_ms)
 {
-	char		ttl[24];
-	const char *args[2] = {owner, ttl};
-
-	snprintf(ttl, sizeof(ttl), "%lld", ttl_ms);
-	return compare_script(ctx, FENCE_SCRIPT_EXTEND, lock_key, 2, args);
+	return fence_store_extend(ctx, lock_key, owner, ttl_ms);
 }
 
 /* Compare-and-DEL.  Returns 1 deleted, 0 not ours, -1 error. */
 static int
 release_raw(fence_ctx *ctx, const char *lock_key, const char *owner)
 {
-	const char *args[1] = {owner};
-
-	return compare_script(ctx, FENCE_SCRIPT_RELEASE, lock_key, 1, args);
+	return fence_store_release(ctx, lock_key, owner);
 }
 
 /*
@@ -618,6 +563,15 @@ fence_lease_ttl(const fence_lease *l)
 	return ttl;
 }
 
+/* Mark the lease lost for good (a heal found the lock gone). */
+void
+fence_lease_set_lost(fence_lease *l)
+{
+	pthread_mutex_lock(&l->mu);
+	l->state = FENCE_LEASE_LOST;
+	pthread_mutex_unlock(&l->mu);
+}
+
 /* The lease's state now; a passed local deadline makes it LOST. */
 int
 fence_lease_state(fence_lease *l)
@@ -651,21 +605,6 @@ fence_lease_usable(fence_ctx *ctx, fence_lease *l)
 	}
 }
 
-/* Read a string reply (or nil) into "*out". */
-static int
-get_string(fence_ctx *ctx, const char *cmd, const char *key, redisReply **out)
-{
-	const char *argv[2] = {cmd, key};
-	redisReply *r = fence_command_argv(ctx, 2, argv, NULL);
-
-	if (r == NULL)
-		return FENCE_ERR;
-	if (r->type == REDIS_REPLY_ERROR)
-		return fence_reply_error(ctx, r);
-	*out = r;
-	return FENCE_OK;
-}
-
 /*
  * Fill "info" with the current owner, the lock's remaining TTL and the
  * last token handed out for "resource".
@@ -675,7 +614,6 @@ fence_show(fence_ctx *ctx, const char *resource, fence_info *info)
 {
 	char	   *lock = NULL,
 			   *token = NULL;
-	redisReply *r = NULL;
 	int			rc = FENCE_ERR;
 
 	fence_clear_error(ctx);
@@ -686,38 +624,9 @@ fence_show(fence_ctx *ctx, const char *resource, fence_info *info)
 	lock = fence_key(resource, "lock");
 	token = fence_key(resource, "token");
 	if (lock == NULL || token == NULL)
-	{
 		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
-		goto done;
-	}
-	if (get_string(ctx, "GET", lock, &r) != FENCE_OK)
-		goto done;
-	if (r->type == REDIS_REPLY_STRING && (info->owner = strdup(r->str)) == NULL)
-	{
-		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
-		goto done;
-	}
-	freeReplyObject(r);
-	r = NULL;
-	if (get_string(ctx, "PTTL", lock, &r) != FENCE_OK)
-		goto done;
-	if (r->type == REDIS_REPLY_INTEGER)
-		info->pttl_ms = r->integer;
-	freeReplyObject(r);
-	r = NULL;
-	if (get_string(ctx, "GET", token, &r) != FENCE_OK)
-		goto done;
-	if (r->type == REDIS_REPLY_STRING &&
-		fence_parse_token(r->str, r->len, &info->token) != 0)
-	{
-		fence_set_error(ctx, FENCE_ERR_STATE, "token counter %s holds \"%.40s\", not a positive integer",
-						token, r->str);
-		goto done;
-	}
-	rc = FENCE_OK;
-done:
-	if (r != NULL)
-		freeReplyObject(r);
+	else if (fence_store_show(ctx, lock, token, info) == 1)
+		rc = FENCE_OK;
 	free(lock);
 	free(token);
 	if (rc != FENCE_OK)

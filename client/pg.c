@@ -11,11 +11,12 @@
  *
  * If PostgreSQL answers LF001 to the announce, it has already accepted T
  * or more.  While we hold the lock that can only mean Redis handed out a
- * token it had handed out before (it restarted without its data, or failed
- * over to a replica that missed the last INCRs).  The client then lifts the
- * Redis counter to PostgreSQL's mark (raise, never lower, and only while the
- * lock is still ours: scripts.c, HEAL), takes the next token and announces
- * again.
+ * token it had handed out before (it restarted without its data, failed
+ * over to a replica that missed the last INCRs, or a quorum lost the
+ * counters of too many nodes).  The client then lifts the Redis counter to
+ * PostgreSQL's mark (raise, never lower, and only while the lock is still
+ * ours: scripts.c HEAL, or a claim on a majority in quorum.c), takes the
+ * next token and announces again.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,38 +132,15 @@ fence_pg_mark(fence_ctx *ctx, PGconn *pg, const char *resource, long long *token
 static int
 heal(fence_ctx *ctx, fence_lease *l, long long mark)
 {
-	char		m[24];
-	const char *keys[2] = {l->lock_key, l->token_key};
-	const char *args[2] = {l->owner, m};
-	redisReply *r;
-	long long	token;
+	int			rc = fence_store_heal(ctx, l, mark);
 
-	snprintf(m, sizeof(m), "%lld", mark);
-	r = fence_script_run(ctx, FENCE_SCRIPT_HEAL, 2, keys, 2, args);
-	if (r == NULL)
-		return FENCE_ERR;
-	if (r->type == REDIS_REPLY_INTEGER)
+	if (rc == 0)
 	{
-		freeReplyObject(r);
-		pthread_mutex_lock(&l->mu);
-		l->state = FENCE_LEASE_LOST;
-		pthread_mutex_unlock(&l->mu);
+		fence_lease_set_lost(l);
 		fence_set_error(ctx, FENCE_ERR_LOST, "lease on \"%s\" was lost before its token could be renewed",
 						l->resource);
-		return FENCE_ERR;
 	}
-	if (r->type != REDIS_REPLY_STRING)
-		return fence_reply_error(ctx, r);
-	if (fence_parse_token(r->str, r->len, &token) != 0 || token <= mark)
-	{
-		fence_set_error(ctx, FENCE_ERR_STATE, "token counter %s holds \"%.40s\" after healing",
-						l->token_key, r->str);
-		freeReplyObject(r);
-		return FENCE_ERR;
-	}
-	freeReplyObject(r);
-	l->token = token;
-	return FENCE_OK;
+	return rc == 1 ? FENCE_OK : FENCE_ERR;
 }
 
 /*

@@ -17,6 +17,10 @@
  * (sha1.c), so that each operation is one round trip even for a process
  * that has just started.  A NOSCRIPT reply (a fresh or restarted server,
  * SCRIPT FLUSH) falls back to EVAL, which also caches the script again.
+ *
+ * Every script names all the keys it touches, and both keys of a resource
+ * share one hash tag (lease.c, fence_key), so a script runs whole on the
+ * one node of a Redis Cluster that owns the resource's slot.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,8 +117,60 @@ COUNTER_CHECK
 "if type(r) == 'table' and r.err then return r end\n"
 "return redis.call('GET', KEYS[2])\n";
 
+/*
+ * SHOW  KEYS: lock, token.  {owner or nil, PTTL of the lock, counter or
+ * nil}: what "fence show" prints, in one round trip.
+ */
+static const char show_lua[] =
+"return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]),\n"
+"        redis.call('GET', KEYS[2])}\n";
+
+/*
+ * QLOCK  KEYS: lock, token  ARGV: owner, ttl_ms
+ * Quorum mode, on each node: take the lock if it is free (or already the
+ * caller's: a request of an earlier attempt that arrived late), and read the
+ * counter either way, for the token the caller will claim.  Returns
+ * {1, counter} when the lock is the caller's, {0, counter, PTTL} when
+ * another owner holds it.  The counter comes back as its string ("0" when
+ * missing), never as a Lua number.
+ */
+static const char qlock_lua[] =
+COUNTER_CHECK
+"local held = redis.call('GET', KEYS[1])\n"
+"local c = cur or '0'\n"
+"if not held then\n"
+"  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
+"  return {1, c}\n"
+"elseif held == ARGV[1] then\n"
+"  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+"  return {1, c}\n"
+"end\n"
+"local pttl = redis.call('PTTL', KEYS[1])\n"
+"if pttl < 0 then return redis.error_reply('FENCESTATE lock has no expiry') end\n"
+"return {0, c, pttl}\n";
+
+/*
+ * QCLAIM  KEYS: lock, token  ARGV: owner, token
+ * Quorum mode, on each node where the caller took the lock: raise the
+ * counter to "token" if the counter is lower, only while the lock is still
+ * the caller's.  Returns {1} raised, {0} lock not ours, or {2, counter} when
+ * the counter is already at or above "token" (someone claimed it first).
+ * Strictly lower only: two claims of the same value cannot both succeed on
+ * one node.  Compared as canonical decimal strings (COUNTER_CHECK), exact
+ * beyond 2^53.
+ */
+static const char qclaim_lua[] =
+"if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0} end\n"
+COUNTER_CHECK
+"local t = ARGV[2]\n"
+"if not cur or #cur < #t or (#cur == #t and cur < t) then\n"
+"  redis.call('SET', KEYS[2], t)\n"
+"  return {1}\n"
+"end\n"
+"return {2, cur}\n";
+
 static const char *const script_src[FENCE_NSCRIPTS] = {
-	acquire_lua, release_lua, extend_lua, heal_lua
+	acquire_lua, release_lua, extend_lua, heal_lua, show_lua, qlock_lua, qclaim_lua
 };
 
 static char script_sha[FENCE_NSCRIPTS][41];
@@ -129,43 +185,97 @@ script_sha_init(void)
 		fence_sha1_hex(script_src[i], strlen(script_src[i]), script_sha[i]);
 }
 
+const char *
+fence_script_source(enum fence_script which)
+{
+	return script_src[which];
+}
+
 /*
- * Run script "which" with "nkeys" keys and "nargs" arguments.  Returns the
- * reply (which may be an error reply), or NULL on a transport error.
+ * Build the EVALSHA (or, with "eval", the EVAL) of script "which" with
+ * "nkeys" keys and "nargs" arguments into "cmd".  The strings are not
+ * copied: they must outlive "cmd".
+ */
+void
+fence_script_cmd(fence_cmd *cmd, enum fence_script which, int eval,
+				 int nkeys, const char **keys, int nargs, const char **args)
+{
+	static const char *const nk[] = {"0", "1", "2"};
+	int			i;
+
+	pthread_once(&script_sha_once, script_sha_init);
+	cmd->argvlen = NULL;
+	cmd->argc = 0;
+	cmd->argv[cmd->argc++] = eval ? "EVAL" : "EVALSHA";
+	cmd->argv[cmd->argc++] = eval ? script_src[which] : script_sha[which];
+	cmd->argv[cmd->argc++] = nk[nkeys];
+	for (i = 0; i < nkeys; i++)
+		cmd->argv[cmd->argc++] = keys[i];
+	for (i = 0; i < nargs; i++)
+		cmd->argv[cmd->argc++] = args[i];
+}
+
+/*
+ * Run script "which" with "nkeys" keys (at most 2; the first one routes
+ * the command) and "nargs" arguments (at most 3) on the master of the
+ * keys.  Returns the reply (which may be an error reply), or NULL on a
+ * transport error.
+ *
+ * With "acked" not NULL and replicas asked for (fence_set_min_replicas), a
+ * WAIT goes out in the same write, right behind the script, and "*acked"
+ * receives how many replicas acknowledged the script's writes (-1 when not
+ * asked).
  */
 redisReply *
 fence_script_run(fence_ctx *ctx, enum fence_script which,
-				 int nkeys, const char **keys, int nargs, const char **args)
+				 int nkeys, const char **keys, int nargs, const char **args,
+				 long long *acked)
 {
-	const char *argv[8];
-	char		nk[8];
-	redisReply *r;
-	int			i,
-				argc = 0;
+	struct fence_conn *c = ctx->conn;
+	fence_cmd	cmds[2];
+	redisReply *replies[2];
+	char		nrep[16],
+				wait_ms[24];
+	int			ncmds = 1,
+				eval;
 
-	if (nkeys + nargs + 3 > (int) (sizeof(argv) / sizeof(argv[0])))
+	if (acked != NULL)
+		*acked = -1;
+	if (nkeys > 2 || nargs > 3)
 	{
 		fence_set_error(ctx, FENCE_ERR_ARG, "too many script arguments");
 		return NULL;
 	}
-	pthread_once(&script_sha_once, script_sha_init);
-	snprintf(nk, sizeof(nk), "%d", nkeys);
-	argv[argc++] = "EVALSHA";
-	argv[argc++] = script_sha[which];
-	argv[argc++] = nk;
-	for (i = 0; i < nkeys; i++)
-		argv[argc++] = keys[i];
-	for (i = 0; i < nargs; i++)
-		argv[argc++] = args[i];
-	r = fence_command_argv(ctx, argc, argv, NULL);
-	if (r != NULL && r->type == REDIS_REPLY_ERROR &&
-		strncmp(r->str, "NOSCRIPT", 8) == 0)
+	if (acked != NULL && c->min_replicas > 0)
 	{
-		/* Script cache flushed under us: send the source instead. */
-		freeReplyObject(r);
-		argv[0] = "EVAL";
-		argv[1] = script_src[which];
-		r = fence_command_argv(ctx, argc, argv, NULL);
+		snprintf(nrep, sizeof(nrep), "%d", c->min_replicas);
+		snprintf(wait_ms, sizeof(wait_ms), "%ld", c->replica_timeout_ms);
+		cmds[1].argc = 3;
+		cmds[1].argv[0] = "WAIT";
+		cmds[1].argv[1] = nrep;
+		cmds[1].argv[2] = wait_ms;
+		cmds[1].argvlen = NULL;
+		ncmds = 2;
 	}
-	return r;
+	for (eval = 0; eval <= 1; eval++)
+	{
+		fence_script_cmd(&cmds[0], which, eval, nkeys, keys, nargs, args);
+		if (c->ops->exec(ctx, keys[0], ncmds, cmds, replies) != FENCE_OK)
+			return NULL;
+		/* Script cache flushed under us: send the source instead. */
+		if (!eval && fence_reply_is(replies[0], "NOSCRIPT"))
+		{
+			fence_free_replies(ncmds, replies);
+			continue;
+		}
+		break;
+	}
+	if (ncmds == 2)
+	{
+		/* a WAIT refused (say, on a server without replication) counts as
+		 * no acknowledgement at all: the caller gives the lease back */
+		*acked = replies[1]->type == REDIS_REPLY_INTEGER ? replies[1]->integer : 0;
+		freeReplyObject(replies[1]);
+	}
+	return replies[0];
 }

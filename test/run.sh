@@ -3,12 +3,13 @@
 # one closing line "N passed, N failed, N skipped".
 #
 # Suites: pg_regress and isolation specs (extension/), the client's C tests
-# under ASan/UBSan (client/), fence.fenced_update from every driver
-# (test/drivers/), and the end-to-end fault tests (test/e2e/).
+# under ASan/UBSan (client/), its C tests on Redis Cluster, Sentinel and a
+# quorum (topo: servers of their own), fence.fenced_update from every
+# driver (test/drivers/), and the end-to-end fault tests (test/e2e/).
 # Each suite reports a line per test, "ok - NAME", "not ok - NAME" or
 # "skip - NAME"; this script only counts them.
 #
-# FENCE_SUITES="regress client drivers e2e" picks suites; FENCE_E2E="f1 f6" picks
+# FENCE_SUITES="regress client topo drivers e2e" picks suites; FENCE_E2E="f1 f6" picks
 # end-to-end tests by file-name prefix.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -59,6 +60,31 @@ suite_client() {
 	make -s -C client check 2>&1 | report
 }
 
+# The topologies of the topo suite: a cluster of 3 masters, a master with a
+# replica watched by 3 sentinels (slow to fail over: the suite freezes the
+# replica briefly), and 5 independent nodes for a quorum.
+suite_topo() {
+	echo "== topologies: Cluster, Sentinel, quorum (ASan/UBSan)"
+	local i urls= pids=
+	cluster_start tc 3 &&
+		redis_start tm --repl-diskless-sync-delay 0 &&
+		redis_start tr --replicaof 127.0.0.1 "$REDIS_PORT_tm" &&
+		redis_wait_replica "$REDIS_PORT_tr" &&
+		sentinel_start ts tm 3 5000 || { echo "not ok - topo_servers" | report; return; }
+	for i in 1 2 3 4 5; do
+		redis_start "tq$i" || { echo "not ok - topo_servers" | report; return; }
+		urls+="$(redis_url "tq$i") "
+		pids+="$(redis_pid "tq$i") "
+	done
+	FENCE_TEST_CLUSTER=$(cluster_url tc) \
+		FENCE_TEST_CLUSTER_PORTS="$REDIS_PORT_tc1 $REDIS_PORT_tc2 $REDIS_PORT_tc3" \
+		FENCE_TEST_SENTINEL=$(sentinel_url ts) \
+		FENCE_TEST_SENTINEL_PORTS="$REDIS_PORT_tm $REDIS_PORT_tr" \
+		FENCE_TEST_SENTINEL_PIDS="$REDIS_PID_tm $REDIS_PID_tr" \
+		FENCE_TEST_QUORUM=$urls FENCE_TEST_QUORUM_PIDS=$pids \
+		make -s -C client check-topo 2>&1 | report
+}
+
 suite_drivers() {
 	echo "== drivers"
 	bash test/drivers/run.sh 2>&1 | report
@@ -86,7 +112,7 @@ suite_e2e() {
 	done
 }
 
-for s in ${FENCE_SUITES:-regress client drivers e2e}; do
+for s in ${FENCE_SUITES:-regress client topo drivers e2e}; do
 	"suite_$s"
 done
 

@@ -54,16 +54,20 @@
 
 #define DEFAULT_TTL_MS		30000
 #define DEFAULT_GRACE_MS	10000
+#define DEFAULT_REPLICA_TIMEOUT_MS 1000
 
 static const char *progname = "fence";
 
 typedef struct options
 {
 	const char *redis;
+	char	   *redis_list;		/* --redis given more than once: a quorum */
 	const char *pg;
 	long long	ttl_ms;
 	long long	wait_ms;
 	long long	grace_ms;
+	int			min_replicas;
+	long long	replica_timeout_ms;
 	int			json;
 } options;
 
@@ -87,9 +91,14 @@ usage(void)
 	printf("  -g, --grace=DURATION     run: time between SIGTERM and SIGKILL when the\n");
 	printf("                           lease is lost (default: 10s)\n");
 	printf("\nConnection options:\n");
-	printf("  -r, --redis=URL          redis://[[user]:password@]host[:port][/db] or\n");
-	printf("                           unix:///path[?db=N] (default: $FENCE_REDIS_URL,\n");
-	printf("                           else %s)\n", FENCE_DEFAULT_URL);
+	printf("  -r, --redis=URL          where the leases live (see URLs below); given\n");
+	printf("                           more than once: a quorum of independent nodes\n");
+	printf("                           (default: $FENCE_REDIS_URL, else\n");
+	printf("                           %s)\n", FENCE_DEFAULT_URL);
+	printf("      --min-replicas=N     take a lease only once N replicas have its lock\n");
+	printf("                           and token (not for a quorum; default: 0)\n");
+	printf("      --replica-timeout=DURATION\n");
+	printf("                           how long to wait for them (default: 1s)\n");
 	printf("  -p, --pg=CONNINFO        PostgreSQL connection string; the token is\n");
 	printf("                           announced there before anything else runs\n");
 	printf("\nOther options:\n");
@@ -97,6 +106,15 @@ usage(void)
 	printf("                           come out as U+FFFD)\n");
 	printf("  -V, --version            output version information, then exit\n");
 	printf("  -?, --help               show this help, then exit\n");
+	printf("\nURLs:\n");
+	printf("  redis://[[user]:password@]host[:port][/db]      one node\n");
+	printf("  unix:///path/to/socket[?db=N]                   one node\n");
+	printf("  redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/MASTER[?db=N]\n");
+	printf("                                the master Sentinel names (port 26379)\n");
+	printf("  redis-cluster://[[user]:password@]host[:port][,host[:port]...]\n");
+	printf("                                a Redis Cluster\n");
+	printf("  several redis:// or unix:// URLs, separated by whitespace in\n");
+	printf("  $FENCE_REDIS_URL or given by repeated --redis: a quorum (Redlock)\n");
 	printf("\nDURATION is 250ms, 10s, 2m, 1h, or a plain number of milliseconds.\n");
 	printf("\nOptions go before COMMAND or SQL: what follows them is passed on as it is\n");
 	printf("(\"fence exec R --pg C 'SELECT $1' -5\" binds -5); \"--\" ends the options before\n");
@@ -141,6 +159,7 @@ exit_for(int err)
 	{
 		case FENCE_ERR_IO:
 		case FENCE_ERR_PROTOCOL:
+		case FENCE_ERR_REPLICAS:
 			return EXIT_UNAVAIL;
 		case FENCE_ERR_BUSY:
 		case FENCE_ERR_TIMEOUT:
@@ -195,7 +214,50 @@ redis_connect(const options *o, int *code)
 		fence_free(ctx);
 		return NULL;
 	}
+	if (o->min_replicas > 0 &&
+		fence_set_min_replicas(ctx, o->min_replicas, (long) o->replica_timeout_ms) != FENCE_OK)
+	{
+		*code = fail(ctx);
+		fence_free(ctx);
+		return NULL;
+	}
 	return ctx;
+}
+
+/* --redis once more: the URLs so far and "url", separated by a space. */
+static int
+add_quorum_url(options *o, const char *url)
+{
+	size_t		len = strlen(o->redis) + strlen(url) + 2;
+	char	   *list = malloc(len);
+
+	if (list == NULL)
+		return -1;
+	snprintf(list, len, "%s %s", o->redis, url);
+	free(o->redis_list);
+	o->redis_list = list;
+	o->redis = list;
+	return 0;
+}
+
+/* Several URLs (a quorum) rather than one? */
+static int
+is_quorum(const char *spec)
+{
+	const char *p = spec;
+	int			words = 0;
+
+	while (*p)
+	{
+		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == '\v')
+			p++;
+		if (*p == '\0')
+			break;
+		words++;
+		while (*p && !(*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == '\v'))
+			p++;
+	}
+	return words > 1;
 }
 
 static PGconn *
@@ -1192,8 +1254,6 @@ static int
 check_command_line(options *o, const verb *v, const char *err, int nargs, char **args)
 {
 	char		errbuf[256];
-	fence_url	u;
-
 	if (*err)
 		return usage_error("%s", err);
 	if (v == NULL)
@@ -1219,9 +1279,17 @@ check_command_line(options *o, const verb *v, const char *err, int nargs, char *
 		o->redis = getenv("FENCE_REDIS_URL");
 	if (o->redis == NULL || *o->redis == '\0')
 		o->redis = FENCE_DEFAULT_URL;
-	if (fence_parse_url(o->redis, &u, errbuf, sizeof(errbuf)) != FENCE_OK)
+	if (fence_check_url(o->redis, errbuf, sizeof(errbuf)) != FENCE_OK)
 		return usage_error("%s", errbuf);
-	fence_url_free(&u);
+	if (o->min_replicas > 0 && is_quorum(o->redis))
+		return usage_error("--min-replicas needs one master (one node, Sentinel or Cluster), not a quorum%s", "");
+	if (o->min_replicas > 0 &&
+		(o->replica_timeout_ms <= 0 || o->replica_timeout_ms >= FENCE_DEFAULT_COMMAND_TIMEOUT_MS))
+	{
+		snprintf(errbuf, sizeof(errbuf), "--replica-timeout must be between 1 ms and %d ms",
+				 FENCE_DEFAULT_COMMAND_TIMEOUT_MS - 1);
+		return usage_error("%s", errbuf);
+	}
 	return 0;
 }
 
@@ -1235,6 +1303,8 @@ main(int argc, char **argv)
 		{"pg", required_argument, NULL, 'p'},
 		{"grace", required_argument, NULL, 'g'},
 		{"json", no_argument, NULL, 'j'},
+		{"min-replicas", required_argument, NULL, 'm' + 256},
+		{"replica-timeout", required_argument, NULL, 'T' + 256},
 		{"help", no_argument, NULL, '?' + 256},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0}
@@ -1259,6 +1329,7 @@ main(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.ttl_ms = DEFAULT_TTL_MS;
 	o.grace_ms = DEFAULT_GRACE_MS;
+	o.replica_timeout_ms = DEFAULT_REPLICA_TIMEOUT_MS;
 
 	/*
 	 * Options may come anywhere among the verb's own arguments.  "-" at the
@@ -1282,7 +1353,30 @@ main(int argc, char **argv)
 				args[nargs++] = optarg;
 				break;
 			case 'r':
-				o.redis = optarg;
+				if (o.redis == NULL)
+					o.redis = optarg;
+				else if (add_quorum_url(&o, optarg) != 0)
+				{
+					fprintf(stderr, "%s: out of memory\n", progname);
+					free(args);
+					return EXIT_FAIL;
+				}
+				break;
+			case 'm' + 256:
+				{
+					char	   *end;
+					long		n = strtol(optarg, &end, 10);
+
+					if ((*optarg < '0' || *optarg > '9' || *end != '\0' || n > 100) && !*usage_err)
+						snprintf(usage_err, sizeof(usage_err),
+								 "--min-replicas must be a number from 0 to 100, not \"%s\"", optarg);
+					else
+						o.min_replicas = (int) n;
+				}
+				break;
+			case 'T' + 256:
+				dst = &o.replica_timeout_ms;
+				what = "--replica-timeout";
 				break;
 			case 'p':
 				o.pg = optarg;
@@ -1337,12 +1431,14 @@ main(int argc, char **argv)
 	{
 		usage();
 		free(args);
+		free(o.redis_list);
 		return 0;
 	}
 	if (version)
 	{
 		printf("fence (pgfence) %s\n", FENCE_VERSION);
 		free(args);
+		free(o.redis_list);
 		return 0;
 	}
 	code = check_command_line(&o, v, usage_err, nargs - 1, args + 1);
@@ -1355,6 +1451,7 @@ main(int argc, char **argv)
 		}
 	}
 	free(args);
+	free(o.redis_list);
 	fflush(stdout);
 	return code;
 }

@@ -116,6 +116,16 @@ test_cli_usage_errors() {
 	expect_rc 64 "$F" acquire r --redis 'http://localhost'
 	grep -q 'unsupported Redis URL scheme' "$TMP/err"
 	expect_rc 64 "$F" acquire r --redis 'redis://host:99999'
+	# topologies: refused before anything is contacted
+	expect_rc 64 "$F" acquire r --redis 'redis-sentinel://127.0.0.1:1'
+	grep -q "master's name is missing" "$TMP/err"
+	expect_rc 64 "$F" acquire r --redis 'redis-cluster://127.0.0.1:1/3'
+	expect_rc 64 "$F" acquire r --redis redis://127.0.0.1:1 --redis 'redis-cluster://127.0.0.1:2'
+	grep -q 'must be a redis:// or unix:// URL' "$TMP/err"
+	FENCE_REDIS_URL="redis://127.0.0.1:1 http://x" expect_rc 64 "$F" acquire r
+	expect_rc 64 "$F" acquire r --min-replicas x
+	expect_rc 64 "$F" acquire r --min-replicas -1
+	expect_rc 64 "$F" acquire r --replica-timeout 1y
 }
 
 # Bad arguments are usage errors (64) found before anything is contacted:
@@ -709,6 +719,44 @@ test_cli_heal_flushall() {
 	"$F" release "$res" "$FENCE_OWNER"
 }
 
+# A quorum of three "nodes": three databases of the one test server, which
+# keep separate keys as independent servers would; one member may be down.
+test_cli_quorum() {
+	local res q1 q2 q3 down=redis://127.0.0.1:1 n
+	res=$(rname quorum)
+	q1=$FENCE_REDIS_URL/11 q2=$FENCE_REDIS_URL/12 q3=$FENCE_REDIS_URL/13
+	eval "$("$F" acquire "$res" --ttl 10s --redis "$q1" --redis "$q2" --redis "$q3")"
+	[ "$FENCE_TOKEN" = 1 ]
+	for n in 11 12 13; do
+		[ "$(rcli -n $n GET "$(lockkey "$res")")" = "$FENCE_OWNER" ]
+	done
+	expect_rc 75 "$F" acquire "$res" --redis "$q1" --redis "$q2" --redis "$q3"
+	FENCE_REDIS_URL="$q1 $q2 $q3" expect_rc 0 "$F" show "$res"
+	grep -qx "FENCE_OWNER=$FENCE_OWNER" "$TMP/out"
+	expect_rc 0 "$F" release "$res" "$FENCE_OWNER" --redis "$q1" --redis "$q2" --redis "$q3"
+	# one member down: still a majority
+	eval "$("$F" acquire "$res" --redis "$q1" --redis "$down" --redis "$q3")"
+	[ "$FENCE_TOKEN" = 2 ]
+	[ "$(rcli -n 12 GET "fence:{$res}:token")" = 1 ]
+	expect_rc 0 "$F" release "$res" "$FENCE_OWNER" --redis "$q1" --redis "$down" --redis "$q3"
+	# two down: no majority, exit 69, saying so
+	expect_rc 69 "$F" acquire "$res" --redis "$q1" --redis "$down" --redis redis://127.0.0.1:2
+	grep -q 'a majority needs 2' "$TMP/err"
+	# waiting for replicas needs one master
+	expect_rc 64 "$F" acquire "$res" --redis "$q1" --redis "$q2" --redis "$q3" --min-replicas 1
+	for n in 11 12 13; do rcli -n $n DEL "fence:{$res}:token" >/dev/null; done
+}
+
+# --min-replicas on a server without replicas: exit 69, nothing left held.
+test_cli_min_replicas() {
+	local res
+	res=$(rname minrep)
+	expect_rc 69 "$F" acquire "$res" --min-replicas 1 --replica-timeout 100ms
+	grep -q 'reached 0 of the 1 replicas asked for within 100 ms' "$TMP/err"
+	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]
+	expect_rc 0 "$F" acquire "$res" --min-replicas 0
+}
+
 # The example program runs its whole path against the real servers.
 test_example() {
 	expect_rc 0 "$PWD/examples/example" "$FENCE_REDIS_URL" "$PGC" "$(rname example)"
@@ -738,6 +786,8 @@ run_test cli_run_lost_sigkill
 run_test cli_run_waits_for_group
 run_test cli_run_lost_escaped
 run_test cli_run_ignored_signals
+run_test cli_quorum
+run_test cli_min_replicas
 run_test cli_run_psql pg
 run_test cli_exec pg
 run_test cli_exec_copy pg

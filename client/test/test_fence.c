@@ -25,23 +25,11 @@
 
 #include "fence.h"
 #include "tap.h"
+#define TEST_PREFIX "client"
+#include "testlib.h"
 
 static const char *redis_url;
 static redisContext *raw;		/* side connection for set-up and checks */
-static PGconn *pg;
-static int	pg_ready;
-
-/* A resource name unique to this run: "client-<pid>-<base>". */
-static const char *
-R(const char *base)
-{
-	static char pool[8][256];
-	static int	next;
-	char	   *buf = pool[next++ % 8];
-
-	snprintf(buf, sizeof(pool[0]), "client-%d-%s", (int) getpid(), base);
-	return buf;
-}
 
 static redisReply *
 rcmd(const char *fmt,...)
@@ -98,23 +86,6 @@ key(const char *resource, const char *suffix)
 }
 
 static long long
-ms_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void
-sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
-
-	nanosleep(&ts, NULL);
-}
-
-static long long
 pg_mark(const char *resource)
 {
 	const char *params[1] = {resource};
@@ -166,6 +137,30 @@ test_url_good(void)
 
 	CHECK(fence_parse_url("unix:///tmp/r.sock?db=2", &u, err, sizeof(err)) == FENCE_OK);
 	CHECK(u.is_unix && strcmp(u.path, "/tmp/r.sock") == 0 && u.db == 2);
+	fence_url_free(&u);
+
+	/* Sentinel: default port 26379, master name %-decoded, ?db=N */
+	CHECK(fence_parse_url("redis-sentinel://s1,s2:26380,[::1]/my%2Fmaster?db=3", &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(u.kind == FENCE_URL_SENTINEL && u.nhosts == 3 && u.db == 3);
+	CHECK(strcmp(u.hosts[0].host, "s1") == 0 && u.hosts[0].port == 26379);
+	CHECK(strcmp(u.hosts[1].host, "s2") == 0 && u.hosts[1].port == 26380);
+	CHECK(strcmp(u.hosts[2].host, "::1") == 0 && u.hosts[2].port == 26379);
+	CHECK(strcmp(u.master, "my/master") == 0 && u.user == NULL && u.password == NULL);
+	CHECK(strcmp(u.host, "s1") == 0 && u.port == 26379);
+	fence_url_free(&u);
+	CHECK(fence_parse_url("redis-sentinel://bob:p%2Cw@h:1/m", &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(strcmp(u.user, "bob") == 0 && strcmp(u.password, "p,w") == 0 && u.nhosts == 1);
+	fence_url_free(&u);
+
+	/* Cluster: default port 6379, no database */
+	CHECK(fence_parse_url("redis-cluster://:pw@a:7000,b", &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(u.kind == FENCE_URL_CLUSTER && u.nhosts == 2 && u.db == 0 && u.master == NULL);
+	CHECK(strcmp(u.hosts[0].host, "a") == 0 && u.hosts[0].port == 7000);
+	CHECK(strcmp(u.hosts[1].host, "b") == 0 && u.hosts[1].port == 6379);
+	CHECK(strcmp(u.password, "pw") == 0);
+	fence_url_free(&u);
+	CHECK(fence_parse_url("redis-cluster://a/", &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(u.kind == FENCE_URL_CLUSTER && u.nhosts == 1);
 	rc = 0;
 fail:
 	fence_url_free(&u);
@@ -180,7 +175,13 @@ test_url_malformed(void)
 		"redis://:6379", "redis://h:0", "redis://h:65536", "redis://h:port",
 		"redis://h:12x", "redis://h/x", "redis://h/-1", "redis://user@h",
 		"redis://u:p%zz@h", "redis://[::1", "redis://h o", "unix://",
-		"unix://relative.sock", "unix:///s?db=x", "unix:///s?foo=1", NULL
+		"unix://relative.sock", "unix:///s?db=x", "unix:///s?foo=1",
+		"redis-sentinel://h", "redis-sentinel://h/", "redis-sentinel://h/?db=1",
+		"redis-sentinel://h/m/x", "redis-sentinel://h/m?db=x", "redis-sentinel://h/m?x=1",
+		"redis-sentinel://h,,i/m", "redis-sentinel://h,/m", "redis-sentinel://,h/m",
+		"redis-sentinel://h:0/m", "redis-sentinel:///m", "redis-sentinel://h/m%zz",
+		"redis-cluster://", "redis-cluster://h/0", "redis-cluster://h,", "redis-cluster://h:99999",
+		"redis-cluster://u@h", "redis-cluster://h h", "redis://a,b", NULL
 	};
 	fence_url	u;
 	char		err[256];
@@ -759,40 +760,6 @@ fail:
 	return rc;
 }
 
-/* Is "fd" in "fds[0..n)"? */
-static int
-fd_in(const int *fds, int n, int fd)
-{
-	for (int i = 0; i < n; i++)
-		if (fds[i] == fd)
-			return 1;
-	return 0;
-}
-
-/* The socket descriptors this process holds, at most "max" of them. */
-static int
-list_sockets(int *fds, int max)
-{
-	char		path[64],
-				target[64];
-	int			n = 0;
-
-	for (int fd = 0; fd < 1024 && n < max; fd++)
-	{
-		ssize_t		len;
-
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		len = readlink(path, target, sizeof(target) - 1);
-		if (len > 0)
-		{
-			target[len] = '\0';
-			if (strncmp(target, "socket:", 7) == 0)
-				fds[n++] = fd;
-		}
-	}
-	return n;
-}
-
 /*
  * Every socket libfence opens (the context's, the heartbeat's, one opened
  * again after a dropped connection) and libpq's is closed on exec, so that
@@ -989,16 +956,6 @@ fail:
 }
 
 /* --- heartbeat ------------------------------------------------------------ */
-
-static volatile int lost_calls;
-
-static void
-count_lost(fence_lease *lease, void *arg)
-{
-	(void) lease;
-	(void) arg;
-	__atomic_add_fetch(&lost_calls, 1, __ATOMIC_SEQ_CST);
-}
 
 static int
 test_heartbeat_renews(void)
@@ -2034,18 +1991,7 @@ main(void)
 		printf("not ok - client_setup\n#   cannot reach Redis at %s\n", redis_url);
 		return 1;
 	}
-	pg = PQconnectdb("");
-	if (PQstatus(pg) == CONNECTION_OK)
-	{
-		PGresult   *r = PQexec(pg, "SET client_min_messages = warning");
-
-		PQclear(r);
-		r = PQexec(pg, "CREATE EXTENSION IF NOT EXISTS fence");
-		PQclear(r);
-		r = PQexec(pg, "SELECT to_regprocedure('fence.advance(text,bigint,text)') IS NOT NULL");
-		pg_ready = PQresultStatus(r) == PGRES_TUPLES_OK && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
-		PQclear(r);
-	}
+	pg_setup();
 
 	TEST(url_good);
 	TEST(url_malformed);

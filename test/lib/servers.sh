@@ -8,6 +8,10 @@
 #   redis_start NAME [ARG ...]   # redis-server on a spare port; sets
 #                                # REDIS_PORT_<NAME>, REDIS_PID_<NAME>
 #   FENCE_REDIS_URL=$(redis_url NAME)
+#   cluster_start NAME N         # N masters of a Redis Cluster (nodes NAME1..N)
+#   FENCE_REDIS_URL=$(cluster_url NAME)
+#   sentinel_start NAME MASTER N # N sentinels watching redis NAME's master
+#   FENCE_REDIS_URL=$(sentinel_url NAME MASTER)
 #
 # Everything lives under $FENCE_TMP and is stopped and removed on exit,
 # also on failure or Ctrl-C.  PostgreSQL refuses to run as root, so as
@@ -97,11 +101,13 @@ pg_start() {
 }
 
 # redis_start NAME [ARG ...]: start a redis-server without persistence.
-# Extra arguments go to redis-server (e.g. --replicaof 127.0.0.1 PORT).
+# Extra arguments go to redis-server (e.g. --replicaof 127.0.0.1 PORT), and
+# again to it when redis_restart starts it anew.  REDIS_START_PORT chooses
+# the port.
 redis_start() {
 	local name=$1 port dir
 	shift
-	port=$(spare_port)
+	port=${REDIS_START_PORT:-$(spare_port)}
 	dir=$FENCE_TMP/redis-$name
 	mkdir -p "$dir"
 	redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" \
@@ -111,6 +117,8 @@ redis_start() {
 	FENCE_REDIS_PIDS+=("$pid")
 	printf -v "REDIS_PORT_$name" %s "$port"
 	printf -v "REDIS_PID_$name" %s "$pid"
+	printf -v "REDIS_ARGS_$name" '%q ' "$@"
+	[ $# -gt 0 ] || printf -v "REDIS_ARGS_$name" %s ""
 	redis_wait "$port" || { cat "$dir/redis.log"; return 1; }
 }
 
@@ -125,23 +133,162 @@ redis_wait() {
 	return 1
 }
 
-# redis_restart NAME: kill -9 and start again on the same port, empty.
+# redis_restart NAME [ARG ...]: kill -9 and start again on the same port,
+# empty, with the arguments it was first started with (or those given).
 redis_restart() {
-	local name=$1 port pidvar portvar
-	portvar=REDIS_PORT_$name pidvar=REDIS_PID_$name
+	local name=$1 port pidvar portvar argsvar
+	shift
+	portvar=REDIS_PORT_$name pidvar=REDIS_PID_$name argsvar=REDIS_ARGS_$name
 	port=${!portvar}
 	kill -9 "${!pidvar}" 2>/dev/null || true
 	wait "${!pidvar}" 2>/dev/null || true
+	[ $# -gt 0 ] || eval "set -- ${!argsvar:-}"
 	redis-server --port "$port" --bind 127.0.0.1 --dir "$FENCE_TMP/redis-$name" \
 		--save '' --appendonly no --daemonize no \
-		--logfile "$FENCE_TMP/redis-$name/redis.log" &
+		--logfile "$FENCE_TMP/redis-$name/redis.log" "$@" &
 	local pid=$!
 	FENCE_REDIS_PIDS+=("$pid")
 	printf -v "REDIS_PID_$name" %s "$pid"
 	redis_wait "$port"
 }
 
+# redis_wait_replica PORT: wait until the replica on PORT has synced (20 s).
+redis_wait_replica() {
+	local i
+	for i in $(seq 200); do
+		redis-cli -p "$1" info replication 2>/dev/null | grep -q '^master_link_status:up' && return 0
+		sleep 0.1
+	done
+	echo "replica on port $1 did not sync" >&2
+	return 1
+}
+
+redis_pid() {
+	local pidvar=REDIS_PID_$1
+	echo "${!pidvar}"
+}
+
 redis_url() {
 	local portvar=REDIS_PORT_$1
 	echo "redis://127.0.0.1:${!portvar}"
+}
+
+# cluster_port: a spare port whose cluster bus port (port + 10000) is spare
+# too, both below the ephemeral range.
+cluster_port() {
+	local port
+	while :; do
+		port=$((12000 + RANDOM % 10000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null &&
+			! (exec 3<>"/dev/tcp/127.0.0.1/$((port + 10000))") 2>/dev/null; then
+			echo "$port"
+			return
+		fi
+	done
+}
+
+# cluster_start NAME N [ARG ...]: N redis-servers in cluster mode (redis
+# names NAME1..NAMEN), joined into one cluster of N masters without
+# replicas (slots split evenly), waiting until every node says
+# cluster_state:ok.  Extra arguments go to every redis-server.
+cluster_start() {
+	local name=$1 n=$2 i port addrs=()
+	shift 2
+	for ((i = 1; i <= n; i++)); do
+		port=$(cluster_port)
+		REDIS_START_PORT=$port redis_start "$name$i" --cluster-enabled yes \
+			--cluster-config-file "$FENCE_TMP/redis-$name$i/nodes.conf" \
+			--cluster-node-timeout 2000 "$@" || return 1
+		addrs+=("127.0.0.1:$port")
+	done
+	redis-cli --cluster create "${addrs[@]}" --cluster-replicas 0 --cluster-yes \
+		>"$FENCE_TMP/cluster-$name.log" 2>&1 || { cat "$FENCE_TMP/cluster-$name.log"; return 1; }
+	for ((i = 1; i <= n; i++)); do
+		cluster_wait_ok "$(redis_port "$name$i")" || return 1
+	done
+}
+
+# cluster_wait_ok PORT: wait until the node on PORT says cluster_state:ok (20 s).
+cluster_wait_ok() {
+	local i
+	for i in $(seq 200); do
+		redis-cli -p "$1" cluster info 2>/dev/null | grep -q '^cluster_state:ok' && return 0
+		sleep 0.1
+	done
+	echo "cluster node on port $1 is not ok" >&2
+	return 1
+}
+
+cluster_url() {
+	local p1 p2
+	p1=$(redis_port "${1}1") p2=$(redis_port "${1}2")
+	echo "redis-cluster://127.0.0.1:$p1,127.0.0.1:$p2"
+}
+
+redis_port() {
+	local portvar=REDIS_PORT_$1
+	echo "${!portvar}"
+}
+
+# sentinel_start NAME MASTER N [DOWN_MS]: N sentinels (NAME1..NAMEN) that
+# watch the redis started as MASTER under the name "NAME", with a quorum
+# of N/2+1, calling it down after DOWN_MS (default 1000) and trying a
+# failover again after 2 s.  Waits until each sentinel sees the master's
+# replicas and the other sentinels.
+sentinel_start() {
+	local name=$1 master=$2 n=$3 down=${4:-1000} i port dir conf mport
+	mport=$(redis_port "$master")
+	for ((i = 1; i <= n; i++)); do
+		port=$(spare_port)
+		dir=$FENCE_TMP/sentinel-$name$i
+		mkdir -p "$dir"
+		conf=$dir/sentinel.conf
+		cat >"$conf" <<-CONF
+			port $port
+			bind 127.0.0.1
+			dir $dir
+			logfile $dir/sentinel.log
+			sentinel monitor $name 127.0.0.1 $mport $((n / 2 + 1))
+			sentinel down-after-milliseconds $name $down
+			sentinel failover-timeout $name 2000
+			sentinel parallel-syncs $name 1
+		CONF
+		redis-server "$conf" --sentinel &
+		FENCE_REDIS_PIDS+=("$!")
+		printf -v "REDIS_PORT_$name$i" %s "$port"
+		printf -v "REDIS_PID_$name$i" %s "$!"
+		redis_wait "$port" || { cat "$dir/sentinel.log"; return 1; }
+	done
+	for ((i = 1; i <= n; i++)); do
+		sentinel_wait_peers "$(redis_port "$name$i")" "$name" $((n - 1)) || return 1
+	done
+}
+
+# sentinel_wait_peers PORT NAME PEERS: wait until the sentinel on PORT
+# knows PEERS other sentinels for NAME (20 s).
+sentinel_wait_peers() {
+	local i
+	for i in $(seq 200); do
+		[ "$(redis-cli -p "$1" sentinel master "$2" 2>/dev/null |
+			awk 'prev == "num-other-sentinels" { print; exit } { prev = $0 }')" = "$3" ] && return 0
+		sleep 0.1
+	done
+	echo "sentinel on port $1 does not see $3 peers" >&2
+	return 1
+}
+
+# sentinel_master PORT NAME: the port of the master the sentinel on PORT names.
+sentinel_master() {
+	redis-cli -p "$1" sentinel get-master-addr-by-name "$2" 2>/dev/null | sed -n 2p
+}
+
+sentinel_url() {
+	local i url= sep=
+	for i in 1 2 3 4 5; do
+		local portvar=REDIS_PORT_$1$i
+		[ -n "${!portvar:-}" ] || break
+		url+="${sep}127.0.0.1:${!portvar}"
+		sep=,
+	done
+	echo "redis-sentinel://$url/$1"
 }

@@ -267,6 +267,60 @@ start_plain_worker() {
 	E2E_PIDS+=("$LAST_PID")
 }
 
+# start_stalled NAME RESOURCE MODE TTL [FENCE-ACQUIRE OPTION...]: take a
+# lease with "fence acquire" (no heartbeat), start the plain worker NAME
+# with it (TBL as for start_worker), and wait until it has read; it then
+# stalls until "go NAME", long after its lease is gone.
+start_stalled() {
+	local name=$1 res=$2 mode=$3 ttl=$4
+	shift 4
+	FENCE_TOKEN=
+	eval "$("$FENCE_BIN" acquire "$res" --ttl "$ttl" "$@")"
+	export_lease
+	PAUSE=1 start_plain_worker "$name" "$mode"
+	unexport_lease
+	wait_for "$name's read" 20 state_is "$name" read
+}
+
+# start_loop_worker NAME RESOURCE MODE [FENCE-RUN OPTION...]: run "fence
+# run RESOURCE OPTIONS -- worker.sh" again and again (workers NAME-1,
+# NAME-2, ...) until stop_loop_workers; each run's exit status goes into
+# the history ("run" events).  Whatever a run ends with (lease lost, Redis
+# failing over, a write refused), the next one starts: the history and
+# the counter say whether anything went wrong.  Configured like
+# start_worker (TBL, WRITES, GAP_MS, STEP).
+start_loop_worker() {
+	local name=$1 res=$2 mode=$3
+	shift 3
+	(
+		i=0
+		while [ ! -e "$WORK/loop.stop" ]; do
+			i=$((i + 1))
+			W=$name-$i RES_HINT=$res MODE=$mode STATE=$WORK HIST=$HIST \
+				"$FENCE_BIN" run "$res" "$@" -- bash "$E2E_DIR/worker.sh" \
+				>>"$WORK/$name.out" 2>>"$WORK/$name.err"
+			hist "$name-$i" run "$res" - - "$(now_ms)" - "exit=$?"
+			sleep 0.02
+		done
+	) &
+	E2E_PIDS+=("$!")
+	LOOP_PIDS+=("$!")
+}
+LOOP_PIDS=()
+
+# stop_loop_workers: let the current runs finish, start no more (60 s).
+stop_loop_workers() {
+	touch "$WORK/loop.stop"
+	local pid
+	for pid in "${LOOP_PIDS[@]}"; do wait_exit "$pid" 60; done
+	LOOP_PIDS=()
+	rm -f "$WORK/loop.stop"
+}
+
+# accepted RESOURCE: how many writes of RESOURCE the workers saw accepted.
+accepted() { grep -c "	write	$1	.*	ok	" "$HIST" || true; }
+accepted_at_least() { [ "$(accepted "$1")" -ge "$2" ]; }
+
 # state_is NAME STATE: the worker has reached STATE (read, wrote, done).
 state_is() { [ -e "$WORK/$1.$2" ]; }
 worker_pid() { cat "$WORK/$1.pid"; }

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# bench/s7_topologies.sh: scenario 7, acquire + release cycles per second
+# on each Redis topology, one connection each (bench/fence_cycles -t 1),
+# against a single node in the same rounds:
+#
+#   single     redis://            a plain redis-server
+#   cluster    redis-cluster://    3 masters, no replicas
+#   master     redis://            the master Sentinel watches, addressed
+#                                  directly: it has a replica to feed
+#   sentinel   redis-sentinel://   the same master, found through 3 sentinels
+#   quorum3    3 x redis://        a quorum of 3 independent nodes
+#
+# Sentinel is compared with its own master addressed directly: both pay
+# for the replication stream (the replica runs on the same cores), which is
+# the server's cost, not the client's.  All servers are this scenario's
+# own (test/lib/servers.sh), unpinned: scenario 4 measures the pinned
+# single-node figure.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$BENCH_DIR/../test/lib/servers.sh"
+
+ROUNDS=${BENCH_S7_ROUNDS:-$((ROUNDS + 2))}
+SECS=$((SECS < 3 ? SECS : 3))
+
+log "s7: acquire+release cycles on each topology vs a single node"
+servers_init
+redis_start s7single
+cluster_start s7c 3 >/dev/null
+redis_start s7m --repl-diskless-sync-delay 0
+redis_start s7r --replicaof 127.0.0.1 "$REDIS_PORT_s7m"
+redis_wait_replica "$REDIS_PORT_s7r"
+sentinel_start s7s s7m 3 5000
+for i in 1 2 3; do
+	redis_start "s7q$i"
+done
+
+declare -A url=(
+	[single]=$(redis_url s7single)
+	[cluster]=$(cluster_url s7c)
+	[master]=$(redis_url s7m)
+	[sentinel]=$(sentinel_url s7s)
+	[quorum3]="$(redis_url s7q1) $(redis_url s7q2) $(redis_url s7q3)"
+)
+
+run_variant() {
+	local out
+	out=$(FENCE_REDIS_URL=${url[$1]} "$BENCH_DIR/fence_cycles" -t 1 -s "$SECS") ||
+		die "fence_cycles failed on $1"
+	set -- "$1" $out
+	record s7 "$1" "${2#cycles_per_s=}"
+	record s7 "$1_p50" "${3#acquire_p50_us=}"
+}
+
+interleave run_variant single cluster master sentinel quorum3
+
+row 7 "acquire+release cycles, single node, 1 connection (unpinned)" "$(median s7 single)" cycles/s
+row 7 "Redis Cluster (3 masters) vs single node" \
+	"$(median s7 cluster)" cycles/s "single" "$(median s7 single)" ">=0.90" "$(pratio s7 cluster single)"
+row 7 "Sentinel vs its master addressed directly" \
+	"$(median s7 sentinel)" cycles/s "master" "$(median s7 master)" ">=0.90" "$(pratio s7 sentinel master)"
+row 7 "Sentinel vs single node (the master feeds a replica)" \
+	"$(median s7 sentinel)" cycles/s "single" "$(median s7 single)" "" "$(pratio s7 sentinel single)"
+row 7 "quorum of 3 vs single node" \
+	"$(median s7 quorum3)" cycles/s "single" "$(median s7 single)" ">=0.35" "$(pratio s7 quorum3 single)"
+row 7 "acquire latency p50: single / cluster / sentinel / quorum of 3" \
+	"$(median s7 single_p50)" "µs / $(fmt "$(median s7 cluster_p50)") / $(fmt "$(median s7 sentinel_p50)") / $(fmt "$(median s7 quorum3_p50)") µs"
+note "Scenario 7: a cycle is fence_acquire + fence_release, one connection, ${SECS}s per run, unpinned. Round trips per cycle: single node, Cluster and Sentinel 2 (acquire and release, one EVALSHA each, to the one master that holds the key; Cluster reads its slot map and Sentinel asks a sentinel and checks ROLE once per connection); quorum of 3: 3 rounds (lock, claim, release), each one request to every node in parallel, so 9 requests and the time of the slowest node each round."

@@ -1,0 +1,522 @@
+/*
+ * client/cluster.c
+ *	  The Redis Cluster topology: redis-cluster://host[:port][,host[:port]...]
+ *
+ * A cluster splits keys over 16384 hash slots, each owned by one master.
+ * Both keys of a resource carry the same hash tag (lease.c, fence_key), so
+ * they share a slot and every lease script runs whole on one master; the
+ * lease operations are those of master.c, and this file only routes:
+ *
+ *	 slot      CRC16-XMODEM of the key's hash tag (or of the whole key when it
+ *	           has none), modulo 16384: Redis's own rule, applied to the key
+ *	           fence_key() made, so the two can never disagree;
+ *	 map       which master owns which slot, read with CLUSTER SHARDS, or
+ *	           CLUSTER SLOTS from servers older than Redis 7, from any node
+ *	           that answers (the URL's hosts are only where to start);
+ *	 MOVED     the slot has a new owner for good: send there, and read the
+ *	           whole map again before the next operation (a resharding
+ *	           rarely moves just one slot);
+ *	 ASK       the slot is being migrated and the key is already on the
+ *	           target: send ASKING and the command there, in one write,
+ *	           for this command only;
+ *	 TRYAGAIN  a migration splits the keys of one script for a moment;
+ *	 CLUSTERDOWN  the cluster is failing over or lost slots;
+ *	           both are retried after a short sleep, as are nodes that cannot
+ *	           be reached (with a fresh map), until the operation's deadline
+ *	           (conn.c).  A command sent without a reply is never sent again:
+ *	           it may have run.
+ *
+ * hiredis-cluster exists, but not for hiredis 0.14; this is the little of
+ * it that leases need.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fence_int.h"
+
+#define CLUSTER_SLOTS 16384
+#define MAX_REDIRECTS 16
+#define RETRY_MIN_MS 10
+#define RETRY_MAX_MS 200
+
+typedef struct cluster_store
+{
+	fence_url	login;			/* credentials, and the seed addresses */
+	int			nnodes;
+	int			cap;
+	fence_node *nodes;			/* every node seen: seeds, masters */
+	int			next_ask;		/* where the next map refresh starts */
+	int			refresh_due;	/* read the map before the next operation */
+	int16_t		slots[CLUSTER_SLOTS];	/* index into "nodes", -1 unknown */
+} cluster_store;
+
+/*
+ * CRC16-XMODEM (polynomial 0x1021, initial value 0, no reflection), the
+ * checksum Redis Cluster hashes keys with; bit by bit, since keys are short.
+ */
+static unsigned int
+crc16(const char *buf, size_t len)
+{
+	unsigned int crc = 0;
+	size_t		i;
+	int			bit;
+
+	for (i = 0; i < len; i++)
+	{
+		crc ^= (unsigned int) (unsigned char) buf[i] << 8;
+		for (bit = 0; bit < 8; bit++)
+			crc = (crc & 0x8000) ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+	}
+	return crc;
+}
+
+/*
+ * The slot of "key": if it has a '{' followed later by a '}' with at least
+ * one byte between them, only those bytes (the first such pair) are hashed.
+ */
+unsigned int
+fence_key_slot(const char *key, size_t len)
+{
+	size_t		open,
+				close;
+
+	for (open = 0; open < len && key[open] != '{'; open++)
+		;
+	if (open < len)
+	{
+		for (close = open + 1; close < len && key[close] != '}'; close++)
+			;
+		if (close < len && close > open + 1)
+			return crc16(key + open + 1, close - open - 1) % CLUSTER_SLOTS;
+	}
+	return crc16(key, len) % CLUSTER_SLOTS;
+}
+
+/* The index of the node at "host":"port", added when unknown; -1 on OOM. */
+static int
+node_index(cluster_store *s, const char *host, int port)
+{
+	int			i;
+
+	for (i = 0; i < s->nnodes; i++)
+		if (s->nodes[i].addr.port == port && strcmp(s->nodes[i].addr.host, host) == 0)
+			return i;
+	if (s->nnodes == s->cap)
+	{
+		int			cap = s->cap ? s->cap * 2 : 8;
+		fence_node *n = realloc(s->nodes, cap * sizeof(fence_node));
+
+		if (n == NULL)
+			return -1;
+		s->nodes = n;
+		s->cap = cap;
+	}
+	memset(&s->nodes[s->nnodes], 0, sizeof(fence_node));
+	if (fence_url_node(&s->nodes[s->nnodes].addr, &s->login, host, port) != FENCE_OK)
+		return -1;
+	return s->nnodes++;
+}
+
+void *
+fence_cluster_new(fence_ctx *ctx, const fence_url *url)
+{
+	cluster_store *s = calloc(1, sizeof(cluster_store));
+	int			i;
+
+	(void) ctx;
+	if (s == NULL)
+		return NULL;
+	for (i = 0; i < CLUSTER_SLOTS; i++)
+		s->slots[i] = -1;
+	if (fence_url_copy(&s->login, url) != FENCE_OK)
+	{
+		free(s);
+		return NULL;
+	}
+	for (i = 0; i < url->nhosts; i++)
+	{
+		if (node_index(s, url->hosts[i].host, url->hosts[i].port) < 0)
+		{
+			fence_cluster_ops.free(s);
+			return NULL;
+		}
+	}
+	s->refresh_due = 1;
+	return s;
+}
+
+static void
+cluster_free(void *state)
+{
+	cluster_store *s = state;
+	int			i;
+
+	for (i = 0; i < s->nnodes; i++)
+		fence_node_free(&s->nodes[i]);
+	free(s->nodes);
+	fence_url_free(&s->login);
+	free(s);
+}
+
+/* The string value of field "name" in a RESP2 map (a flat array). */
+static redisReply *
+map_get(const redisReply *map, const char *name)
+{
+	size_t		i;
+
+	if (map->type != REDIS_REPLY_ARRAY)
+		return NULL;
+	for (i = 0; i + 1 < map->elements; i += 2)
+		if (map->element[i]->type == REDIS_REPLY_STRING &&
+			strcmp(map->element[i]->str, name) == 0)
+			return map->element[i + 1];
+	return NULL;
+}
+
+/*
+ * Where to reach a node: its announced endpoint, else its IP, else (empty
+ * or "?": unknown to the cluster) the host we asked, as Redis documents.
+ */
+static const char *
+endpoint(const redisReply *ep, const redisReply *ip, const char *asked)
+{
+	if (ep != NULL && ep->type == REDIS_REPLY_STRING && ep->len > 0 && strcmp(ep->str, "?") != 0)
+		return ep->str;
+	if (ip != NULL && ip->type == REDIS_REPLY_STRING && ip->len > 0 && strcmp(ip->str, "?") != 0)
+		return ip->str;
+	return asked;
+}
+
+/* Give slots [lo, hi] to the node at host:port in "map".  0 or -1. */
+static int
+assign(cluster_store *s, int16_t *map, long long lo, long long hi,
+	   const char *host, long long port)
+{
+	int			idx;
+	long long	i;
+
+	if (lo < 0 || hi >= CLUSTER_SLOTS || lo > hi || port < 1 || port > 65535)
+		return -1;
+	if ((idx = node_index(s, host, (int) port)) < 0)
+		return -1;
+	for (i = lo; i <= hi; i++)
+		map[i] = (int16_t) idx;
+	return 0;
+}
+
+/* CLUSTER SHARDS (Redis 7): [{slots: [lo, hi, ...], nodes: [{...}]}...] */
+static int
+parse_shards(cluster_store *s, const redisReply *r, const char *asked, int16_t *map)
+{
+	size_t		i,
+				j,
+				k;
+
+	if (r->type != REDIS_REPLY_ARRAY)
+		return -1;
+	for (i = 0; i < r->elements; i++)
+	{
+		redisReply *slots = map_get(r->element[i], "slots");
+		redisReply *nodes = map_get(r->element[i], "nodes");
+
+		if (slots == NULL || nodes == NULL || slots->type != REDIS_REPLY_ARRAY ||
+			nodes->type != REDIS_REPLY_ARRAY || slots->elements % 2 != 0)
+			return -1;
+		for (j = 0; j < nodes->elements; j++)
+		{
+			redisReply *role = map_get(nodes->element[j], "role");
+			redisReply *port = map_get(nodes->element[j], "port");
+
+			if (role == NULL || role->type != REDIS_REPLY_STRING || strcmp(role->str, "master") != 0)
+				continue;
+			if (port == NULL || port->type != REDIS_REPLY_INTEGER)
+				return -1;
+			for (k = 0; k < slots->elements; k += 2)
+			{
+				if (slots->element[k]->type != REDIS_REPLY_INTEGER ||
+					slots->element[k + 1]->type != REDIS_REPLY_INTEGER ||
+					assign(s, map, slots->element[k]->integer, slots->element[k + 1]->integer,
+						   endpoint(map_get(nodes->element[j], "endpoint"),
+									map_get(nodes->element[j], "ip"), asked),
+						   port->integer) != 0)
+					return -1;
+			}
+			break;
+		}
+	}
+	return 0;
+}
+
+/* CLUSTER SLOTS (before Redis 7): [[lo, hi, [host, port, id], replicas...]...] */
+static int
+parse_slots(cluster_store *s, const redisReply *r, const char *asked, int16_t *map)
+{
+	size_t		i;
+
+	if (r->type != REDIS_REPLY_ARRAY)
+		return -1;
+	for (i = 0; i < r->elements; i++)
+	{
+		redisReply *e = r->element[i];
+		redisReply *m;
+
+		if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
+			e->element[0]->type != REDIS_REPLY_INTEGER ||
+			e->element[1]->type != REDIS_REPLY_INTEGER)
+			return -1;
+		m = e->element[2];
+		if (m->type != REDIS_REPLY_ARRAY || m->elements < 2 ||
+			m->element[1]->type != REDIS_REPLY_INTEGER ||
+			assign(s, map, e->element[0]->integer, e->element[1]->integer,
+				   endpoint(NULL, m->element[0], asked), m->element[1]->integer) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Ask node "i" for the slot map; FENCE_OK with "map" filled. */
+static int
+read_map(fence_ctx *ctx, cluster_store *s, int i, int16_t *map)
+{
+	const char *shards[2] = {"CLUSTER", "SHARDS"};
+	const char *slots[2] = {"CLUSTER", "SLOTS"};
+	redisReply *r;
+	char	   *asked;
+	int			old = 0,
+				rc,
+				j;
+
+	for (j = 0; j < CLUSTER_SLOTS; j++)
+		map[j] = -1;
+	r = fence_node_command(ctx, &s->nodes[i], 2, shards);
+	if (r != NULL && r->type == REDIS_REPLY_ERROR && strstr(r->str, "cluster support disabled") == NULL)
+	{
+		/* a server before Redis 7 does not know SHARDS */
+		freeReplyObject(r);
+		r = fence_node_command(ctx, &s->nodes[i], 2, slots);
+		old = 1;
+	}
+	if (r == NULL)
+		return FENCE_ERR;
+	/* "asked" must survive node_index() growing the array */
+	if ((asked = strdup(s->nodes[i].addr.host)) == NULL)
+	{
+		freeReplyObject(r);
+		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
+		return FENCE_ERR;
+	}
+	rc = r->type != REDIS_REPLY_ARRAY ? -1 :
+		old ? parse_slots(s, r, asked, map) : parse_shards(s, r, asked, map);
+	if (rc != 0)
+	{
+		char		name[300];
+
+		fence_set_error(ctx, FENCE_ERR_PROTOCOL, "unexpected slot map from %s%s%s",
+						fence_node_name(&s->nodes[i], name, sizeof(name)),
+						r->type == REDIS_REPLY_ERROR ? ": " : "",
+						r->type == REDIS_REPLY_ERROR ? r->str : "");
+	}
+	free(asked);
+	freeReplyObject(r);
+	return rc == 0 ? FENCE_OK : FENCE_ERR;
+}
+
+/*
+ * Read the slot map from the first node that gives one, trying every node
+ * known (seeds included), starting after the one that answered last.
+ */
+static int
+refresh(fence_ctx *ctx, cluster_store *s)
+{
+	int16_t    *map = malloc(sizeof(s->slots));
+	int			tried,
+				n = s->nnodes;
+
+	if (map == NULL)
+	{
+		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
+		return FENCE_ERR;
+	}
+	for (tried = 0; tried < n; tried++)
+	{
+		int			i = (s->next_ask + tried) % n;
+
+		if (read_map(ctx, s, i, map) == FENCE_OK)
+		{
+			memcpy(s->slots, map, sizeof(s->slots));
+			free(map);
+			s->next_ask = i;
+			s->refresh_due = 0;
+			fence_clear_error(ctx);
+			return FENCE_OK;
+		}
+		/* every node takes the same login: a refusal is final */
+		if (ctx->err == FENCE_ERR_AUTH || fence_op_left_ms(ctx, 1) == 0)
+			break;
+	}
+	free(map);
+	return FENCE_ERR;
+}
+
+static int
+cluster_open(fence_ctx *ctx)
+{
+	return refresh(ctx, ctx->conn->store);
+}
+
+/*
+ * Parse "MOVED 3999 host:port" or "ASK 3999 host:port" into the index of
+ * that node (the host may be empty: the node that replied).  -1 if bad.
+ */
+static int
+redirect_target(cluster_store *s, const char *err, int from)
+{
+	const char *addr = strchr(err, ' ');
+	const char *colon;
+	char	   *host;
+	long		port;
+	int			idx;
+
+	if (addr == NULL || (addr = strchr(addr + 1, ' ')) == NULL)
+		return -1;
+	addr++;
+	colon = strrchr(addr, ':');
+	if (colon == NULL || (port = strtol(colon + 1, NULL, 10)) < 1 || port > 65535)
+		return -1;
+	if (colon == addr)
+		host = strdup(s->nodes[from].addr.host);
+	else
+		host = strndup(addr, colon - addr);
+	if (host == NULL)
+		return -1;
+	idx = node_index(s, host, (int) port);
+	free(host);
+	return idx;
+}
+
+static int
+cluster_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
+			 redisReply **replies)
+{
+	cluster_store *s = ctx->conn->store;
+	unsigned int slot = fence_key_slot(key, strlen(key));
+	fence_cmd	asking_cmds[4];
+	redisReply *asking_replies[4];
+	long		wait_ms = RETRY_MIN_MS;
+	int			ask = -1,
+				redirects = 0,
+				i,
+				rc;
+
+	if (ncmds > 3)
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG, "too many pipelined commands");
+		return FENCE_NODE_UNREACHABLE;
+	}
+	if (s->refresh_due)
+		(void) refresh(ctx, s); /* on failure, the old map may still do */
+	for (;;)
+	{
+		int			idx = ask >= 0 ? ask : s->slots[slot];
+		redisReply *r;
+
+		if (idx < 0)
+		{
+			if (refresh(ctx, s) == FENCE_OK)
+			{
+				if (s->slots[slot] >= 0)
+					continue;
+				fence_set_error(ctx, FENCE_ERR_IO, "no Redis Cluster node serves slot %u", slot);
+			}
+			if (ctx->err != FENCE_ERR_AUTH && fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
+				continue;
+			return FENCE_NODE_UNREACHABLE;
+		}
+		if (ask >= 0)
+		{
+			/* ASKING is good for the one command right behind it */
+			asking_cmds[0].argc = 1;
+			asking_cmds[0].argv[0] = "ASKING";
+			asking_cmds[0].argvlen = NULL;
+			for (i = 0; i < ncmds; i++)
+				asking_cmds[i + 1] = cmds[i];
+			rc = fence_node_pipeline(ctx, &s->nodes[idx], ncmds + 1, asking_cmds, asking_replies);
+			if (rc == FENCE_OK)
+			{
+				freeReplyObject(asking_replies[0]);
+				for (i = 0; i < ncmds; i++)
+					replies[i] = asking_replies[i + 1];
+			}
+			ask = -1;
+		}
+		else
+			rc = fence_node_pipeline(ctx, &s->nodes[idx], ncmds, cmds, replies);
+		if (rc == FENCE_NODE_BROKEN)
+		{
+			s->refresh_due = 1;
+			return rc;
+		}
+		if (rc == FENCE_NODE_UNREACHABLE)
+		{
+			/* a failover may have moved the slot: read the map again */
+			s->refresh_due = 1;
+			if (ctx->err == FENCE_ERR_AUTH || !fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
+				return rc;
+			(void) refresh(ctx, s);
+			continue;
+		}
+
+		r = replies[0];
+		if (fence_reply_is(r, "MOVED") || fence_reply_is(r, "ASK"))
+		{
+			int			to = redirect_target(s, r->str, idx);
+
+			if (to < 0 || ++redirects > MAX_REDIRECTS)
+			{
+				fence_set_error(ctx, FENCE_ERR_PROTOCOL, "%s from Redis Cluster: %s",
+								to < 0 ? "unreadable redirect" : "too many redirects", r->str);
+				fence_free_replies(ncmds, replies);
+				return FENCE_NODE_UNREACHABLE;
+			}
+			if (fence_reply_is(r, "MOVED"))
+			{
+				s->slots[slot] = (int16_t) to;
+				s->refresh_due = 1;
+			}
+			else
+				ask = to;
+			fence_free_replies(ncmds, replies);
+			continue;
+		}
+		if (fence_reply_is(r, "TRYAGAIN") || fence_reply_is(r, "CLUSTERDOWN"))
+		{
+			if (fence_reply_is(r, "CLUSTERDOWN"))
+				s->refresh_due = 1;
+			if (fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
+			{
+				fence_free_replies(ncmds, replies);
+				if (s->refresh_due)
+					(void) refresh(ctx, s);
+				/* an ASK then TRYAGAIN per round is no redirect loop */
+				redirects = 0;
+				continue;
+			}
+		}
+		/* what went wrong on the way does not matter any more */
+		fence_clear_error(ctx);
+		return FENCE_OK;
+	}
+}
+
+const fence_store_ops fence_cluster_ops = {
+	"cluster",
+	cluster_open,
+	cluster_exec,
+	fence_master_acquire,
+	fence_master_extend,
+	fence_master_release,
+	fence_master_heal,
+	fence_master_show,
+	cluster_free
+};

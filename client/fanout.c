@@ -1,0 +1,298 @@
+/*
+ * client/fanout.c
+ *	  One request to each of several Redis nodes at once, for a quorum.
+ *
+ * Redlock asks every node in parallel, each with a timeout far below the
+ * lease's TTL: the time an acquire takes is that of the slowest node that
+ * answers, and a node that is down, frozen or far away costs at most the
+ * timeout.  hiredis 0.14 has no parallel synchronous API, so this drives
+ * non-blocking contexts by hand with the calls hiredis 0.14 and 1.x both
+ * have: redisConnectNonBlock, redisAppendCommandArgv, redisBufferWrite,
+ * redisBufferRead and redisGetReplyFromReader, around one poll().
+ *
+ * A node that is not connected is connected within the round: its AUTH and
+ * SELECT go out in the same write as the request, so a reconnect costs no
+ * extra round trip.  A NOSCRIPT reply is answered with the script's EVAL
+ * within the same round.  A node that has not answered when the round ends
+ * loses its connection (a late reply must never be read as the answer to a
+ * later request) and is connected again in the next round.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "fence_int.h"
+
+enum phase
+{
+	PH_IDLE,					/* nothing to do */
+	PH_CONNECTING,				/* waiting for the TCP connect */
+	PH_TALKING,					/* writing the request, reading replies */
+	PH_DONE
+};
+
+typedef struct fan_state
+{
+	enum phase	phase;
+	int			written;		/* the output buffer is flushed */
+	int			login_left;		/* AUTH / SELECT replies still to come */
+	int			evaled;			/* NOSCRIPT already answered with EVAL */
+} fan_state;
+
+/* Note why node "f" gave no reply (cut to fit). */
+void
+fence_fan_why(fence_fan *f, const char *why)
+{
+	size_t		len = strlen(why);
+
+	if (len >= sizeof(f->why))
+		len = sizeof(f->why) - 1;
+	memcpy(f->why, why, len);
+	f->why[len] = '\0';
+}
+
+static void
+fan_fail(fence_fan *f, fan_state *st, const char *why)
+{
+	fence_fan_why(f, why);
+	fence_node_drop(f->node);
+	st->phase = PH_DONE;
+}
+
+/* Write what the node's output buffer holds, as far as the socket takes. */
+static void
+fan_write(fence_fan *f, fan_state *st)
+{
+	int			done = 0;
+
+	if (redisBufferWrite(f->node->rc, &done) != REDIS_OK)
+		fan_fail(f, st, f->node->rc->errstr);
+	else
+		st->written = done;
+}
+
+/* Start talking to one node: connect if needed, queue login and request. */
+static void
+fan_start(fence_fan *f, fan_state *st)
+{
+	fence_node *n = f->node;
+	const fence_url *u = &n->addr;
+
+	if (n->rc == NULL)
+	{
+		redisContext *rc = u->is_unix ? redisConnectUnixNonBlock(u->path) :
+			redisConnectNonBlock(u->host, u->port);
+
+		if (rc == NULL)
+		{
+			fan_fail(f, st, "out of memory");
+			return;
+		}
+		if (rc->err)
+		{
+			fence_fan_why(f, rc->errstr);
+			redisFree(rc);
+			st->phase = PH_DONE;
+			return;
+		}
+		n->rc = rc;
+		if (fence_set_cloexec(rc->fd) != 0)
+		{
+			fan_fail(f, st, "could not set close-on-exec on the socket");
+			return;
+		}
+		st->phase = PH_CONNECTING;
+		if (u->password != NULL)
+		{
+			const char *argv[3] = {"AUTH", u->user ? u->user : u->password, u->password};
+
+			redisAppendCommandArgv(rc, u->user ? 3 : 2, argv, NULL);
+			st->login_left++;
+		}
+		if (u->db != 0)
+		{
+			char		db[16];
+			const char *argv[2] = {"SELECT", db};
+
+			snprintf(db, sizeof(db), "%d", u->db);
+			redisAppendCommandArgv(rc, 2, argv, NULL);
+			st->login_left++;
+		}
+	}
+	else
+		st->phase = PH_TALKING;
+	if (redisAppendCommandArgv(n->rc, f->cmd.argc, f->cmd.argv, f->cmd.argvlen) != REDIS_OK)
+		fan_fail(f, st, "out of memory");
+	else if (st->phase == PH_TALKING)
+		fan_write(f, st);
+}
+
+/* Take every complete reply out of a node's input buffer. */
+static void
+fan_replies(fence_fan *f, fan_state *st)
+{
+	for (;;)
+	{
+		void	   *v = NULL;
+		redisReply *r;
+
+		if (redisGetReplyFromReader(f->node->rc, &v) != REDIS_OK)
+		{
+			fan_fail(f, st, f->node->rc->errstr[0] ? f->node->rc->errstr : "protocol error");
+			return;
+		}
+		if (v == NULL)
+			return;
+		r = v;
+		if (st->login_left > 0)
+		{
+			st->login_left--;
+			if (r->type == REDIS_REPLY_ERROR)
+			{
+				char		why[256];
+
+				snprintf(why, sizeof(why), "login refused: %s", r->str);
+				freeReplyObject(r);
+				fan_fail(f, st, why);
+				return;
+			}
+			freeReplyObject(r);
+			continue;
+		}
+		if (!st->evaled && fence_reply_is(r, "NOSCRIPT"))
+		{
+			/* Script cache flushed: send the source, in this same round. */
+			freeReplyObject(r);
+			st->evaled = 1;
+			f->cmd.argv[0] = "EVAL";
+			f->cmd.argv[1] = fence_script_source(f->script);
+			st->written = 0;
+			if (redisAppendCommandArgv(f->node->rc, f->cmd.argc, f->cmd.argv, f->cmd.argvlen) != REDIS_OK)
+				fan_fail(f, st, "out of memory");
+			else
+				fan_write(f, st);
+			return;
+		}
+		f->reply = r;
+		st->phase = PH_DONE;
+		return;
+	}
+}
+
+/* The socket of a connecting node is writable: did the connect work? */
+static void
+fan_connected(fence_fan *f, fan_state *st)
+{
+	int			err = 0;
+	socklen_t	len = sizeof(err);
+
+	if (getsockopt(f->node->rc->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+		err = errno;
+	if (err != 0)
+	{
+		char		why[96];
+
+		snprintf(why, sizeof(why), "could not connect: %s", strerror(err));
+		fan_fail(f, st, why);
+		return;
+	}
+	st->phase = PH_TALKING;
+}
+
+/*
+ * Send fan[i].cmd to each node whose "send" is set and wait, at most
+ * "timeout_ms" (and never past the operation's deadline), for their
+ * replies, or only until "enough" replies are in when "enough" > 0.
+ * Afterwards fan[i].reply holds each reply (NULL when none came:
+ * fan[i].why says why).  Never sets ctx->err: the caller counts.
+ */
+void
+fence_fanout(fence_ctx *ctx, int n, fence_fan *fan, long timeout_ms, int enough)
+{
+	fan_state  *st = calloc(n, sizeof(fan_state));
+	struct pollfd *pfd = calloc(n, sizeof(struct pollfd));
+	int		   *who = calloc(n, sizeof(int));
+	int64_t		end;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		fan[i].reply = NULL;
+		fan[i].why[0] = '\0';
+	}
+	if (st == NULL || pfd == NULL || who == NULL)
+	{
+		for (i = 0; i < n; i++)
+			fence_fan_why(&fan[i], "out of memory");
+		goto done;
+	}
+	timeout_ms = fence_op_left_ms(ctx, timeout_ms);
+	end = fence_now_ns() + (int64_t) timeout_ms * 1000000;
+	for (i = 0; i < n; i++)
+		if (fan[i].send)
+			fan_start(&fan[i], &st[i]);
+
+	for (;;)
+	{
+		int			k = 0,
+					got = 0,
+					ready;
+		int64_t		left = (end - fence_now_ns()) / 1000000;
+
+		for (i = 0; i < n; i++)
+			got += fan[i].reply != NULL;
+		if (enough > 0 && got >= enough)
+			break;
+		for (i = 0; i < n; i++)
+		{
+			if (st[i].phase != PH_CONNECTING && st[i].phase != PH_TALKING)
+				continue;
+			pfd[k].fd = fan[i].node->rc->fd;
+			pfd[k].events = st[i].phase == PH_CONNECTING || !st[i].written ? POLLOUT : POLLIN;
+			pfd[k].revents = 0;
+			who[k++] = i;
+		}
+		if (k == 0 || left <= 0)
+			break;
+		ready = poll(pfd, k, (int) left);
+		if (ready < 0 && errno != EINTR)
+			break;
+		for (i = 0; i < k && ready > 0; i++)
+		{
+			fence_fan  *f = &fan[who[i]];
+			fan_state  *s = &st[who[i]];
+
+			if (pfd[i].revents == 0)
+				continue;
+			if (s->phase == PH_CONNECTING)
+			{
+				fan_connected(f, s);
+				continue;
+			}
+			if (!s->written)
+			{
+				fan_write(f, s);
+				continue;
+			}
+			if (redisBufferRead(f->node->rc) != REDIS_OK)
+			{
+				fan_fail(f, s, f->node->rc->errstr);
+				continue;
+			}
+			fan_replies(f, s);
+		}
+	}
+
+	/* Whoever has not answered now never will, as far as we care. */
+	for (i = 0; i < n; i++)
+		if (st[i].phase == PH_CONNECTING || st[i].phase == PH_TALKING)
+			fan_fail(&fan[i], &st[i], st[i].phase == PH_CONNECTING ?
+					 "connect timed out" : "timed out");
+done:
+	free(st);
+	free(pfd);
+	free(who);
+}

@@ -1,0 +1,649 @@
+/*
+ * client/quorum.c
+ *	  The quorum topology: N independent Redis nodes, a majority decides.
+ *
+ * Locks follow the Redlock algorithm: every request goes to all nodes in
+ * parallel, each with a timeout far below the TTL (fanout.c); a lock is
+ * ours once a majority has it and its validity, TTL - elapsed - drift, is
+ * still positive (lease.c turns that into the same local deadline as on one
+ * node); on failure it is released everywhere, and the next attempt comes
+ * after a random delay (lease.c's jittered backoff).  Extends need a
+ * majority too.
+ *
+ * Tokens stay strictly increasing across holders without any clock:
+ *
+ *	 1. lock round (QLOCK): each node takes the lock if free and returns its
+ *	    counter, taken or not; the token T is the largest counter any node
+ *	    returned, plus one;
+ *	 2. claim round (QCLAIM): on every node where the lock was taken, raise
+ *	    the counter to T if it is lower, only while the lock is still ours
+ *	    there.  T is ours once a majority raised it.  A node whose counter
+ *	    is already T or more refuses; the claim is tried again with that
+ *	    counter plus one, after a short random sleep.
+ *
+ * Why that works (client/README.md has the proof in full): a successful
+ * claim leaves T on a majority, and a node never raises a counter to a
+ * value it already holds.  Two holders' claim majorities share a node, so
+ * two holders never get the same token while that node keeps its data; and
+ * a holder that starts after another one's claim finished reads, or must
+ * raise past, a counter of at least that token.  A node that restarted
+ * empty is repaired by the next claim that reaches it.  When too many nodes
+ * lost their data the assumption fails and a token may repeat:
+ * PostgreSQL's check (LF001) stays the backstop, and healing (pg.c) claims
+ * a token above PostgreSQL's mark on a majority.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fence_int.h"
+
+/* Per-node timeouts: TTL/20, within these bounds and the command timeout. */
+#define NODE_MIN_MS 20
+#define NODE_MAX_MS 500
+#define CLAIM_ATTEMPTS 16
+
+typedef struct quorum_store
+{
+	int			n;
+	fence_node *nodes;
+	fence_fan  *fan;			/* one per node, reused by every round */
+	int		   *ours;			/* scratch: lock taken on node i */
+	long long  *claimed;		/* scratch: token claimed on node i */
+} quorum_store;
+
+#define MAJORITY(s) ((s)->n / 2 + 1)
+
+void *
+fence_quorum_new(fence_ctx *ctx, int n, const fence_url *urls)
+{
+	quorum_store *s = calloc(1, sizeof(quorum_store));
+
+	(void) ctx;
+	if (s == NULL)
+		return NULL;
+	s->nodes = calloc(n, sizeof(fence_node));
+	s->fan = calloc(n, sizeof(fence_fan));
+	s->ours = calloc(n, sizeof(int));
+	s->claimed = calloc(n, sizeof(long long));
+	if (s->nodes == NULL || s->fan == NULL || s->ours == NULL || s->claimed == NULL)
+	{
+		fence_quorum_ops.free(s);
+		return NULL;
+	}
+	for (; s->n < n; s->n++)
+	{
+		if (fence_url_copy(&s->nodes[s->n].addr, &urls[s->n]) != FENCE_OK)
+		{
+			fence_quorum_ops.free(s);
+			return NULL;
+		}
+		s->fan[s->n].node = &s->nodes[s->n];
+	}
+	return s;
+}
+
+static void
+quorum_free(void *state)
+{
+	quorum_store *s = state;
+	int			i;
+
+	for (i = 0; i < s->n; i++)
+	{
+		fence_node_free(&s->nodes[i]);
+		if (s->fan != NULL && s->fan[i].reply != NULL)
+			freeReplyObject(s->fan[i].reply);
+	}
+	free(s->nodes);
+	free(s->fan);
+	free(s->ours);
+	free(s->claimed);
+	free(s);
+}
+
+/* The per-node timeout for a lease of "ttl_ms" (0: not about a lease). */
+static long
+node_ms(fence_ctx *ctx, long long ttl_ms)
+{
+	long long	ms = ttl_ms > 0 ? ttl_ms / 20 : NODE_MAX_MS;
+
+	if (ms < NODE_MIN_MS)
+		ms = NODE_MIN_MS;
+	if (ms > NODE_MAX_MS)
+		ms = NODE_MAX_MS;
+	return ms < ctx->conn->command_ms ? (long) ms : ctx->conn->command_ms;
+}
+
+/* Free the replies of the last round. */
+static void
+clear_round(quorum_store *s)
+{
+	int			i;
+
+	for (i = 0; i < s->n; i++)
+	{
+		if (s->fan[i].reply != NULL)
+			freeReplyObject(s->fan[i].reply);
+		s->fan[i].reply = NULL;
+		s->fan[i].send = 0;
+	}
+}
+
+/*
+ * One round: script "which" to the nodes flagged in "mask" (all when NULL).
+ * The keys and arguments must live until the round is over.
+ */
+static void
+round_trip(fence_ctx *ctx, quorum_store *s, const int *mask, enum fence_script which,
+		   int nkeys, const char **keys, int nargs, const char **args, long timeout_ms)
+{
+	int			i;
+
+	clear_round(s);
+	for (i = 0; i < s->n; i++)
+	{
+		s->fan[i].send = mask == NULL || mask[i];
+		s->fan[i].script = which;
+		fence_script_cmd(&s->fan[i].cmd, which, 0, nkeys, keys, nargs, args);
+	}
+	fence_fanout(ctx, s->n, s->fan, timeout_ms, 0);
+}
+
+/*
+ * After a round that reached fewer nodes than needed: an I/O error that
+ * names what went wrong on each node that failed.
+ */
+static void
+round_error(fence_ctx *ctx, quorum_store *s, const char *what, int got)
+{
+	char		buf[FENCE_ERRSTR_LEN];
+	size_t		len;
+	int			i,
+				kind = FENCE_ERR_IO;
+
+	len = snprintf(buf, sizeof(buf), "%s: %d of %d Redis nodes, a majority needs %d",
+				   what, got, s->n, MAJORITY(s));
+	for (i = 0; i < s->n; i++)
+	{
+		char		name[128];
+		const char *why = s->fan[i].why;
+
+		if (!s->fan[i].send || s->fan[i].reply != NULL || why[0] == '\0')
+			continue;
+		/* a refused login is the configuration's fault, not an outage */
+		if (strncmp(why, "login refused", 13) == 0 || strncmp(why, "NOAUTH", 6) == 0 ||
+			strncmp(why, "WRONGPASS", 9) == 0 || strncmp(why, "NOPERM", 6) == 0)
+			kind = FENCE_ERR_AUTH;
+		if (len < sizeof(buf))
+			len += snprintf(buf + len, sizeof(buf) - len, "; %s: %s",
+							fence_node_name(&s->nodes[i], name, sizeof(name)), why);
+	}
+	fence_set_error(ctx, kind, "%s", buf);
+}
+
+/* Give the lock back on every node, whatever each one says. */
+static void
+release_all(fence_ctx *ctx, quorum_store *s, const char *lock_key, const char *owner,
+			long timeout_ms)
+{
+	const char *keys[1] = {lock_key};
+	const char *args[1] = {owner};
+
+	round_trip(ctx, s, NULL, FENCE_SCRIPT_RELEASE, 1, keys, 1, args, timeout_ms);
+	clear_round(s);
+}
+
+/* An integer element of an array reply, or -1. */
+static long long
+elem_int(const redisReply *r, size_t i)
+{
+	if (r == NULL || r->type != REDIS_REPLY_ARRAY || i >= r->elements ||
+		r->element[i]->type != REDIS_REPLY_INTEGER)
+		return -1;
+	return r->element[i]->integer;
+}
+
+/* A counter element of an array reply (a decimal string), or -1. */
+static long long
+elem_counter(const redisReply *r, size_t i)
+{
+	long long	v;
+
+	if (r == NULL || r->type != REDIS_REPLY_ARRAY || i >= r->elements ||
+		r->element[i]->type != REDIS_REPLY_STRING ||
+		fence_parse_counter(r->element[i]->str, r->element[i]->len, &v) != 0)
+		return -1;
+	return v;
+}
+
+static int
+count(const int *v, int n)
+{
+	int			i,
+				c = 0;
+
+	for (i = 0; i < n; i++)
+		c += v[i] != 0;
+	return c;
+}
+
+/* Sleep a random 1..max_ms milliseconds (never past "until_ns"). */
+static void
+jitter(fence_ctx *ctx, long max_ms, int64_t until_ns)
+{
+	int64_t		ns = (int64_t) (1 + fence_rand(ctx) % (uint64_t) max_ms) * 1000000;
+	int64_t		left = until_ns - fence_now_ns();
+
+	fence_sleep_ns(ns < left ? ns : left);
+}
+
+/*
+ * Claim a token of at least "t" on a majority of the nodes flagged in
+ * s->ours (where the lock is ours), before "until_ns".  Returns 1 with
+ * "*token", 0 when the lock is ours on too few nodes now, -1 on error.
+ */
+static int
+claim(fence_ctx *ctx, quorum_store *s, const char *lock_key, const char *token_key,
+	  const char *owner, long long t, int64_t until_ns, long timeout_ms,
+	  long long *token)
+{
+	const char *keys[2] = {lock_key, token_key};
+	char		tbuf[24];
+	const char *args[2] = {owner, tbuf};
+	int			send[FENCE_MAX_QUORUM_NODES];
+	int			attempt,
+				won = 0,
+				i;
+
+	for (i = 0; i < s->n; i++)
+		s->claimed[i] = 0;
+	for (attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++)
+	{
+		long long	high = -1;
+
+		if (fence_now_ns() >= until_ns)
+		{
+			fence_set_error(ctx, FENCE_ERR_IO, "lease ran out while claiming a token on a majority");
+			return -1;
+		}
+		/* the same token again only where it is not claimed yet */
+		for (i = 0; i < s->n; i++)
+			send[i] = s->ours[i] && s->claimed[i] != t;
+		snprintf(tbuf, sizeof(tbuf), "%lld", t);
+		round_trip(ctx, s, send, FENCE_SCRIPT_QCLAIM, 2, keys, 2, args, timeout_ms);
+		for (i = 0; i < s->n; i++)
+		{
+			redisReply *r = s->fan[i].reply;
+
+			if (!send[i] || r == NULL)
+				continue;
+			switch (elem_int(r, 0))
+			{
+				case 1:
+					s->claimed[i] = t;
+					break;
+				case 0:
+					s->ours[i] = 0;
+					break;
+				case 2:
+					if (elem_counter(r, 1) > high)
+						high = elem_counter(r, 1);
+					break;
+				default:
+					fence_fan_why(&s->fan[i], r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+					freeReplyObject(r);
+					s->fan[i].reply = NULL;
+			}
+		}
+		won = 0;
+		for (i = 0; i < s->n; i++)
+			won += s->ours[i] && s->claimed[i] == t;
+		if (won >= MAJORITY(s))
+		{
+			clear_round(s);
+			*token = t;
+			return 1;
+		}
+		if (count(s->ours, s->n) < MAJORITY(s))
+		{
+			clear_round(s);
+			return 0;
+		}
+		if (high >= t)
+		{
+			/* someone got there first: go above it, after a random pause */
+			if (high == INT64_MAX)
+			{
+				clear_round(s);
+				fence_set_error(ctx, FENCE_ERR_OVERFLOW, "token counter overflow on key %s", token_key);
+				return -1;
+			}
+			t = high + 1;
+		}
+		jitter(ctx, 2L << (attempt < 5 ? attempt : 5), until_ns);
+	}
+	round_error(ctx, s, "could not claim a token", won);
+	clear_round(s);
+	return -1;
+}
+
+static int
+quorum_open(fence_ctx *ctx)
+{
+	quorum_store *s = ctx->conn->store;
+	const char *argv[1] = {"PING"};
+	int			i,
+				got = 0;
+
+	clear_round(s);
+	for (i = 0; i < s->n; i++)
+	{
+		s->fan[i].send = 1;
+		s->fan[i].cmd.argc = 1;
+		s->fan[i].cmd.argv[0] = argv[0];
+		s->fan[i].cmd.argvlen = NULL;
+	}
+	/* a majority is enough: the others are connected by the first round */
+	fence_fanout(ctx, s->n, s->fan, node_ms(ctx, 0), MAJORITY(s));
+	for (i = 0; i < s->n; i++)
+		got += s->fan[i].reply != NULL && s->fan[i].reply->type != REDIS_REPLY_ERROR;
+	if (got < MAJORITY(s))
+	{
+		round_error(ctx, s, "could not connect to Redis", got);
+		clear_round(s);
+		return FENCE_ERR;
+	}
+	clear_round(s);
+	return FENCE_OK;
+}
+
+/*
+ * Lock round, then claim round.  Returns 1 with l->token set, 0 busy (or
+ * lost in a race: try again), -1 on error.
+ */
+static int
+quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0)
+{
+	quorum_store *s = ctx->conn->store;
+	const char *keys[2] = {l->lock_key, l->token_key};
+	char		ttl[24];
+	const char *args[2] = {l->owner, ttl};
+	long		nms = node_ms(ctx, l->ttl_ms);
+	int64_t		until = t0 + (l->ttl_ms - fence_drift_ms(l->ttl_ms)) * 1000000;
+	long long	pttl[FENCE_MAX_QUORUM_NODES];
+	long long	high = 0;
+	int			busy = 0,
+				answered = 0,
+				i,
+				rc;
+
+	snprintf(ttl, sizeof(ttl), "%lld", l->ttl_ms);
+	round_trip(ctx, s, NULL, FENCE_SCRIPT_QLOCK, 2, keys, 2, args, nms);
+	for (i = 0; i < s->n; i++)
+	{
+		redisReply *r = s->fan[i].reply;
+		long long	c = elem_counter(r, 1);
+
+		s->ours[i] = 0;
+		if (r == NULL)
+			continue;
+		if (c < 0)
+		{
+			fence_fan_why(&s->fan[i], r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+			freeReplyObject(r);
+			s->fan[i].reply = NULL;
+			continue;
+		}
+		/* every counter read counts, lock taken or not */
+		answered++;
+		if (c > high)
+			high = c;
+		if (elem_int(r, 0) == 1)
+			s->ours[i] = 1;
+		else
+			pttl[busy++] = elem_int(r, 2);
+	}
+
+	if (count(s->ours, s->n) < MAJORITY(s))
+	{
+		int			free_nodes = s->n - busy;
+		int			need = MAJORITY(s) - free_nodes;
+
+		if (answered < MAJORITY(s))
+			round_error(ctx, s, "could not acquire", answered);
+		release_all(ctx, s, l->lock_key, l->owner, nms);
+		if (answered < MAJORITY(s))
+			return -1;
+
+		/*
+		 * Busy.  The lock can be had once "need" more of the busy nodes let
+		 * it go: wake after the need-th shortest PTTL.  need <= 0 is a
+		 * split between contenders: a random delay (lease.c) breaks it.
+		 */
+		ctx->conn->busy_pttl = -1;
+		if (need > 0 && need <= busy)
+		{
+			int			j,
+						k;
+
+			for (j = 1; j < busy; j++)
+				for (k = j; k > 0 && pttl[k - 1] > pttl[k]; k--)
+				{
+					long long	tmp = pttl[k];
+
+					pttl[k] = pttl[k - 1];
+					pttl[k - 1] = tmp;
+				}
+			ctx->conn->busy_pttl = pttl[need - 1];
+		}
+		clear_round(s);
+		return 0;
+	}
+	clear_round(s);
+	if (high == INT64_MAX)
+	{
+		release_all(ctx, s, l->lock_key, l->owner, nms);
+		fence_set_error(ctx, FENCE_ERR_OVERFLOW, "token counter overflow on key %s", l->token_key);
+		return -1;
+	}
+
+	rc = claim(ctx, s, l->lock_key, l->token_key, l->owner, high + 1, until, nms, &l->token);
+	if (rc == 1 && fence_now_ns() < until)
+		return 1;
+	/* lost on the way, too slow, or an error: let go everywhere */
+	release_all(ctx, s, l->lock_key, l->owner, nms);
+	if (rc == 1)
+	{
+		fence_set_error(ctx, FENCE_ERR_IO, "acquire on a quorum took longer than the lease's validity");
+		return -1;
+	}
+	if (rc == 0)
+		ctx->conn->busy_pttl = -1;
+	return rc;
+}
+
+/*
+ * A compare-and-act script (extend, release) on every node.  Done on a
+ * majority: 1.  Refused ("not ours") by so many that no majority is left:
+ * 0 (lost).  Otherwise too many nodes did not answer: -1.
+ */
+static int
+compare_all(fence_ctx *ctx, quorum_store *s, enum fence_script which,
+			const char *lock_key, int nargs, const char **args, long timeout_ms,
+			const char *what)
+{
+	const char *keys[1] = {lock_key};
+	int			yes = 0,
+				no = 0,
+				rc = -1,
+				i;
+
+	round_trip(ctx, s, NULL, which, 1, keys, nargs, args, timeout_ms);
+	for (i = 0; i < s->n; i++)
+	{
+		redisReply *r = s->fan[i].reply;
+
+		if (r == NULL)
+			continue;
+		if (r->type == REDIS_REPLY_INTEGER)
+		{
+			if (r->integer == 1)
+				yes++;
+			else
+				no++;
+		}
+		else
+		{
+			fence_fan_why(&s->fan[i], r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+			freeReplyObject(r);
+			s->fan[i].reply = NULL;
+		}
+	}
+	if (yes >= MAJORITY(s))
+		rc = 1;
+	else if (no > s->n - MAJORITY(s))
+		rc = 0;
+	else
+		round_error(ctx, s, what, yes);
+	clear_round(s);
+	return rc;
+}
+
+static int
+quorum_extend(fence_ctx *ctx, const char *lock_key, const char *owner, long long ttl_ms)
+{
+	char		ttl[24];
+	const char *args[2] = {owner, ttl};
+
+	snprintf(ttl, sizeof(ttl), "%lld", ttl_ms);
+	return compare_all(ctx, ctx->conn->store, FENCE_SCRIPT_EXTEND, lock_key, 2, args,
+					   node_ms(ctx, ttl_ms), "could not extend");
+}
+
+static int
+quorum_release(fence_ctx *ctx, const char *lock_key, const char *owner)
+{
+	const char *args[1] = {owner};
+
+	return compare_all(ctx, ctx->conn->store, FENCE_SCRIPT_RELEASE, lock_key, 1, args,
+					   node_ms(ctx, 0), "could not release");
+}
+
+/*
+ * PostgreSQL has accepted "mark" already: claim a token above it on a
+ * majority (and above any counter that refuses), lock held.
+ */
+static int
+quorum_heal(fence_ctx *ctx, fence_lease *l, long long mark)
+{
+	quorum_store *s = ctx->conn->store;
+	int64_t		until;
+	int			i;
+
+	pthread_mutex_lock(&l->mu);
+	until = l->deadline_ns;
+	pthread_mutex_unlock(&l->mu);
+	for (i = 0; i < s->n; i++)
+		s->ours[i] = 1;			/* QCLAIM tells where it is not */
+	if (mark == INT64_MAX)
+	{
+		fence_set_error(ctx, FENCE_ERR_OVERFLOW, "token counter overflow on key %s", l->token_key);
+		return -1;
+	}
+	return claim(ctx, s, l->lock_key, l->token_key, l->owner, mark + 1, until,
+				 node_ms(ctx, l->ttl_ms), &l->token);
+}
+
+/*
+ * The owner a majority agrees on (with the PTTL for which a majority
+ * still has it), and the highest counter of any node.
+ */
+static int
+quorum_show(fence_ctx *ctx, const char *lock_key, const char *token_key, fence_info *info)
+{
+	quorum_store *s = ctx->conn->store;
+	const char *keys[2] = {lock_key, token_key};
+	fence_info	node[FENCE_MAX_QUORUM_NODES];
+	int			got = 0,
+				i,
+				j,
+				rc = -1;
+
+	memset(node, 0, sizeof(node));
+	round_trip(ctx, s, NULL, FENCE_SCRIPT_SHOW, 2, keys, 0, NULL, node_ms(ctx, 0));
+	for (i = 0; i < s->n; i++)
+	{
+		redisReply *r = s->fan[i].reply;
+
+		if (r == NULL)
+			continue;
+		s->fan[i].reply = NULL;
+		/* fence_parse_show frees the reply; a node it cannot read is one
+		 * that did not answer */
+		if (fence_parse_show(ctx, r, token_key, &node[got]) == FENCE_OK)
+			got++;
+		else
+		{
+			fence_fan_why(&s->fan[i], ctx->errstr);
+			fence_info_free(&node[got]);
+			if (ctx->err == FENCE_ERR_OOM)
+				goto done;
+		}
+	}
+	if (got < MAJORITY(s))
+	{
+		round_error(ctx, s, "could not read the lock", got);
+		goto done;
+	}
+	fence_clear_error(ctx);
+	for (i = 0; i < got; i++)
+	{
+		long long	pttls[FENCE_MAX_QUORUM_NODES];
+		int			same = 0,
+					k;
+
+		if (node[i].token > info->token)
+			info->token = node[i].token;
+		if (node[i].owner == NULL || info->owner != NULL)
+			continue;
+		for (j = 0; j < got; j++)
+			if (node[j].owner != NULL && strcmp(node[j].owner, node[i].owner) == 0)
+				pttls[same++] = node[j].pttl_ms;
+		if (same < MAJORITY(s))
+			continue;
+		/* a majority holds it until the majority-th longest PTTL runs out */
+		for (j = 1; j < same; j++)
+			for (k = j; k > 0 && pttls[k - 1] < pttls[k]; k--)
+			{
+				long long	tmp = pttls[k];
+
+				pttls[k] = pttls[k - 1];
+				pttls[k - 1] = tmp;
+			}
+		if ((info->owner = strdup(node[i].owner)) == NULL)
+		{
+			fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
+			goto done;
+		}
+		info->pttl_ms = pttls[MAJORITY(s) - 1];
+	}
+	rc = 1;
+done:
+	for (i = 0; i < got; i++)
+		fence_info_free(&node[i]);
+	clear_round(s);
+	return rc;
+}
+
+const fence_store_ops fence_quorum_ops = {
+	"quorum",
+	quorum_open,
+	NULL,						/* no one master to send commands to */
+	quorum_acquire,
+	quorum_extend,
+	quorum_release,
+	quorum_heal,
+	quorum_show,
+	quorum_free
+};

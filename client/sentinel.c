@@ -1,0 +1,298 @@
+/*
+ * client/sentinel.c
+ *	  The Sentinel topology:
+ *	  redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/MASTER[?db=N]
+ *
+ * Sentinels watch a master and its replicas and promote a replica when the
+ * master fails.  This follows the Sentinel clients guide:
+ *
+ *	 1. ask the sentinels in turn, starting with the one that answered last,
+ *	    SENTINEL get-master-addr-by-name MASTER, until one names an address
+ *	    (a sentinel that cannot be reached or does not know MASTER is
+ *	    skipped);
+ *	 2. connect there (AUTH and SELECT as the URL says; the sentinels are
+ *	    asked without credentials) and check with ROLE that the server
+ *	    really is a master: during a failover the sentinels' view lags;
+ *	 3. do it all again on every reconnect: a connection is dropped on any
+ *	    transport error, and on a READONLY reply (the server was demoted to
+ *	    a replica) or a LOADING one (it is loading its data);
+ *	 4. before each extend, ask again: after a failover the old master goes
+ *	    on accepting writes, as a master, until Sentinel converts it into a
+ *	    replica (about ten seconds later), and a heartbeat that stayed
+ *	    connected to it would extend a lock nobody else can see.  Extends
+ *	    come from the heartbeat every TTL/3, so the extra round trip to a
+ *	    sentinel (whose connection is kept open) is cheap; acquires and
+ *	    releases use the connection they have.
+ *
+ * Steps that sent nothing are retried with a short sleep until the
+ * operation's deadline (conn.c), so an acquire made during a failover
+ * waits for the new master rather than failing.  A command that was sent
+ * but got no reply is not sent again, since it may have run: the caller
+ * sees an I/O error, and the heartbeat simply tries again at its next beat.
+ * The lease operations are those of master.c.
+ *
+ * What a failover does to leases: the new master has the lock and the
+ * counter as far as replication had carried them.  A lease whose lock the
+ * new master lacks is lost at the holder's next extend.  A counter behind
+ * hands out a token again; PostgreSQL refuses it for the second owner
+ * (LF001) and the client heals (pg.c).  fence_set_min_replicas() makes an
+ * acquire wait until replicas have both, so that the failover keeps them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fence_int.h"
+
+/* A sentinel that does not answer within this is skipped. */
+#define SENTINEL_MAX_MS 1000
+#define SENTINEL_MIN_MS 50
+#define RETRY_MIN_MS 20
+#define RETRY_MAX_MS 250
+
+typedef struct sentinel_store
+{
+	fence_url	login;			/* master name, credentials, db, sentinels */
+	int			nsentinels;
+	fence_node *sentinels;
+	int			first;			/* the sentinel that answered last */
+	fence_node	master;			/* addr valid once resolved */
+} sentinel_store;
+
+void *
+fence_sentinel_new(fence_ctx *ctx, const fence_url *url)
+{
+	sentinel_store *s = calloc(1, sizeof(sentinel_store));
+	fence_url	anonymous;
+	int			i;
+
+	(void) ctx;
+	if (s == NULL)
+		return NULL;
+	if (fence_url_copy(&s->login, url) != FENCE_OK)
+	{
+		free(s);
+		return NULL;
+	}
+	s->sentinels = calloc(url->nhosts, sizeof(fence_node));
+	if (s->sentinels == NULL)
+	{
+		fence_sentinel_ops.free(s);
+		return NULL;
+	}
+	memset(&anonymous, 0, sizeof(anonymous));
+	for (; s->nsentinels < url->nhosts; s->nsentinels++)
+	{
+		i = s->nsentinels;
+		if (fence_url_node(&s->sentinels[i].addr, &anonymous, url->hosts[i].host,
+						   url->hosts[i].port) != FENCE_OK)
+		{
+			fence_sentinel_ops.free(s);
+			return NULL;
+		}
+	}
+	return s;
+}
+
+static void
+sentinel_free(void *state)
+{
+	sentinel_store *s = state;
+	int			i;
+
+	for (i = 0; i < s->nsentinels; i++)
+		fence_node_free(&s->sentinels[i]);
+	free(s->sentinels);
+	fence_node_free(&s->master);
+	fence_url_free(&s->login);
+	free(s);
+}
+
+/*
+ * Ask the sentinels for the master's address, once round.  Returns 1 with
+ * s->master.addr set, 0 when none knew it (ctx->err says why).
+ */
+static int
+ask_sentinels(fence_ctx *ctx, sentinel_store *s)
+{
+	const char *argv[3] = {"SENTINEL", "get-master-addr-by-name", s->login.master};
+	int			k;
+
+	for (k = 0; k < s->nsentinels; k++)
+	{
+		int			i = (s->first + k) % s->nsentinels;
+		fence_node *sn = &s->sentinels[i];
+		redisReply *r;
+		char		name[300];
+		long		port;
+
+		/* leave time for the others, and for the command itself */
+		sn->max_ms = ctx->conn->command_ms / 3;
+		if (sn->max_ms > SENTINEL_MAX_MS)
+			sn->max_ms = SENTINEL_MAX_MS;
+		if (sn->max_ms < SENTINEL_MIN_MS)
+			sn->max_ms = SENTINEL_MIN_MS;
+		r = fence_node_command(ctx, sn, 3, argv);
+		if (r == NULL)
+		{
+			/* start with the next one next time */
+			s->first = (i + 1) % s->nsentinels;
+			continue;
+		}
+		if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+			r->element[0]->type == REDIS_REPLY_STRING &&
+			r->element[1]->type == REDIS_REPLY_STRING &&
+			(port = strtol(r->element[1]->str, NULL, 10)) >= 1 && port <= 65535)
+		{
+			if (s->master.addr.host == NULL || strcmp(s->master.addr.host, r->element[0]->str) != 0 ||
+				s->master.addr.port != port)
+			{
+				fence_node_free(&s->master);
+				if (fence_url_node(&s->master.addr, &s->login, r->element[0]->str, (int) port) != FENCE_OK)
+				{
+					freeReplyObject(r);
+					fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
+					return 0;
+				}
+			}
+			freeReplyObject(r);
+			s->first = i;
+			return 1;
+		}
+		fence_node_name(sn, name, sizeof(name));
+		fence_node_drop(sn);
+		if (r->type == REDIS_REPLY_NIL)
+			fence_set_error(ctx, FENCE_ERR_IO, "Sentinel %s knows no master named \"%s\"",
+							name, s->login.master);
+		else
+			fence_set_error(ctx, FENCE_ERR_IO, "Sentinel %s did not name master \"%s\": %s",
+							name, s->login.master,
+							r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+		freeReplyObject(r);
+	}
+	return 0;
+}
+
+/* Connect to the master and check its ROLE.  FENCE_OK, or FENCE_ERR. */
+static int
+connect_master(fence_ctx *ctx, sentinel_store *s)
+{
+	const char *argv[1] = {"ROLE"};
+	redisReply *r = fence_node_command(ctx, &s->master, 1, argv);
+	char		name[300];
+	int			ok;
+
+	if (r == NULL)
+		return FENCE_ERR;
+	ok = r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+		r->element[0]->type == REDIS_REPLY_STRING && strcmp(r->element[0]->str, "master") == 0;
+	if (!ok)
+	{
+		fence_set_error(ctx, FENCE_ERR_IO, "%s, named master \"%s\" by Sentinel, is not a master (%s)",
+						fence_node_name(&s->master, name, sizeof(name)), s->login.master,
+						r->type == REDIS_REPLY_ERROR ? r->str :
+						r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+						r->element[0]->type == REDIS_REPLY_STRING ? r->element[0]->str : "?");
+		fence_node_drop(&s->master);
+	}
+	freeReplyObject(r);
+	return ok ? FENCE_OK : FENCE_ERR;
+}
+
+/* Find the master and connect to it, retrying until the deadline. */
+static int
+resolve(fence_ctx *ctx, sentinel_store *s)
+{
+	long		wait_ms = RETRY_MIN_MS;
+
+	fence_node_drop(&s->master);
+	for (;;)
+	{
+		if (ask_sentinels(ctx, s) && connect_master(ctx, s) == FENCE_OK)
+			return FENCE_OK;
+		/* a refused login will be refused again: no point waiting */
+		if (ctx->err == FENCE_ERR_AUTH || !fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
+			return FENCE_ERR;
+	}
+}
+
+static int
+sentinel_open(fence_ctx *ctx)
+{
+	sentinel_store *s = ctx->conn->store;
+
+	if (resolve(ctx, s) != FENCE_OK)
+		return FENCE_ERR;
+	fence_clear_error(ctx);
+	return FENCE_OK;
+}
+
+static int
+sentinel_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
+			  redisReply **replies)
+{
+	sentinel_store *s = ctx->conn->store;
+	long		wait_ms = RETRY_MIN_MS;
+	int			rc;
+
+	(void) key;
+	for (;;)
+	{
+		if (s->master.rc == NULL && resolve(ctx, s) != FENCE_OK)
+			return FENCE_NODE_UNREACHABLE;
+		rc = fence_node_pipeline(ctx, &s->master, ncmds, cmds, replies);
+		if (rc == FENCE_NODE_BROKEN)
+			return rc;
+		if (rc == FENCE_NODE_UNREACHABLE)
+		{
+			fence_node_drop(&s->master);
+			if (fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
+				continue;
+			return rc;
+		}
+		if (fence_reply_is(replies[0], "READONLY") || fence_reply_is(replies[0], "LOADING"))
+		{
+			/* demoted, or still loading: nothing ran; find the master again */
+			fence_set_error(ctx, FENCE_ERR_IO, "Redis master \"%s\" not available: %s",
+							s->login.master, replies[0]->str);
+			fence_free_replies(ncmds, replies);
+			fence_node_drop(&s->master);
+			if (fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
+				continue;
+			return FENCE_NODE_UNREACHABLE;
+		}
+		fence_clear_error(ctx);
+		return FENCE_OK;
+	}
+}
+
+/*
+ * Extend on the master the sentinels name now (step 4 above).  When none
+ * answers, the connection there is still the best guess.
+ */
+static int
+sentinel_extend(fence_ctx *ctx, const char *lock_key, const char *owner,
+				long long ttl_ms)
+{
+	sentinel_store *s = ctx->conn->store;
+
+	if (s->master.rc != NULL)
+	{
+		/* a new address drops the connection to the old one */
+		(void) ask_sentinels(ctx, s);
+		fence_clear_error(ctx);
+	}
+	return fence_master_extend(ctx, lock_key, owner, ttl_ms);
+}
+
+const fence_store_ops fence_sentinel_ops = {
+	"sentinel",
+	sentinel_open,
+	sentinel_exec,
+	fence_master_acquire,
+	sentinel_extend,
+	fence_master_release,
+	fence_master_heal,
+	fence_master_show,
+	sentinel_free
+};

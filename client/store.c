@@ -1,0 +1,257 @@
+/*
+ * client/store.c
+ *	  Picks the topology a URL names and passes lease operations to it.
+ *
+ * lease.c, pg.c and heartbeat.c speak of leases only: take, extend, give
+ * back, heal, show.  How those reach Redis depends on the topology, one
+ * file each: single.c (one node), sentinel.c (the master Sentinel names),
+ * cluster.c (the node owning the slot) and quorum.c (a majority of
+ * independent nodes).  Every operation gets its own deadline here
+ * (conn.c), so that a topology's retries stay within the command timeout.
+ *
+ * A value with whitespace in it is a quorum: each word must be a redis://
+ * or unix:// URL of an independent node.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fence_int.h"
+
+/*
+ * Split "spec" at whitespace into at most "max" words (malloc'd copies).
+ * Returns how many, max + 1 when there are more, -1 when out of memory;
+ * nothing is left to free unless it returns 0..max.
+ */
+static int
+split_words(const char *spec, char **words, int max)
+{
+	const char *p = spec;
+	int			n = 0;
+
+	for (;;)
+	{
+		const char *start;
+
+		while (isspace((unsigned char) *p))
+			p++;
+		if (*p == '\0')
+			return n;
+		start = p;
+		while (*p != '\0' && !isspace((unsigned char) *p))
+			p++;
+		if (n == max || (words[n] = strndup(start, p - start)) == NULL)
+		{
+			int			failed = n == max ? max + 1 : -1;
+
+			while (n > 0)
+				free(words[--n]);
+			return failed;
+		}
+		n++;
+	}
+}
+
+/* A context whose URL was refused has no topology to talk to. */
+static int
+no_store(fence_ctx *ctx)
+{
+	if (ctx->conn->ops != NULL)
+		return 0;
+	fence_set_error(ctx, FENCE_ERR_ARG, "no Redis topology: the URL was refused");
+	return 1;
+}
+
+/*
+ * Parse "spec": one URL, or several separated by whitespace (a quorum,
+ * every one a redis:// or unix:// URL).  Fills urls[0..*n-1], which the
+ * caller frees with fence_url_free even on failure.  FENCE_OK, or
+ * FENCE_ERR with a message in "errbuf" and "*oom" set when that is why.
+ */
+static int
+parse_spec(const char *spec, fence_url *urls, int *n, char *errbuf, size_t errlen,
+		   int *oom)
+{
+	char	   *words[FENCE_MAX_QUORUM_NODES];
+	int			i,
+				rc = FENCE_OK;
+
+	*oom = 0;
+	memset(urls, 0, FENCE_MAX_QUORUM_NODES * sizeof(fence_url));
+	*n = split_words(spec, words, FENCE_MAX_QUORUM_NODES);
+	if (*n < 0)
+	{
+		*oom = 1;
+		snprintf(errbuf, errlen, "out of memory");
+		*n = 0;
+		return FENCE_ERR;
+	}
+	if (*n > FENCE_MAX_QUORUM_NODES)
+	{
+		snprintf(errbuf, errlen, "a quorum has at most %d nodes", FENCE_MAX_QUORUM_NODES);
+		*n = 0;
+		return FENCE_ERR;
+	}
+	if (*n == 0)
+	{
+		snprintf(errbuf, errlen, "empty Redis URL");
+		return FENCE_ERR;
+	}
+	for (i = 0; i < *n && rc == FENCE_OK; i++)
+	{
+		if (fence_parse_url(words[i], &urls[i], errbuf, errlen) != FENCE_OK)
+		{
+			/* the only failure that is not the URL's fault */
+			*oom = strcmp(errbuf, "out of memory") == 0;
+			rc = FENCE_ERR;
+		}
+		else if (*n > 1 && urls[i].kind != FENCE_URL_NODE)
+		{
+			snprintf(errbuf, errlen,
+					 "quorum member \"%s\" must be a redis:// or unix:// URL of one independent node",
+					 words[i]);
+			rc = FENCE_ERR;
+		}
+	}
+	for (i = 0; i < *n; i++)
+		free(words[i]);
+	return rc;
+}
+
+/*
+ * Is "url" something fence_connect() takes: one URL, or a quorum of them?
+ * On failure a message goes into "errbuf".  Nothing is contacted.
+ */
+int
+fence_check_url(const char *url, char *errbuf, size_t errlen)
+{
+	fence_url	urls[FENCE_MAX_QUORUM_NODES];
+	int			n,
+				i,
+				oom,
+				rc;
+
+	rc = parse_spec(url ? url : FENCE_DEFAULT_URL, urls, &n, errbuf, errlen, &oom);
+	for (i = 0; i < n; i++)
+		fence_url_free(&urls[i]);
+	return rc;
+}
+
+/*
+ * Set up the topology that "spec" names, and connect when "connect" is
+ * set.  Errors: FENCE_ERR_ARG for a bad URL, else what connecting says.
+ */
+int
+fence_store_open(fence_ctx *ctx, const char *spec, int connect)
+{
+	fence_url	urls[FENCE_MAX_QUORUM_NODES];
+	int			n,
+				i,
+				oom,
+				rc;
+
+	rc = parse_spec(spec, urls, &n, ctx->errstr, sizeof(ctx->errstr), &oom);
+	if (rc != FENCE_OK)
+		ctx->err = oom ? FENCE_ERR_OOM : FENCE_ERR_ARG;
+	else
+	{
+		if (n > 1)
+		{
+			ctx->conn->ops = &fence_quorum_ops;
+			ctx->conn->store = fence_quorum_new(ctx, n, urls);
+		}
+		else if (urls[0].kind == FENCE_URL_SENTINEL)
+		{
+			ctx->conn->ops = &fence_sentinel_ops;
+			ctx->conn->store = fence_sentinel_new(ctx, &urls[0]);
+		}
+		else if (urls[0].kind == FENCE_URL_CLUSTER)
+		{
+			ctx->conn->ops = &fence_cluster_ops;
+			ctx->conn->store = fence_cluster_new(ctx, &urls[0]);
+		}
+		else
+		{
+			ctx->conn->ops = &fence_single_ops;
+			ctx->conn->store = fence_single_new(ctx, &urls[0]);
+		}
+		if (ctx->conn->store == NULL)
+		{
+			ctx->conn->ops = NULL;
+			fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
+			rc = FENCE_ERR;
+		}
+	}
+	for (i = 0; i < n; i++)
+		fence_url_free(&urls[i]);
+	if (rc == FENCE_OK && connect)
+		rc = fence_store_connect(ctx);
+	return rc;
+}
+
+/* Connect now, rather than on the first operation. */
+int
+fence_store_connect(fence_ctx *ctx)
+{
+	if (no_store(ctx))
+		return FENCE_ERR;
+	fence_op_begin(ctx);
+	return ctx->conn->ops->open(ctx);
+}
+
+void
+fence_store_close(fence_ctx *ctx)
+{
+	if (ctx->conn->ops != NULL && ctx->conn->store != NULL)
+		ctx->conn->ops->free(ctx->conn->store);
+	ctx->conn->store = NULL;
+	ctx->conn->ops = NULL;
+}
+
+int
+fence_store_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0)
+{
+	if (no_store(ctx))
+		return -1;
+	fence_op_begin(ctx);
+	return ctx->conn->ops->acquire(ctx, l, t0);
+}
+
+int
+fence_store_extend(fence_ctx *ctx, const char *lock_key, const char *owner,
+				   long long ttl_ms)
+{
+	if (no_store(ctx))
+		return -1;
+	fence_op_begin(ctx);
+	return ctx->conn->ops->extend(ctx, lock_key, owner, ttl_ms);
+}
+
+int
+fence_store_release(fence_ctx *ctx, const char *lock_key, const char *owner)
+{
+	if (no_store(ctx))
+		return -1;
+	fence_op_begin(ctx);
+	return ctx->conn->ops->release(ctx, lock_key, owner);
+}
+
+int
+fence_store_heal(fence_ctx *ctx, fence_lease *l, long long mark)
+{
+	if (no_store(ctx))
+		return -1;
+	fence_op_begin(ctx);
+	return ctx->conn->ops->heal(ctx, l, mark);
+}
+
+int
+fence_store_show(fence_ctx *ctx, const char *lock_key, const char *token_key,
+				 fence_info *info)
+{
+	if (no_store(ctx))
+		return -1;
+	fence_op_begin(ctx);
+	return ctx->conn->ops->show(ctx, lock_key, token_key, info);
+}

@@ -1,0 +1,1240 @@
+/*
+ * client/test/test_topo.c
+ *	  Tests of libfence on Redis Cluster, Sentinel and a quorum, against
+ *	  real servers that test/run.sh starts for the "topo" suite:
+ *
+ *	  FENCE_TEST_CLUSTER          redis-cluster:// URL of 3 masters
+ *	  FENCE_TEST_CLUSTER_PORTS    their ports
+ *	  FENCE_TEST_SENTINEL         redis-sentinel:// URL (3 sentinels)
+ *	  FENCE_TEST_SENTINEL_PORTS   master port, replica port
+ *	  FENCE_TEST_SENTINEL_PIDS    master pid, replica pid
+ *	  FENCE_TEST_QUORUM           5 redis:// URLs, space-separated
+ *	  FENCE_TEST_QUORUM_PIDS      their pids
+ *
+ * A test whose servers are missing is skipped.  Faults are made for real:
+ * SIGSTOP freezes a server, FLUSHALL and SCRIPT FLUSH stand for a restart
+ * without data, slots are migrated with the commands redis-cli uses.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+
+#include "fence.h"
+#include "tap.h"
+#define TEST_PREFIX "topo"
+#include "testlib.h"
+
+/* libfence internals under test */
+char	   *fence_key(const char *resource, const char *suffix);
+unsigned int fence_key_slot(const char *key, size_t len);
+
+#define MAXN 8
+
+static const char *cluster_url, *sentinel_url, *quorum_url;
+static int	cluster_port[MAXN], ncluster;
+static int	sentinel_port[2], sentinel_pid[2];
+static int	quorum_port[MAXN], quorum_pid[MAXN], nquorum;
+
+/* Parse "a b c" into up to MAXN ints. */
+static int
+ints(const char *s, int *out)
+{
+	int			n = 0;
+	char	   *end;
+
+	while (s != NULL && *s && n < MAXN)
+	{
+		long		v = strtol(s, &end, 10);
+
+		if (end == s)
+			break;
+		out[n++] = (int) v;
+		s = end;
+	}
+	return n;
+}
+
+/* Ports out of "redis://127.0.0.1:P redis://...". */
+static int
+url_ports(const char *s, int *out)
+{
+	int			n = 0;
+	const char *p = s;
+
+	while (p != NULL && (p = strstr(p, "127.0.0.1:")) != NULL && n < MAXN)
+	{
+		p += 10;
+		out[n++] = atoi(p);
+	}
+	return n;
+}
+
+/* A plain connection to a server, for set-up and checks (NULL if down). */
+static redisContext *
+raw(int port)
+{
+	struct timeval tv = {2, 0};
+	redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+
+	if (c != NULL && c->err)
+	{
+		redisFree(c);
+		return NULL;
+	}
+	if (c != NULL)
+		redisSetTimeout(c, tv);
+	return c;
+}
+
+static redisReply *
+cmd(int port, const char *fmt,...)
+{
+	redisContext *c = raw(port);
+	redisReply *r = NULL;
+	va_list		ap;
+
+	if (c == NULL)
+		return NULL;
+	va_start(ap, fmt);
+	r = redisvCommand(c, fmt, ap);
+	va_end(ap);
+	redisFree(c);
+	return r;
+}
+
+/* An integer reply, or -999 (also for errors and other types). */
+static long long
+cmd_int(int port, const char *fmt, const char *a)
+{
+	redisReply *r = cmd(port, fmt, a);
+	long long	v = -999;
+
+	if (r && r->type == REDIS_REPLY_INTEGER)
+		v = r->integer;
+	if (r)
+		freeReplyObject(r);
+	return v;
+}
+
+/* GET as a number (0 when missing, -1 on anything else). */
+static long long
+get_num(int port, const char *key)
+{
+	redisReply *r = cmd(port, "GET %s", key);
+	long long	v = -1;
+
+	if (r && r->type == REDIS_REPLY_STRING)
+		v = atoll(r->str);
+	else if (r && r->type == REDIS_REPLY_NIL)
+		v = 0;
+	if (r)
+		freeReplyObject(r);
+	return v;
+}
+
+static void
+cmd_do(int port, const char *fmt, const char *a, const char *b)
+{
+	redisReply *r = cmd(port, fmt, a, b);
+
+	if (r)
+		freeReplyObject(r);
+}
+
+static char *
+key(const char *resource, const char *suffix)
+{
+	static char pool[4][400];
+	static int	next;
+	char	   *buf = pool[next++ % 4];
+	char	   *k = fence_key(resource, suffix);
+
+	snprintf(buf, sizeof(pool[0]), "%s", k ? k : "");
+	free(k);
+	return buf;
+}
+
+/* "Calls" of a command on one server (INFO commandstats). */
+static long long
+calls(int port, const char *command)
+{
+	redisReply *r = cmd(port, "INFO commandstats");
+	char		pat[64];
+	const char *p;
+	long long	n = 0;
+
+	snprintf(pat, sizeof(pat), "cmdstat_%s:calls=", command);
+	if (r && r->type == REDIS_REPLY_STRING && (p = strstr(r->str, pat)) != NULL)
+		n = atoll(p + strlen(pat));
+	if (r)
+		freeReplyObject(r);
+	return n;
+}
+
+/* --- Cluster ------------------------------------------------------------- */
+
+/* The port of the master serving "slot". */
+static int
+slot_owner(unsigned int slot)
+{
+	redisReply *r = cmd(cluster_port[0], "CLUSTER SLOTS");
+	int			port = -1;
+	size_t		i;
+
+	for (i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++)
+	{
+		redisReply *e = r->element[i];
+
+		if ((unsigned) e->element[0]->integer <= slot && slot <= (unsigned) e->element[1]->integer)
+			port = (int) e->element[2]->element[1]->integer;
+	}
+	if (r)
+		freeReplyObject(r);
+	return port;
+}
+
+static char *
+node_id(int port, char *buf, size_t len)
+{
+	redisReply *r = cmd(port, "CLUSTER MYID");
+
+	snprintf(buf, len, "%s", r && r->type == REDIS_REPLY_STRING ? r->str : "?");
+	if (r)
+		freeReplyObject(r);
+	return buf;
+}
+
+/*
+ * Our slot of CRC16 matches the server's CLUSTER KEYSLOT, for the keys
+ * fence_key() makes from awkward names and from random bytes; and both keys
+ * of a resource share a slot, whatever braces its name holds.
+ */
+static int
+test_cluster_keyslot(void)
+{
+	static const char *names[] = {
+		"a", "inventory", "123456789", "{", "{{", "{}", "}{", "a}b", "a{b}c",
+		"x{}", "{y}", "ünïcødé", "tab\tname", "sp ace", "fence", ":", "::lock",
+		"a}", NULL
+	};
+	redisContext *c = NULL;
+	char		name[80];
+	int			i,
+				nnames = 0,
+				rc = 1;
+	unsigned int seed = 12345;
+
+	if (ncluster == 0)
+		SKIP("no cluster (FENCE_TEST_CLUSTER)");
+	c = raw(cluster_port[0]);
+	CHECK(c != NULL);
+	/* Redis's documented example: CRC16 of "123456789" is 0x31C3 */
+	CHECK(fence_key_slot("123456789", 9) == 0x31C3 % 16384);
+	while (names[nnames] != NULL)
+		nnames++;
+	for (i = 0; i < nnames + 200; i++)
+	{
+		const char *res = names[i < nnames ? i : 0];
+		const char *suffix[2] = {"lock", "token"};
+		unsigned int slots[2];
+		int			j;
+
+		if (i >= nnames)
+		{
+			int			k,
+						len = 1 + (int) (rand_r(&seed) % 40);
+
+			/* printable bytes with braces well represented */
+			for (k = 0; k < len; k++)
+			{
+				int			x = (int) (rand_r(&seed) % 100);
+
+				name[k] = x < 8 ? '{' : x < 16 ? '}' : (char) (' ' + 1 + x % 94);
+			}
+			name[len] = '\0';
+			res = name;
+		}
+		for (j = 0; j < 2; j++)
+		{
+			char	   *k = fence_key(res, suffix[j]);
+			redisReply *r;
+
+			CHECK(k != NULL);
+			r = redisCommand(c, "CLUSTER KEYSLOT %b", k, strlen(k));
+			CHECK(r != NULL && r->type == REDIS_REPLY_INTEGER);
+			slots[j] = fence_key_slot(k, strlen(k));
+			if ((long long) slots[j] != r->integer)
+			{
+				snprintf(tap_why, sizeof(tap_why), "key \"%s\": our slot %u, CLUSTER KEYSLOT %lld",
+						 k, slots[j], r->integer);
+				freeReplyObject(r);
+				free(k);
+				goto fail;
+			}
+			freeReplyObject(r);
+			free(k);
+		}
+		/* braces in a name are escaped inside the tag (keys.c) */
+		if (slots[0] != slots[1])
+		{
+			snprintf(tap_why, sizeof(tap_why), "resource \"%s\": lock and token in slots %u and %u",
+					 res, slots[0], slots[1]);
+			goto fail;
+		}
+	}
+	rc = 0;
+fail:
+	if (c)
+		redisFree(c);
+	return rc;
+}
+
+/* Leases land on the master that owns their slot, on every master. */
+static int
+test_cluster_routing(void)
+{
+	fence_ctx  *a = NULL;
+	fence_lease *l[30] = {0};
+	int			used[MAXN] = {0};
+	int			i,
+				j,
+				rc = 1;
+
+	if (ncluster == 0)
+		SKIP("no cluster (FENCE_TEST_CLUSTER)");
+	a = fence_connect(cluster_url);
+	CHECKC(a->err == 0, a);
+	for (i = 0; i < 30; i++)
+	{
+		char		base[32];
+		const char *res;
+		const char *k;
+		int			owner;
+
+		snprintf(base, sizeof(base), "route%d", i);
+		res = R(base);
+		l[i] = fence_acquire(a, res, 10000);
+		CHECKC(l[i] != NULL, a);
+		k = key(res, "lock");
+		owner = slot_owner(fence_key_slot(k, strlen(k)));
+		for (j = 0; j < ncluster; j++)
+		{
+			long long	e = cmd_int(cluster_port[j], "EXISTS %s", k);
+
+			if (cluster_port[j] == owner)
+			{
+				CHECK(e == 1);
+				used[j] = 1;
+			}
+			else
+				CHECK(e == -999);	/* MOVED: not this node's key */
+		}
+	}
+	for (j = 0; j < ncluster; j++)
+		CHECK(used[j]);
+	for (i = 0; i < 30; i++)
+		CHECKC(fence_release(a, l[i]) == FENCE_OK, a);
+	/* names whose braces would split the two keys over two slots */
+	{
+		static const char *odd[] = {"}x", "{}", "}{", "a}b{c", "%7D", NULL};
+		char		name[64];
+
+		for (i = 0; odd[i]; i++)
+		{
+			/* the braces first: a prefix would make a tag of its own */
+			snprintf(name, sizeof(name), "%s-topo-%d", odd[i], (int) getpid());
+			fence_lease_free(l[i]);
+			l[i] = fence_acquire(a, name, 10000);
+			CHECKC(l[i] != NULL && fence_lease_token(l[i]) == 1, a);
+			CHECKC(fence_release(a, l[i]) == FENCE_OK, a);
+		}
+	}
+	rc = 0;
+fail:
+	for (i = 0; i < 30; i++)
+		fence_lease_free(l[i]);
+	fence_free(a);
+	return rc;
+}
+
+/* Move "slot" from port "src" to port "dst": the last step of a migration. */
+static void
+slot_node(unsigned int slot, int dst)
+{
+	char		id[64],
+				s[16];
+	int			j;
+
+	node_id(dst, id, sizeof(id));
+	snprintf(s, sizeof(s), "%u", slot);
+	for (j = 0; j < ncluster; j++)
+		cmd_do(cluster_port[j], "CLUSTER SETSLOT %s NODE %s", s, id);
+}
+
+/* The first steps: importing on "dst", migrating on "src". */
+static void
+slot_migrating(unsigned int slot, int src, int dst)
+{
+	char		id[64],
+				s[16];
+
+	snprintf(s, sizeof(s), "%u", slot);
+	cmd_do(dst, "CLUSTER SETSLOT %s IMPORTING %s", s, node_id(src, id, sizeof(id)));
+	cmd_do(src, "CLUSTER SETSLOT %s MIGRATING %s", s, node_id(dst, id, sizeof(id)));
+}
+
+static void
+migrate_key(int src, int dst, const char *k)
+{
+	redisReply *r = cmd(src, "MIGRATE 127.0.0.1 %d %s 0 5000", dst, k);
+
+	if (r)
+		freeReplyObject(r);
+}
+
+static int
+other_port(int port)
+{
+	int			j;
+
+	for (j = 0; j < ncluster; j++)
+		if (cluster_port[j] != port)
+			return cluster_port[j];
+	return -1;
+}
+
+/*
+ * A lease whose slot migrates while it is held: ASK while the keys are on
+ * the target and the slot still migrating, MOVED once it has moved.
+ */
+static int
+test_cluster_ask_moved(void)
+{
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	fence_info	info = {0};
+	const char *res = R("migrate");
+	const char *lk = key(res, "lock");
+	unsigned int slot = fence_key_slot(lk, strlen(lk));
+	long long	asking,
+				token;
+	int			src,
+				dst,
+				rc = 1;
+
+	if (ncluster == 0)
+		SKIP("no cluster (FENCE_TEST_CLUSTER)");
+	a = fence_connect(cluster_url);
+	CHECKC(a->err == 0, a);
+	l = fence_acquire(a, res, 20000);
+	CHECKC(l != NULL, a);
+	token = fence_lease_token(l);
+	src = slot_owner(slot);
+	dst = other_port(src);
+	CHECK(src > 0 && dst > 0);
+
+	slot_migrating(slot, src, dst);
+	migrate_key(src, dst, key(res, "lock"));
+	migrate_key(src, dst, key(res, "token"));
+	asking = calls(dst, "asking");
+	CHECKC(fence_extend(a, l, 20000) == FENCE_OK, a);
+	CHECKC(fence_show(a, res, &info) == FENCE_OK, a);
+	CHECK(info.owner != NULL && strcmp(info.owner, fence_lease_owner(l)) == 0 && info.token == token);
+	/* an ASKING for each (two when the target had to EVAL the script) */
+	CHECK(calls(dst, "asking") >= asking + 2);
+
+	slot_node(slot, dst);
+	CHECK(slot_owner(slot) == dst);
+	/* the context still thinks "src": MOVED, then the right node */
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	CHECK(cmd_int(dst, "EXISTS %s", key(res, "lock")) == 0);
+	fence_lease_free(l);
+	l = fence_acquire(a, res, 20000);
+	CHECKC(l != NULL, a);
+	CHECK(fence_lease_token(l) == token + 1);	/* the counter moved along */
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	fence_info_free(&info);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+typedef struct finish_arg
+{
+	unsigned int slot;
+	int			dst;
+	long		after_ms;
+} finish_arg;
+
+static void *
+finish_later(void *p)
+{
+	finish_arg *f = p;
+
+	sleep_ms(f->after_ms);
+	slot_node(f->slot, f->dst);
+	return NULL;
+}
+
+/*
+ * A migration that has moved the counter but not (yet) the lock key makes
+ * the acquire script's two keys live on two nodes: TRYAGAIN, until the
+ * migration finishes; the acquire waits it out within its deadline.
+ */
+static int
+test_cluster_tryagain(void)
+{
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	const char *res = R("tryagain");
+	const char *lk = key(res, "lock");
+	finish_arg	f;
+	pthread_t	th;
+	int			started = 0;
+	long long	t0;
+	int			src,
+				rc = 1;
+
+	if (ncluster == 0)
+		SKIP("no cluster (FENCE_TEST_CLUSTER)");
+	a = fence_connect(cluster_url);
+	CHECKC(a->err == 0, a);
+	l = fence_acquire(a, res, 20000);
+	CHECKC(l != NULL && fence_lease_token(l) == 1, a);
+	f.slot = fence_key_slot(lk, strlen(lk));
+	src = slot_owner(f.slot);
+	f.dst = other_port(src);
+	/* longer than sixteen ASK-then-TRYAGAIN rounds take (about 2.3 s):
+	 * only the deadline (5 s) may end the wait */
+	f.after_ms = 3000;
+	slot_migrating(f.slot, src, f.dst);
+	/* the token moves; the lock stays behind on the source */
+	migrate_key(src, f.dst, key(res, "token"));
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	fence_lease_free(l);
+	l = NULL;
+	CHECK(pthread_create(&th, NULL, finish_later, &f) == 0);
+	started = 1;
+	t0 = ms_now();
+	l = fence_acquire(a, res, 20000);
+	CHECKC(l != NULL, a);
+	CHECK(ms_now() - t0 >= 2900);	/* it did wait for the migration */
+	CHECK(fence_lease_token(l) == 2);
+	CHECK(cmd_int(f.dst, "EXISTS %s", key(res, "lock")) == 1);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	if (started)
+		pthread_join(th, NULL);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/* No seed reachable: an I/O error at connect, naming the node. */
+static int
+test_cluster_unreachable(void)
+{
+	fence_ctx  *a = fence_connect_timeout("redis-cluster://127.0.0.1:1,127.0.0.1:2", 500, 500);
+	int			rc = 1;
+
+	CHECK(a != NULL && a->err == FENCE_ERR_IO && strstr(a->errstr, "127.0.0.1:") != NULL);
+	rc = 0;
+fail:
+	fence_free(a);
+	return rc;
+}
+
+/* Masters without replicas cannot satisfy --min-replicas: lease given back. */
+static int
+test_cluster_min_replicas(void)
+{
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	const char *res = R("cwait");
+	const char *lk = key(res, "lock");
+	long long	t0;
+	int			rc = 1;
+
+	if (ncluster == 0)
+		SKIP("no cluster (FENCE_TEST_CLUSTER)");
+	a = fence_connect(cluster_url);
+	CHECKC(a->err == 0, a);
+	CHECKC(fence_set_min_replicas(a, 1, 150) == FENCE_OK, a);
+	t0 = ms_now();
+	l = fence_acquire(a, res, 10000);
+	CHECK(l == NULL && a->err == FENCE_ERR_REPLICAS);
+	CHECK(strstr(a->errstr, "0 of the 1 replicas") != NULL);
+	CHECK(ms_now() - t0 >= 140);
+	CHECK(cmd_int(slot_owner(fence_key_slot(lk, strlen(lk))), "EXISTS %s", lk) == 0);
+	rc = 0;
+fail:
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/* --- Sentinel ------------------------------------------------------------ */
+
+static int
+test_sentinel_resolve(void)
+{
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	const char *res = R("sentinel");
+	char		url[512];
+	const char *p;
+	int			rc = 1;
+
+	if (sentinel_url == NULL)
+		SKIP("no sentinels (FENCE_TEST_SENTINEL)");
+	a = fence_connect(sentinel_url);
+	CHECKC(a->err == 0, a);
+	l = fence_acquire(a, res, 10000);
+	CHECKC(l != NULL, a);
+	CHECK(cmd_int(sentinel_port[0], "EXISTS %s", key(res, "lock")) == 1);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	fence_free(a);
+
+	/* a dead sentinel first in the list is skipped */
+	snprintf(url, sizeof(url), "redis-sentinel://127.0.0.1:1,%s", sentinel_url + strlen("redis-sentinel://"));
+	a = fence_connect(url);
+	CHECKC(a->err == 0, a);
+	fence_free(a);
+
+	/* a master no sentinel knows */
+	p = strrchr(sentinel_url, '/');
+	snprintf(url, sizeof(url), "%.*s/nosuchmaster", (int) (p - sentinel_url), sentinel_url);
+	a = fence_connect_timeout(url, 300, 300);
+	CHECK(a->err == FENCE_ERR_IO && strstr(a->errstr, "knows no master named \"nosuchmaster\"") != NULL);
+	rc = 0;
+fail:
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/*
+ * WAIT: with the replica up, the acquire counts; with it frozen, fewer
+ * acknowledge in time and the lease is given back.
+ */
+static int
+test_sentinel_min_replicas(void)
+{
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	const char *res = R("swait");
+	int			frozen = 0;
+	long long	t0;
+	int			rc = 1;
+
+	if (sentinel_url == NULL)
+		SKIP("no sentinels (FENCE_TEST_SENTINEL)");
+	a = fence_connect(sentinel_url);
+	CHECKC(a->err == 0, a);
+	CHECKC(fence_set_min_replicas(a, 1, 2000) == FENCE_OK, a);
+	l = fence_acquire(a, res, 10000);
+	CHECKC(l != NULL, a);
+	/* the replica has the lock and the token already */
+	CHECK(get_num(sentinel_port[1], key(res, "token")) == fence_lease_token(l));
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	fence_lease_free(l);
+	l = NULL;
+
+	CHECK(fence_set_min_replicas(a, 1, 0) == FENCE_ERR && a->err == FENCE_ERR_ARG);
+	CHECKC(fence_set_min_replicas(a, 1, 200) == FENCE_OK, a);
+	CHECK(kill(sentinel_pid[1], SIGSTOP) == 0);
+	frozen = 1;
+	t0 = ms_now();
+	l = fence_acquire(a, res, 10000);
+	CHECK(l == NULL && a->err == FENCE_ERR_REPLICAS);
+	CHECK(ms_now() - t0 >= 190);
+	CHECK(cmd_int(sentinel_port[0], "EXISTS %s", key(res, "lock")) == 0);
+	rc = 0;
+fail:
+	if (frozen)
+		kill(sentinel_pid[1], SIGCONT);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/* --- Quorum -------------------------------------------------------------- */
+
+static void
+qfreeze(int i)
+{
+	kill(quorum_pid[i], SIGSTOP);
+}
+
+static void
+qthaw(int i)
+{
+	kill(quorum_pid[i], SIGCONT);
+}
+
+/* A node restarting without its data: keys and scripts gone. */
+static void
+qwipe(int i)
+{
+	cmd_do(quorum_port[i], "FLUSHALL", NULL, NULL);
+	cmd_do(quorum_port[i], "SCRIPT FLUSH", NULL, NULL);
+}
+
+static int
+test_quorum_basic(void)
+{
+	fence_ctx  *a = NULL,
+			   *b = NULL;
+	fence_lease *l = NULL,
+			   *m = NULL;
+	fence_info	info = {0};
+	const char *res = R("qbasic");
+	int			i,
+				rc = 1;
+
+	if (nquorum == 0)
+		SKIP("no quorum (FENCE_TEST_QUORUM)");
+	a = fence_connect(quorum_url);
+	b = fence_connect(quorum_url);
+	CHECKC(a->err == 0, a);
+	l = fence_acquire(a, res, 10000);
+	CHECKC(l != NULL && fence_lease_token(l) == 1, a);
+	for (i = 0; i < nquorum; i++)
+	{
+		CHECK(cmd_int(quorum_port[i], "EXISTS %s", key(res, "lock")) == 1);
+		CHECK(get_num(quorum_port[i], key(res, "token")) == 1);
+	}
+	m = fence_acquire(b, res, 10000);
+	CHECK(m == NULL && b->err == FENCE_ERR_BUSY);
+	CHECK(fence_busy_pttl(b) > 9000 && fence_busy_pttl(b) <= 10000);
+	CHECKC(fence_extend(a, l, 20000) == FENCE_OK, a);
+	CHECKC(fence_show(b, res, &info) == FENCE_OK, b);
+	CHECK(info.owner != NULL && strcmp(info.owner, fence_lease_owner(l)) == 0);
+	CHECK(info.pttl_ms > 19000 && info.token == 1);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	CHECK(fence_release(a, l) == FENCE_ERR && a->err == FENCE_ERR_LOST);
+	for (i = 0; i < nquorum; i++)
+		CHECK(cmd_int(quorum_port[i], "EXISTS %s", key(res, "lock")) == 0);
+	m = fence_acquire(b, res, 10000);
+	CHECKC(m != NULL && fence_lease_token(m) == 2, b);
+	CHECKC(fence_release_owner(a, res, fence_lease_owner(m)) == FENCE_OK, a);
+	rc = 0;
+fail:
+	fence_info_free(&info);
+	fence_lease_free(l);
+	fence_lease_free(m);
+	fence_free(a);
+	fence_free(b);
+	return rc;
+}
+
+/* Take and give back a lease; its token (0 on failure). */
+static long long
+cycle(fence_ctx *a, const char *res)
+{
+	fence_lease *l = fence_acquire(a, res, 5000);
+	long long	t;
+
+	if (l == NULL)
+		return 0;
+	t = fence_lease_token(l);
+	if (fence_release(a, l) != FENCE_OK)
+		t = 0;
+	fence_lease_free(l);
+	return t;
+}
+
+/*
+ * Every node's counter is "*token", after at most three more cycles (a
+ * node whose answer a loaded host lost to the per-node timeout is repaired
+ * by the next claim that reaches it); each cycle's token goes up.
+ */
+static int
+all_repaired(fence_ctx *a, const char *res, long long *token)
+{
+	int			tries,
+				i;
+
+	for (tries = 0; tries < 4; tries++)
+	{
+		long long	t;
+
+		for (i = 0; i < nquorum; i++)
+			if (get_num(quorum_port[i], key(res, "token")) != *token)
+				break;
+		if (i == nquorum)
+			return 1;
+		t = cycle(a, res);
+		if (t <= *token)
+			return 0;
+		*token = t;
+	}
+	return 0;
+}
+
+/*
+ * Tokens survive a minority of nodes restarting empty, and the next claim
+ * repairs their counters (their script caches too: NOSCRIPT then EVAL).
+ */
+static int
+test_quorum_minority_restart(void)
+{
+	fence_ctx  *a = NULL;
+	const char *res = R("qrestart");
+	long long	t1,
+				t2,
+				t3;
+	int			rc = 1;
+
+	if (nquorum < 5)
+		SKIP("no quorum of 5 (FENCE_TEST_QUORUM)");
+	a = fence_connect(quorum_url);
+	CHECKC(a->err == 0, a);
+	t1 = cycle(a, res);
+	CHECKC(t1 > 0, a);
+	qwipe(0);
+	qwipe(1);
+	t2 = cycle(a, res);
+	CHECKC(t2 > t1, a);
+	CHECKC(all_repaired(a, res, &t2), a);
+	/* the other two now, the repaired ones keeping the count */
+	qwipe(3);
+	qwipe(4);
+	t3 = cycle(a, res);
+	CHECKC(t3 > t2, a);
+	CHECKC(all_repaired(a, res, &t3), a);
+	rc = 0;
+fail:
+	fence_free(a);
+	return rc;
+}
+
+/*
+ * A frozen minority costs one per-node timeout (TTL/20), no more, and
+ * misses the claims; the next acquire after it thaws repairs it.
+ */
+static int
+test_quorum_minority_frozen(void)
+{
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	const char *res = R("qfrozen");
+	long long	t0,
+				t1,
+				took;
+	int			frozen = 0,
+				rc = 1;
+
+	if (nquorum < 5)
+		SKIP("no quorum of 5 (FENCE_TEST_QUORUM)");
+	a = fence_connect(quorum_url);
+	CHECKC(a->err == 0, a);
+	t1 = cycle(a, res);
+	CHECKC(t1 > 0, a);
+	qfreeze(1);
+	qfreeze(2);
+	frozen = 1;
+	t0 = ms_now();
+	l = fence_acquire(a, res, 4000);
+	took = ms_now() - t0;
+	CHECKC(l != NULL && fence_lease_token(l) == t1 + 1, a);
+	/* two rounds, each waiting out one 200 ms per-node timeout */
+	CHECK(took >= 190 && took < 1500);
+	CHECKC(fence_extend(a, l, 4000) == FENCE_OK, a);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	qthaw(1);
+	qthaw(2);
+	frozen = 0;
+	/*
+	 * The thawed nodes now run what was queued in their sockets while they
+	 * were frozen (a late lock, then its release), as a delayed network
+	 * would deliver it: wait for that to pass.
+	 */
+	t0 = ms_now();
+	while (cmd_int(quorum_port[1], "EXISTS %s", key(res, "lock")) != 0 && ms_now() - t0 < 5000)
+		sleep_ms(20);
+	CHECK(get_num(quorum_port[1], key(res, "token")) == t1);
+	CHECKC(cycle(a, res) == t1 + 2, a);
+	CHECK(get_num(quorum_port[1], key(res, "token")) == t1 + 2);
+	rc = 0;
+fail:
+	if (frozen)
+	{
+		qthaw(1);
+		qthaw(2);
+	}
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/* Without a majority nothing is acquired, and the error says why. */
+static int
+test_quorum_majority_down(void)
+{
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	const char *res = R("qdown");
+	int			i,
+				frozen = 0,
+				rc = 1;
+
+	if (nquorum < 5)
+		SKIP("no quorum of 5 (FENCE_TEST_QUORUM)");
+	a = fence_connect(quorum_url);
+	CHECKC(a->err == 0, a);
+	for (i = 0; i < 3; i++)
+		qfreeze(i);
+	frozen = 1;
+	l = fence_acquire(a, res, 2000);
+	CHECK(l == NULL && a->err == FENCE_ERR_IO);
+	CHECK(strstr(a->errstr, "2 of 5 Redis nodes, a majority needs 3") != NULL);
+	CHECK(strstr(a->errstr, "timed out") != NULL);
+	/* what it took on the others was given back */
+	CHECK(cmd_int(quorum_port[3], "EXISTS %s", key(res, "lock")) == 0);
+	rc = 0;
+fail:
+	if (frozen)
+		for (i = 0; i < 3; i++)
+			qthaw(i);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/*
+ * A claim refused by a majority (their counters are ahead) is tried again
+ * above the highest counter that refused.  Reached through healing: PG's
+ * mark is ahead of the lease's token, and three nodes are further ahead.
+ */
+static int
+test_quorum_claim_refused(void)
+{
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	const char *res = R("qrefused");
+	char		big[24],
+				mark[24];
+	const char *params[2] = {res, mark};
+	PGresult   *r;
+	long long	t;
+	int			i,
+				rc = 1;
+
+	if (nquorum < 5)
+		SKIP("no quorum of 5 (FENCE_TEST_QUORUM)");
+	if (!pg_ready)
+		SKIP("extension fence not available");
+	a = fence_connect(quorum_url);
+	CHECKC(a->err == 0, a);
+	l = fence_acquire(a, res, 10000);
+	CHECKC(l != NULL, a);
+	t = fence_lease_token(l);
+	snprintf(mark, sizeof(mark), "%lld", t + 5);
+	r = PQexecParams(pg, "SELECT fence.advance($1, $2)", 2, NULL, params, NULL, NULL, 0);
+	CHECK(PQresultStatus(r) == PGRES_TUPLES_OK);
+	PQclear(r);
+	snprintf(big, sizeof(big), "%lld", t + 40);
+	for (i = 0; i < 3; i++)
+		cmd_do(quorum_port[i], "SET %s %s", key(res, "token"), big);
+	CHECKC(fence_announce(a, l, pg) == FENCE_OK, a);
+	CHECK(fence_lease_token(l) == t + 41);
+	for (i = 0; i < nquorum; i++)
+		CHECK(get_num(quorum_port[i], key(res, "token")) == t + 41);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/*
+ * The assumption broken: the nodes that kept the counter are frozen and
+ * the others lost it.  The quorum hands out a low token again; PostgreSQL
+ * refuses it and the client heals above PostgreSQL's mark on a majority.
+ */
+static int
+test_quorum_backstop(void)
+{
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	const char *res = R("qbackstop");
+	long long	t;
+	int			i,
+				frozen = 0,
+				rc = 1;
+
+	if (nquorum < 5)
+		SKIP("no quorum of 5 (FENCE_TEST_QUORUM)");
+	if (!pg_ready)
+		SKIP("extension fence not available");
+	a = fence_connect(quorum_url);
+	CHECKC(a->err == 0, a);
+	for (i = 0; i < 3; i++)
+	{
+		l = fence_acquire(a, res, 10000);
+		CHECKC(l != NULL, a);
+		CHECKC(fence_announce(a, l, pg) == FENCE_OK, a);
+		CHECKC(fence_release(a, l) == FENCE_OK, a);
+		fence_lease_free(l);
+		l = NULL;
+	}
+	t = 3;
+	qfreeze(3);
+	qfreeze(4);
+	frozen = 1;
+	for (i = 0; i < 3; i++)
+		qwipe(i);
+	l = fence_acquire(a, res, 10000);
+	CHECKC(l != NULL && fence_lease_token(l) == 1, a);	/* repeated */
+	CHECKC(fence_announce(a, l, pg) == FENCE_OK, a);	/* healed */
+	CHECK(fence_lease_token(l) == t + 1);
+	for (i = 0; i < 3; i++)
+		CHECK(get_num(quorum_port[i], key(res, "token")) == t + 1);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	if (frozen)
+	{
+		qthaw(3);
+		qthaw(4);
+	}
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/* The heartbeat extends on a majority; it loses the lease with it. */
+static int
+test_quorum_heartbeat(void)
+{
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	const char *res = R("qheart");
+	long long	t0;
+	int			i,
+				frozen = 0,
+				rc = 1;
+
+	if (nquorum < 5)
+		SKIP("no quorum of 5 (FENCE_TEST_QUORUM)");
+	a = fence_connect(quorum_url);
+	CHECKC(a->err == 0, a);
+	lost_calls = 0;
+	l = fence_acquire(a, res, 900);
+	CHECKC(l != NULL, a);
+	CHECKC(fence_heartbeat_start(a, l, count_lost, NULL) == FENCE_OK, a);
+	qfreeze(0);
+	frozen = 1;					/* a minority: nothing changes */
+	sleep_ms(2000);
+	CHECK(fence_lease_state(l) == FENCE_LEASE_HELD && lost_calls == 0);
+	qfreeze(1);
+	qfreeze(2);					/* a majority: lost by the deadline */
+	t0 = ms_now();
+	while (lost_calls == 0 && ms_now() - t0 < 3000)
+		sleep_ms(10);
+	CHECK(lost_calls == 1 && ms_now() - t0 < 1500);
+	CHECK(fence_lease_state(l) == FENCE_LEASE_LOST);
+	rc = 0;
+fail:
+	if (frozen)
+		for (i = 0; i < 3; i++)
+			qthaw(i);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/* Quorum members must be single nodes; WAIT makes no sense there. */
+static int
+test_quorum_bad_arguments(void)
+{
+	fence_ctx  *a = NULL;
+	char		many[2048] = "";
+	int			i,
+				rc = 1;
+
+	a = fence_connect("redis://127.0.0.1:1 redis-cluster://127.0.0.1:2");
+	CHECK(a->err == FENCE_ERR_ARG && strstr(a->errstr, "must be a redis:// or unix://") != NULL);
+	fence_free(a);
+	a = fence_connect("redis://127.0.0.1:1 http://x");
+	CHECK(a->err == FENCE_ERR_ARG && strstr(a->errstr, "unsupported Redis URL scheme") != NULL);
+	fence_free(a);
+	for (i = 0; i < 16; i++)
+		snprintf(many + strlen(many), sizeof(many) - strlen(many), "redis://127.0.0.1:%d ", 1 + i);
+	a = fence_connect(many);
+	CHECK(a->err == FENCE_ERR_ARG && strstr(a->errstr, "at most 15") != NULL);
+	fence_free(a);
+	a = NULL;
+	if (nquorum > 0)
+	{
+		a = fence_connect(quorum_url);
+		CHECKC(a->err == 0, a);
+		CHECK(fence_set_min_replicas(a, 1, 100) == FENCE_ERR && a->err == FENCE_ERR_ARG);
+	}
+	rc = 0;
+fail:
+	fence_free(a);
+	return rc;
+}
+
+/* --- every topology ---------------------------------------------------- */
+
+/*
+ * Every socket a topology opens (sentinels, cluster nodes, quorum nodes,
+ * the heartbeat's own) is closed on exec.
+ */
+static int
+test_topo_sockets_cloexec(void)
+{
+	const char *urls[3] = {cluster_url, sentinel_url, nquorum ? quorum_url : NULL};
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	int			before[64],
+				after[64],
+				nb,
+				na,
+				t,
+				i,
+				rc = 1;
+
+	if (ncluster == 0 || sentinel_url == NULL || nquorum == 0)
+		SKIP("needs the cluster, the sentinels and the quorum (FENCE_TEST_*)");
+	for (t = 0; t < 3; t++)
+	{
+		int			fresh = 0;
+
+		nb = list_sockets(before, 64);
+		a = fence_connect(urls[t]);
+		CHECKC(a->err == 0, a);
+		l = fence_acquire(a, R("cloexec"), 5000);
+		CHECKC(l != NULL, a);
+		CHECKC(fence_heartbeat_start(a, l, NULL, NULL) == FENCE_OK, a);
+		CHECKC(fence_extend(a, l, 5000) == FENCE_OK, a);
+		na = list_sockets(after, 64);
+		for (i = 0; i < na; i++)
+		{
+			if (fd_in(before, nb, after[i]))
+				continue;
+			fresh++;
+			if (!(fcntl(after[i], F_GETFD) & FD_CLOEXEC))
+			{
+				snprintf(tap_why, sizeof(tap_why), "%.200s: socket %d is inherited across exec",
+						 urls[t], after[i]);
+				goto fail;
+			}
+		}
+		CHECK(fresh >= 2);		/* at least ours and the heartbeat's */
+		CHECKC(fence_release(a, l) == FENCE_OK, a);
+		fence_lease_free(l);
+		l = NULL;
+		fence_free(a);
+		a = NULL;
+	}
+	rc = 0;
+fail:
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/*
+ * A refused login is a configuration error (FENCE_ERR_AUTH) on every
+ * topology, reported at once rather than retried until the timeout.  None
+ * of the test servers has a password, so sending one is refused.
+ */
+static int
+test_topo_auth_refused(void)
+{
+	char		url[4096];
+	fence_ctx  *a = NULL;
+	long long	t0;
+	int			t,
+				rc = 1;
+
+	if (ncluster == 0 || sentinel_url == NULL || nquorum < 3)
+		SKIP("needs the cluster, the sentinels and the quorum (FENCE_TEST_*)");
+	for (t = 0; t < 3; t++)
+	{
+		if (t == 0)
+			snprintf(url, sizeof(url), "redis-cluster://:wrong@%s",
+					 cluster_url + strlen("redis-cluster://"));
+		else if (t == 1)
+			snprintf(url, sizeof(url), "redis-sentinel://:wrong@%s",
+					 sentinel_url + strlen("redis-sentinel://"));
+		else
+			snprintf(url, sizeof(url), "redis://:wrong@127.0.0.1:%d redis://:wrong@127.0.0.1:%d "
+					 "redis://:wrong@127.0.0.1:%d", quorum_port[0], quorum_port[1], quorum_port[2]);
+		t0 = ms_now();
+		a = fence_connect(url);
+		if (a->err != FENCE_ERR_AUTH)
+		{
+			snprintf(tap_why, sizeof(tap_why), "%.200s: err %d (%.200s), expected FENCE_ERR_AUTH",
+					 url, a->err, a->errstr);
+			goto fail;
+		}
+		CHECK(ms_now() - t0 < 2000);
+		fence_free(a);
+		a = NULL;
+	}
+	rc = 0;
+fail:
+	fence_free(a);
+	return rc;
+}
+
+int
+main(void)
+{
+	/* a test that hangs (a fault left in place) must fail, not hang */
+	tap_watchdog(240);
+	cluster_url = getenv("FENCE_TEST_CLUSTER");
+	sentinel_url = getenv("FENCE_TEST_SENTINEL");
+	quorum_url = getenv("FENCE_TEST_QUORUM");
+	if (cluster_url)
+		ncluster = ints(getenv("FENCE_TEST_CLUSTER_PORTS"), cluster_port);
+	if (sentinel_url && (ints(getenv("FENCE_TEST_SENTINEL_PORTS"), sentinel_port) != 2 ||
+						 ints(getenv("FENCE_TEST_SENTINEL_PIDS"), sentinel_pid) != 2))
+		sentinel_url = NULL;
+	if (quorum_url)
+	{
+		nquorum = url_ports(quorum_url, quorum_port);
+		if (ints(getenv("FENCE_TEST_QUORUM_PIDS"), quorum_pid) != nquorum)
+			nquorum = 0;
+	}
+	pg_setup();
+
+	TEST(cluster_keyslot);
+	TEST(cluster_routing);
+	TEST(cluster_ask_moved);
+	TEST(cluster_tryagain);
+	TEST(cluster_unreachable);
+	TEST(cluster_min_replicas);
+	TEST(sentinel_resolve);
+	TEST(sentinel_min_replicas);
+	TEST(quorum_basic);
+	TEST(quorum_minority_restart);
+	TEST(quorum_minority_frozen);
+	TEST(quorum_majority_down);
+	TEST(quorum_claim_refused);
+	TEST(quorum_backstop);
+	TEST(quorum_heartbeat);
+	TEST(quorum_bad_arguments);
+	TEST(topo_sockets_cloexec);
+	TEST(topo_auth_refused);
+
+	PQfinish(pg);
+	printf("# topology C tests: %d passed, %d failed, %d skipped\n", tap_passed, tap_failed, tap_skipped);
+	return tap_failed ? 1 : 0;
+}
