@@ -20,7 +20,9 @@
  * subreaper of its orphans, so that it sees every process the command
  * started: it keeps the lease until all of them have exited, and when the
  * lease is lost it stops all of them (the group, and descendants that left
- * it): SIGTERM, then SIGKILL after --grace.
+ * it): SIGTERM, then SIGKILL after --grace.  In the foreground of a
+ * terminal it leaves a stand-in in the shell's job, for job control (see
+ * run_standin).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -127,7 +129,9 @@ usage(void)
 	printf("(background jobs too, and processes that left its process group); if the\n");
 	printf("lease is lost, all of them get SIGTERM, then SIGKILL after --grace.\n");
 	printf("SIGINT, SIGTERM, SIGHUP and SIGQUIT are passed on to them; a signal ignored\n");
-	printf("when fence starts (nohup) stays ignored, in fence and in COMMAND.\n");
+	printf("when fence starts (nohup) stays ignored, in fence and in COMMAND.  In a\n");
+	printf("terminal, job control works as for COMMAND (Ctrl-C, Ctrl-Z, fg, bg); the lease\n");
+	printf("is renewed while the job is stopped.\n");
 	printf("\nExit status:\n");
 	printf("  0   success (run: the status of COMMAND, 128+N if killed by signal N)\n");
 	printf("  64  usage error (also a TTL not above the drift margin, 1%% + 2 ms)\n");
@@ -1014,19 +1018,25 @@ signal_all(pid_t pgid, int sig)
 
 /*
  * Is everything the command started gone?  Our children are reaped as they
- * go (the command's status goes to "*status"); with PR_SET_CHILD_SUBREAPER
+ * go (the command's status goes to "*status"); when "stopsig" is not NULL,
+ * a stop of the command itself is reported there.  With PR_SET_CHILD_SUBREAPER
  * its orphans become our children, so no child left means no descendant
  * left.  Where that is missing, an empty process group is the sign.
  */
 static int
-all_gone(pid_t pid, int *status, int *main_done)
+all_gone(pid_t pid, int *status, int *main_done, int *stopsig)
 {
 	pid_t		w;
 	int			st;
 
-	while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+	while ((w = waitpid(-1, &st, WNOHANG | (stopsig ? WUNTRACED : 0))) > 0)
 	{
-		if (w == pid)
+		if (WIFSTOPPED(st))
+		{
+			if (w == pid)
+				*stopsig = WSTOPSIG(st);
+		}
+		else if (w == pid)
 		{
 			*status = st;
 			*main_done = 1;
@@ -1037,6 +1047,75 @@ all_gone(pid_t pid, int *status, int *main_done)
 	return kill(-pid, 0) != 0 && errno == ESRCH;
 }
 
+/*
+ * Job control.  A shell knows only the process it started, and takes the
+ * job for stopped when that process stops.  But a stopped fence would stop
+ * renewing the lease, and a fence that does not stop while its command is
+ * stopped leaves the shell waiting, the terminal with nobody (Ctrl-Z
+ * "hangs").  So in the foreground of a terminal, run splits in two once it
+ * holds the lease: the process the shell started stays in the job's process
+ * group as its stand-in (run_standin), and a child, the supervisor, in a
+ * process group of its own, renews the lease and runs the command, which
+ * gets the terminal.  When the command stops (Ctrl-Z, or a read from the
+ * terminal in the background), the supervisor gives the terminal back to
+ * the job's group and stops the stand-in with the same signal: the shell
+ * sees its job stopped, and the heartbeat goes on renewing the lease.  fg
+ * and bg continue the stand-in, which tells the supervisor: it continues
+ * the command, handing it the terminal first when the shell made the job
+ * the foreground again.  Signals sent to the stand-in are passed on to the
+ * supervisor, and its exit status becomes the stand-in's.  The supervisor
+ * dies with the stand-in (PR_SET_PDEATHSIG, SIGTERM: the command is
+ * stopped and the lease given back).
+ */
+static pid_t standin_supervisor;
+
+static void
+standin_pass_on(int sig)
+{
+	int			saved = errno;
+
+	kill(standin_supervisor, sig);
+	errno = saved;
+}
+
+/*
+ * The stand-in's part: pass signals on to "supervisor" until it exits, and
+ * exit as it did.  The signals it passes on were blocked across the fork;
+ * "oldmask" is the mask to restore once its handlers are in place.
+ */
+static int
+run_standin(pid_t supervisor, const sigset_t *oldmask, const struct sigaction *orig_chld)
+{
+	struct sigaction sa,
+				cur;
+	pid_t		w;
+	int			st,
+				i;
+
+	standin_supervisor = supervisor;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = standin_pass_on;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < NFORWARDED; i++)
+	{
+		/* ignored when we started: ignored still, and not passed on */
+		sigaction(forwarded[i], NULL, &cur);
+		if (cur.sa_handler != SIG_IGN)
+			sigaction(forwarded[i], &sa, NULL);
+	}
+	sigaction(SIGCONT, &sa, NULL);
+	sigaction(SIGCHLD, orig_chld, NULL);
+	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	while ((w = waitpid(supervisor, &st, 0)) != supervisor)
+		if (w < 0 && errno != EINTR)
+			return EXIT_FAIL;
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return EXIT_FAIL;
+}
+
 static int
 cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 {
@@ -1045,10 +1124,15 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 				orig[NFORWARDED],
 				orig_chld,
 				orig_ttou;
-	pid_t		pid;
+	sigset_t	job_signals,
+				oldmask;
+	pid_t		pid,
+				standin = 0,
+				job_pgrp = 0;
 	int			code = 0,
 				i,
-				status = 0;
+				status = 0,
+				stopsig;
 	int			lost = 0,
 				main_done = 0,
 				done = 0,
@@ -1071,11 +1155,12 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 	/*
 	 * Forward the signals that stop a job, except those ignored when we
 	 * started (nohup, a shell's trap ''): those stay ignored, here and in
-	 * the command, which inherits every disposition we found.
+	 * the command, which inherits every disposition we found.  Children
+	 * that stop wake us too (job control, below).
 	 */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGCHLD, &sa, &orig_chld);
 	sigaction(SIGTTOU, NULL, &orig_ttou);
@@ -1098,14 +1183,56 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		code = EXIT_CONFIG;
 		goto release;
 	}
+
+	/* In the foreground of a terminal: a stand-in for the shell's job. */
+	own_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+	if (own_tty)
+	{
+		job_pgrp = getpgrp();
+		sigemptyset(&job_signals);
+		for (i = 0; i < NFORWARDED; i++)
+			sigaddset(&job_signals, forwarded[i]);
+		sigaddset(&job_signals, SIGCONT);
+		sigaddset(&job_signals, SIGCHLD);
+		/* no signal may fall between the fork and either side's handlers */
+		sigprocmask(SIG_BLOCK, &job_signals, &oldmask);
+		standin = getpid();
+		pid = fork();
+		if (pid < 0)
+		{
+			sigprocmask(SIG_SETMASK, &oldmask, NULL);
+			fprintf(stderr, "%s: could not fork: %s\n", progname, strerror(errno));
+			code = EXIT_FAIL;
+			goto release;
+		}
+		if (pid > 0)
+		{
+			/* the lease is the supervisor's now: not given back here */
+			code = run_standin(pid, &oldmask, &orig_chld);
+			fence_lease_free(l);
+			return code;
+		}
+		setpgid(0, 0);
+#ifdef PR_SET_PDEATHSIG
+		(void) prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+#endif
+		/* the terminal is handed over from a background group */
+		signal(SIGTTOU, SIG_IGN);
+		sigaction(SIGCONT, &sa, NULL);
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+		/* the stand-in died before PR_SET_PDEATHSIG took hold */
+		if (getppid() != standin)
+		{
+			code = EXIT_FAIL;
+			goto release;
+		}
+	}
+
 	if (fence_heartbeat_start(ctx, l, on_lost, NULL) != FENCE_OK)
 	{
 		code = fail(ctx);
 		goto release;
 	}
-
-	/* In the foreground of a terminal, hand the terminal to the command. */
-	own_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 #ifdef PR_SET_CHILD_SUBREAPER
 	/* the command's orphans become ours: we see them, and wait for them */
 	(void) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
@@ -1123,6 +1250,7 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		sigaction(SIGCHLD, &orig_chld, NULL);
 		for (i = 0; i < NFORWARDED; i++)
 			sigaction(forwarded[i], &orig[i], NULL);
+		sigaction(SIGTTOU, &orig_ttou, NULL);
 		setpgid(0, 0);
 		if (own_tty)
 		{
@@ -1139,10 +1267,7 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 	/* Both sides set the group, so neither can race the other. */
 	setpgid(pid, pid);
 	if (own_tty)
-	{
-		signal(SIGTTOU, SIG_IGN);
 		tcsetpgrp(STDIN_FILENO, pid);
-	}
 
 	/*
 	 * The lease covers the command and everything it started: renew it
@@ -1176,19 +1301,41 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 					fprintf(stderr, "%s: lease on \"%s\" lost; stopping the command\n",
 							progname, fence_lease_resource(l));
 					signal_all(pid, SIGTERM);
+					/* a stopped command sees SIGTERM only once continued */
+					signal_all(pid, SIGCONT);
 					kill_at = now_ms() + o->grace_ms;
+				}
+				else if (buf[i] == SIGCONT && own_tty)
+				{
+					/* fg: the shell gave the job's group the terminal */
+					if (tcgetpgrp(STDIN_FILENO) == job_pgrp)
+						tcsetpgrp(STDIN_FILENO, pid);
+					signal_all(pid, SIGCONT);
 				}
 				else if (buf[i] != 0 && buf[i] != SIGCHLD)
 					signal_all(pid, buf[i]);
 			}
 		}
-		done = all_gone(pid, &status, &main_done);
+		stopsig = 0;
+		done = all_gone(pid, &status, &main_done, own_tty ? &stopsig : NULL);
+		if (stopsig != 0 && !lost)
+		{
+			/* the command stopped: so does the job, for its shell */
+			if (tcgetpgrp(STDIN_FILENO) == pid)
+				tcsetpgrp(STDIN_FILENO, job_pgrp);
+			kill(standin, stopsig);
+		}
 		/* past the grace period, SIGKILL whatever is left, until it is gone */
 		if (lost && !done && now_ms() >= kill_at)
 			signal_all(pid, SIGKILL);
 	}
 	if (own_tty)
-		tcsetpgrp(STDIN_FILENO, getpgrp());
+	{
+		if (tcgetpgrp(STDIN_FILENO) == pid)
+			tcsetpgrp(STDIN_FILENO, job_pgrp);
+		/* a job that stopped ends now: its stand-in must run to exit */
+		kill(standin, SIGCONT);
+	}
 
 	if (lost)
 		code = EXIT_LOST;

@@ -560,6 +560,13 @@ test_cli_run_ignored_signals() {
 	[ $rc = 143 ]
 }
 
+# In a terminal, run behaves like the command under job control: Ctrl-Z
+# stops it (and bash sees the job stopped) while the lease is kept, fg and
+# bg resume it, Ctrl-C ends it (client/test/pty_job.py drives a real bash).
+test_cli_run_job_control() {
+	python3 test/pty_job.py "$F" "$(rname job)" "$FENCE_REDIS_URL"
+}
+
 test_cli_run_psql() {
 	local res
 	res=$(rname "sp ace\\x")
@@ -786,6 +793,7 @@ run_test cli_run_lost_sigkill
 run_test cli_run_waits_for_group
 run_test cli_run_lost_escaped
 run_test cli_run_ignored_signals
+run_test cli_run_job_control
 run_test cli_quorum
 run_test cli_min_replicas
 run_test cli_run_psql pg
