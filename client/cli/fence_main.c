@@ -5,7 +5,8 @@
  *	  fence acquire RESOURCE [--ttl D] [--wait D] [--pg CONNINFO]
  *	  fence release RESOURCE OWNER
  *	  fence extend  RESOURCE OWNER [--ttl D]
- *	  fence run     RESOURCE [--ttl D] [--wait D] [--pg CONNINFO] [--grace D] [--] CMD [ARG...]
+ *	  fence run     RESOURCE [--ttl D] [--wait D] [--pg CONNINFO] [--grace D]
+ *	                [--death-signal SIG] [--] CMD [ARG...]
  *	  fence exec    RESOURCE --pg CONNINFO [--] SQL [PARAM...]
  *	  fence show    RESOURCE [--pg CONNINFO]
  *
@@ -71,6 +72,7 @@ typedef struct options
 	int			min_replicas;
 	long long	replica_timeout_ms;
 	int			json;
+	int			death_signal;	/* run: what COMMAND gets if fence dies */
 } options;
 
 static void
@@ -92,6 +94,9 @@ usage(void)
 	printf("  -w, --wait=DURATION      how long to retry while the lease is busy (default: 0)\n");
 	printf("  -g, --grace=DURATION     run: time between SIGTERM and SIGKILL when the\n");
 	printf("                           lease is lost (default: 10s)\n");
+	printf("      --death-signal=SIGNAL\n");
+	printf("                           run: the signal COMMAND gets if fence itself dies\n");
+	printf("                           (kill -9, a crash), by name or number (default: TERM)\n");
 	printf("\nConnection options:\n");
 	printf("  -r, --redis=URL          where the leases live (see URLs below); given\n");
 	printf("                           more than once: a quorum of independent nodes\n");
@@ -144,6 +149,38 @@ usage(void)
 	printf("  78  configuration refused: Redis refused the login (password, ACL user,\n");
 	printf("      database); run --pg: PostgreSQL (or a pooler) refuses PGOPTIONS\n");
 	printf("  1   any other error\n");
+}
+
+/*
+ * A signal by name (TERM, SIGTERM; the ones a user would send to stop a
+ * process) or number.  Returns the signal, or 0.
+ */
+static int
+parse_signal(const char *s)
+{
+	static const struct
+	{
+		const char *name;
+		int			sig;
+	}			names[] = {
+		{"HUP", SIGHUP}, {"INT", SIGINT}, {"QUIT", SIGQUIT}, {"KILL", SIGKILL},
+		{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"TERM", SIGTERM}
+	};
+	char	   *end;
+	long		n;
+	size_t		i;
+
+	if (*s >= '0' && *s <= '9')
+	{
+		n = strtol(s, &end, 10);
+		return *end == '\0' && n >= 1 && n <= SIGRTMAX ? (int) n : 0;
+	}
+	if (strncmp(s, "SIG", 3) == 0)
+		s += 3;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(s, names[i].name) == 0)
+			return names[i].sig;
+	return 0;
 }
 
 static int
@@ -1127,6 +1164,7 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 	sigset_t	job_signals,
 				oldmask;
 	pid_t		pid,
+				supervisor,
 				standin = 0,
 				job_pgrp = 0;
 	int			code = 0,
@@ -1238,6 +1276,7 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 	(void) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 #endif
 
+	supervisor = getpid();
 	pid = fork();
 	if (pid < 0)
 	{
@@ -1251,6 +1290,16 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		for (i = 0; i < NFORWARDED; i++)
 			sigaction(forwarded[i], &orig[i], NULL);
 		sigaction(SIGTTOU, &orig_ttou, NULL);
+#ifdef PR_SET_PDEATHSIG
+		/*
+		 * If fence dies (kill -9, a crash) nobody renews the lease: the
+		 * command must not work on.  The signal comes when the thread that
+		 * forked exits, our main thread, which lives as long as we do.  A
+		 * fence that died before this took hold is no parent any more.
+		 */
+		if (prctl(PR_SET_PDEATHSIG, o->death_signal, 0, 0, 0) == 0 && getppid() != supervisor)
+			_exit(128 + o->death_signal);
+#endif
 		setpgid(0, 0);
 		if (own_tty)
 		{
@@ -1452,6 +1501,7 @@ main(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},
 		{"min-replicas", required_argument, NULL, 'm' + 256},
 		{"replica-timeout", required_argument, NULL, 'T' + 256},
+		{"death-signal", required_argument, NULL, 'D' + 256},
 		{"help", no_argument, NULL, '?' + 256},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0}
@@ -1477,6 +1527,7 @@ main(int argc, char **argv)
 	o.ttl_ms = DEFAULT_TTL_MS;
 	o.grace_ms = DEFAULT_GRACE_MS;
 	o.replica_timeout_ms = DEFAULT_REPLICA_TIMEOUT_MS;
+	o.death_signal = SIGTERM;
 
 	/*
 	 * Options may come anywhere among the verb's own arguments.  "-" at the
@@ -1524,6 +1575,12 @@ main(int argc, char **argv)
 			case 'T' + 256:
 				dst = &o.replica_timeout_ms;
 				what = "--replica-timeout";
+				break;
+			case 'D' + 256:
+				if ((o.death_signal = parse_signal(optarg)) == 0 && !*usage_err)
+					snprintf(usage_err, sizeof(usage_err),
+							 "--death-signal must be a signal name (TERM, KILL...) or number, not \"%s\"",
+							 optarg);
 				break;
 			case 'p':
 				o.pg = optarg;

@@ -560,6 +560,31 @@ test_cli_run_ignored_signals() {
 	[ $rc = 143 ]
 }
 
+# fence run killed with SIGKILL: the command must not work on without a
+# lease.  It gets SIGTERM (PR_SET_PDEATHSIG), or the --death-signal given.
+test_cli_run_fence_killed() {
+	local res fpid
+	res=$(rname k9)
+	rm -f "$TMP/k9"
+	"$F" run "$res" --ttl 2s -- sh -c "echo \$\$ > $TMP/k9; exec sleep 60" &
+	fpid=$!
+	wait_for test -s "$TMP/k9"
+	kill -9 $fpid
+	wait $fpid || true
+	wait_for dead "$(cat "$TMP/k9")"
+	# a command that ignores SIGTERM, with --death-signal KILL (the killed
+	# fence's lock is there until its TTL: another resource)
+	rm -f "$TMP/k9"
+	"$F" run "$res-kill" --ttl 2s --death-signal KILL -- sh -c "trap '' TERM; echo \$\$ > $TMP/k9; exec sleep 60" &
+	fpid=$!
+	wait_for test -s "$TMP/k9"
+	kill -9 $fpid
+	wait $fpid || true
+	wait_for dead "$(cat "$TMP/k9")"
+	expect_rc 64 "$F" run "$res" --death-signal NOSUCH -- true
+	grep -q 'death-signal' "$TMP/err"
+}
+
 # In a terminal, run behaves like the command under job control: Ctrl-Z
 # stops it (and bash sees the job stopped) while the lease is kept, fg and
 # bg resume it, Ctrl-C ends it (client/test/pty_job.py drives a real bash).
@@ -794,6 +819,7 @@ run_test cli_run_waits_for_group
 run_test cli_run_lost_escaped
 run_test cli_run_ignored_signals
 run_test cli_run_job_control
+run_test cli_run_fence_killed
 run_test cli_quorum
 run_test cli_min_replicas
 run_test cli_run_psql pg
