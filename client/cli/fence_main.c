@@ -626,7 +626,12 @@ cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 			json_string(stdout, info.owner);
 		else
 			printf("null");
-		printf(",\"ttl_ms\":%lld,\"token\":%lld", info.pttl_ms, info.token);
+		/* a free lease has no TTL: null, as its owner (never PTTL's -2) */
+		if (info.owner)
+			printf(",\"ttl_ms\":%lld", info.pttl_ms);
+		else
+			printf(",\"ttl_ms\":null");
+		printf(",\"token\":%lld", info.token);
 		if (mark >= 0)
 			printf(",\"pg_token\":%lld", mark);
 		if (stats != NULL)

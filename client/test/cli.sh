@@ -320,9 +320,15 @@ test_cli_json() {
 	grep -q '^{"resource":"'"$res"'","token":[0-9]*,"owner":"[0-9a-f]\{32\}","ttl_ms":30000}$' "$TMP/out"
 	owner=$(sed 's/.*"owner":"\([0-9a-f]*\)".*/\1/' "$TMP/out")
 	expect_rc 0 "$F" show "$res" --json
-	grep -q '"owner":"'"$owner"'"' "$TMP/out"
+	grep -q '"owner":"'"$owner"'","ttl_ms":[1-9][0-9]*,' "$TMP/out"
 	expect_rc 0 "$F" release "$res" "$owner" --json
 	grep -qx '{"released":true}' "$TMP/out"
+	# free: no owner and no TTL, in both forms (never PTTL's -2)
+	expect_rc 0 "$F" show "$res" --json
+	grep -q '"owner":null,"ttl_ms":null,' "$TMP/out"
+	expect_rc 0 "$F" show "$res"
+	grep -qx "FENCE_OWNER=''" "$TMP/out"
+	grep -qx 'FENCE_TTL_MS=0' "$TMP/out"
 }
 
 # --json is valid JSON whatever the bytes: names, owners and values that
