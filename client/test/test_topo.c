@@ -671,6 +671,53 @@ fail:
 }
 
 /*
+ * A heal that too few replicas acknowledge gives the lease back: the lease
+ * must say LOST then, not HELD (fenced SQL would go on under a lock that
+ * is gone).
+ */
+static int
+test_sentinel_heal_replicas(void)
+{
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	const char *res = R("shealwait");
+	char		ahead[24];
+	const char *params[3] = {res, ahead, "someone-else"};
+	PGresult   *r;
+	int			frozen = 0,
+				rc = 1;
+
+	if (sentinel_url == NULL)
+		SKIP("no sentinels (FENCE_TEST_SENTINEL)");
+	if (!pg_ready)
+		SKIP("extension fence not available");
+	a = fence_connect(sentinel_url);
+	CHECKC(a->err == 0, a);
+	CHECKC(fence_set_min_replicas(a, 1, 200) == FENCE_OK, a);
+	l = fence_acquire(a, res, 10000);
+	CHECKC(l != NULL, a);
+	/* PostgreSQL is ahead of Redis (a failover lost the counter) */
+	snprintf(ahead, sizeof(ahead), "%lld", fence_lease_token(l) + 5);
+	r = PQexecParams(pg, "SELECT fence.advance($1::text, $2::bigint, $3::text)",
+					 3, NULL, params, NULL, NULL, 0);
+	CHECK(PQresultStatus(r) == PGRES_TUPLES_OK);
+	PQclear(r);
+	/* the heal raises the counter, but no replica acknowledges it */
+	CHECK(kill(sentinel_pid[1], SIGSTOP) == 0);
+	frozen = 1;
+	CHECK(fence_announce(a, l, pg) == FENCE_ERR && a->err == FENCE_ERR_REPLICAS);
+	CHECK(cmd_int(sentinel_port[0], "EXISTS %s", key(res, "lock")) == 0);
+	CHECK(fence_lease_state(l) == FENCE_LEASE_LOST);
+	rc = 0;
+fail:
+	if (frozen)
+		kill(sentinel_pid[1], SIGCONT);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/*
  * Silent sentinels must not starve the heartbeat: with every sentinel
  * frozen, the extends still reach the (healthy) master in time, and when
  * the connection to it is lost, the heartbeat connects to the master it
@@ -1301,6 +1348,7 @@ main(void)
 	TEST(sentinel_resolve);
 	TEST(sentinel_min_replicas);
 	TEST(sentinel_silent);
+	TEST(sentinel_heal_replicas);
 	TEST(quorum_basic);
 	TEST(quorum_minority_restart);
 	TEST(quorum_minority_frozen);
