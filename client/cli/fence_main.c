@@ -30,6 +30,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #endif
 
 #include "fence.h"
@@ -60,6 +62,10 @@
 #define DEFAULT_REPLICA_TIMEOUT_MS 1000
 
 static const char *progname = "fence";
+
+/* The signals that end fence; run passes them on to the command. */
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define NFORWARDED ((int) (sizeof(forwarded) / sizeof(forwarded[0])))
 
 typedef struct options
 {
@@ -137,6 +143,9 @@ usage(void)
 	printf("when fence starts (nohup) stays ignored, in fence and in COMMAND.  In a\n");
 	printf("terminal, job control works as for COMMAND (Ctrl-C, Ctrl-Z, fg, bg); the lease\n");
 	printf("is renewed while the job is stopped.\n");
+	printf("\nOne of those signals while acquire, run or exec takes the lease is acted on\n");
+	printf("once the acquire returns (with --wait, when the wait ends; a second one stops\n");
+	printf("fence at once): the lease is given back, exit 128+N.  exec cancels its statement.\n");
 	printf("\nExit status:\n");
 	printf("  0   success (run: the status of COMMAND, 128+N if killed by signal N)\n");
 	printf("  64  usage error (also a TTL not above the drift margin, 1%% + 2 ms)\n");
@@ -452,8 +461,8 @@ print_lease(const options *o, fence_lease *l)
  * status is returned in "*code".
  */
 static fence_lease *
-take_lease(fence_ctx *ctx, const options *o, const char *resource,
-		   PGconn **pgp, int *code)
+acquire_and_announce(fence_ctx *ctx, const options *o, const char *resource,
+					 PGconn **pgp, int *code)
 {
 	fence_lease *l;
 	PGconn	   *pg = NULL;
@@ -484,18 +493,189 @@ take_lease(fence_ctx *ctx, const options *o, const char *resource,
 	return l;
 }
 
+/*
+ * Signals during the acquire.  Until fence can act on SIGINT, SIGTERM,
+ * SIGHUP or SIGQUIT, one of them would end it by default, and if the lock
+ * was taken by then (or the script taking it was on its way) nobody gives
+ * it back: it stays in Redis until its TTL, and "fence acquire" never says
+ * whose it is.  So they are blocked from before the acquire, and the
+ * acquire and announce run in a thread while the main thread waits for
+ * either to end: the first signal is noted (the lease is given back once
+ * the acquire returns, and fence exits 128+N), a second one ends fence at
+ * once, as asked, whatever that strands.  Signals ignored when fence
+ * started stay ignored.
+ */
+typedef struct stop_guard
+{
+	sigset_t	set;			/* the signals that end fence, not ignored */
+	sigset_t	old;			/* the mask before */
+	int			sig;			/* the first that came, or 0 */
+} stop_guard;
+
+typedef struct acquire_job
+{
+	fence_ctx  *ctx;
+	const options *o;
+	const char *resource;
+	PGconn	  **pgp;
+	int			code;
+	fence_lease *lease;
+	int			done_fd;		/* written to once done, if >= 0 */
+} acquire_job;
+
+static void *
+acquire_thread(void *arg)
+{
+	acquire_job *j = arg;
+	char		c = 1;
+
+	j->lease = acquire_and_announce(j->ctx, j->o, j->resource, j->pgp, &j->code);
+	if (j->done_fd >= 0 && write(j->done_fd, &c, 1) != 1)
+		j->done_fd = -1;		/* cannot happen with an empty pipe */
+	return NULL;
+}
+
+#ifdef __linux__
+/* Take the signals that came; "waiting": the acquire is still going on. */
+static void
+take_signals(int sfd, stop_guard *g, int waiting)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sfd, &si, sizeof(si)) == (ssize_t) sizeof(si))
+	{
+		int			sig = (int) si.ssi_signo;
+
+		if (g->sig == 0)
+		{
+			g->sig = sig;
+			if (waiting)
+				fprintf(stderr, "%s: %s: the lease will be given back once the acquire returns"
+						" (again to stop at once)\n", progname, strsignal(sig));
+		}
+		else if (waiting)
+		{
+			/* asked twice: now */
+			signal(sig, SIG_DFL);
+			pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+			raise(sig);
+		}
+	}
+}
+#endif
+
+/*
+ * acquire_and_announce, guarded against the signals that end fence (see
+ * above).  Returns with them blocked, the first that came in g->sig.
+ */
+static fence_lease *
+take_lease(fence_ctx *ctx, const options *o, const char *resource,
+		   PGconn **pgp, int *code, stop_guard *g)
+{
+	acquire_job j = {ctx, o, resource, pgp, 0, NULL, -1};
+	struct sigaction cur;
+	int			i;
+
+	sigemptyset(&g->set);
+	for (i = 0; i < NFORWARDED; i++)
+		if (sigaction(forwarded[i], NULL, &cur) == 0 && cur.sa_handler != SIG_IGN)
+			sigaddset(&g->set, forwarded[i]);
+	g->sig = 0;
+	pthread_sigmask(SIG_BLOCK, &g->set, &g->old);
+#ifdef __linux__
+	{
+		int			done[2] = {-1, -1},
+					sfd = -1;
+		pthread_t	th;
+
+		if (pipe2(done, O_CLOEXEC) == 0 &&
+			(sfd = signalfd(-1, &g->set, SFD_CLOEXEC | SFD_NONBLOCK)) >= 0)
+		{
+			j.done_fd = done[1];
+			if (pthread_create(&th, NULL, acquire_thread, &j) == 0)
+			{
+				for (;;)
+				{
+					struct pollfd p[2] = {{done[0], POLLIN, 0}, {sfd, POLLIN, 0}};
+
+					if (poll(p, 2, -1) < 0 && errno != EINTR)
+						break;	/* pthread_join waits instead */
+					if (p[1].revents)
+						take_signals(sfd, g, 1);
+					if (p[0].revents)
+						break;
+				}
+				pthread_join(th, NULL);
+			}
+			else
+			{
+				j.done_fd = -1;
+				acquire_thread(&j);
+			}
+			take_signals(sfd, g, 0);
+		}
+		else
+			acquire_thread(&j);	/* blocked throughout, acted on after */
+		if (sfd >= 0)
+			close(sfd);
+		if (done[0] >= 0)
+		{
+			close(done[0]);
+			close(done[1]);
+		}
+	}
+#else
+	acquire_thread(&j);
+#endif
+	/* one that came since, or without a signalfd */
+	if (g->sig == 0)
+	{
+		struct timespec now = {0, 0};
+		int			sig = sigtimedwait(&g->set, NULL, &now);
+
+		if (sig > 0)
+			g->sig = sig;
+	}
+	*code = j.code;
+	return j.lease;
+}
+
+/* A signal came while the lease was taken: give it back, exit 128+N. */
+static int
+give_back(fence_ctx *ctx, fence_lease *l, PGconn *pg, int sig)
+{
+	if (l != NULL)
+	{
+		if (fence_release(ctx, l) != FENCE_OK)
+			fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
+		fence_lease_free(l);
+	}
+	PQfinish(pg);
+	return 128 + sig;
+}
+
 static int
 cmd_acquire(fence_ctx *ctx, const options *o, int argc, char **argv)
 {
 	fence_lease *l;
-	int			code = 0;
+	stop_guard	g;
+	struct timespec now = {0, 0};
+	int			code = 0,
+				sig;
 
 	if (argc != 1)
 		return usage_error("acquire needs exactly one argument: RESOURCE%s", "");
-	l = take_lease(ctx, o, argv[0], NULL, &code);
+	l = take_lease(ctx, o, argv[0], NULL, &code, &g);
+	if (g.sig != 0)
+		return give_back(ctx, l, NULL, g.sig);
 	if (l == NULL)
 		return code;
 	print_lease(o, l);
+	fflush(stdout);
+	/* until printed, a signal means "not acquired": exit 128+N */
+	if ((sig = sigtimedwait(&g.set, NULL, &now)) > 0)
+		return give_back(ctx, l, NULL, sig);
+	pthread_sigmask(SIG_SETMASK, &g.old, NULL);
 	fence_lease_free(l);		/* the lock stays in Redis until its TTL */
 	return 0;
 }
@@ -730,21 +910,58 @@ print_result(const options *o, PGresult *res, long long token)
 	}
 }
 
+/*
+ * exec: a signal during the statement cancels it (PQcancel is safe in a
+ * signal handler), so that the lease is given back and fence exits 128+N
+ * rather than leave the lock behind.
+ */
+static PGcancel *volatile exec_cancel;
+static volatile sig_atomic_t exec_signal;
+
+static void
+on_exec_signal(int sig)
+{
+	int			saved = errno;
+	char		errbuf[256];
+
+	if (exec_signal == 0)
+		exec_signal = sig;
+	if (exec_cancel != NULL)
+		(void) PQcancel(exec_cancel, errbuf, sizeof(errbuf));
+	errno = saved;
+}
+
 static int
 cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv)
 {
 	fence_lease *l;
 	PGconn	   *pg = NULL;
 	PGresult   *res;
-	int			code = 0;
+	stop_guard	g;
+	struct sigaction sa;
+	int			code = 0,
+				i;
 
 	if (o->pg == NULL)
 		return usage_error("exec needs --pg CONNINFO%s", "");
 	if (argc < 2)
 		return usage_error("exec needs RESOURCE and SQL%s", "");
-	l = take_lease(ctx, o, argv[0], &pg, &code);
+	l = take_lease(ctx, o, argv[0], &pg, &code, &g);
+	if (g.sig != 0)
+		return give_back(ctx, l, pg, g.sig);
 	if (l == NULL)
 		return code;
+
+	/* From here a signal cancels the statement; the lease is given back. */
+	exec_cancel = PQgetCancel(pg);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_exec_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < NFORWARDED; i++)
+		if (sigismember(&g.set, forwarded[i]))
+			sigaction(forwarded[i], &sa, NULL);
+	pthread_sigmask(SIG_SETMASK, &g.old, NULL);
+
 	/* A long statement must not outlive the lease unnoticed. */
 	if (fence_heartbeat_start(ctx, l, NULL, NULL) != FENCE_OK)
 	{
@@ -754,12 +971,16 @@ cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv)
 	res = fence_exec(ctx, l, pg, argv[1], argc - 2, (const char *const *) argv + 2);
 	if (res == NULL)
 	{
-		code = pg_fail(ctx, pg);
+		code = exec_signal != 0 ? 128 + exec_signal : pg_fail(ctx, pg);
 		goto done;
 	}
 	print_result(o, res, fence_lease_token(l));
 	PQclear(res);
 done:
+	/* the handler must not use the cancel object once it is freed */
+	pthread_sigmask(SIG_BLOCK, &g.set, NULL);
+	PQfreeCancel(exec_cancel);
+	exec_cancel = NULL;
 	if (fence_release(ctx, l) != FENCE_OK && code == 0)
 		fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
 	fence_lease_free(l);
@@ -915,8 +1136,6 @@ probe_pgoptions(const char *conninfo, fence_lease *l)
 	return rc;
 }
 
-static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-#define NFORWARDED ((int) (sizeof(forwarded) / sizeof(forwarded[0])))
 
 static long long
 now_ms(void)
@@ -1168,6 +1387,7 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 				orig_ttou;
 	sigset_t	job_signals,
 				oldmask;
+	stop_guard	g;
 	pid_t		pid,
 				supervisor,
 				standin = 0,
@@ -1184,7 +1404,9 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 
 	if (argc < 2)
 		return usage_error("run needs RESOURCE and a command after --%s", "");
-	l = take_lease(ctx, o, argv[0], NULL, &code);
+	l = take_lease(ctx, o, argv[0], NULL, &code, &g);
+	if (g.sig != 0)
+		return give_back(ctx, l, NULL, g.sig);
 	if (l == NULL)
 		return code;
 
@@ -1213,6 +1435,8 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		if (orig[i].sa_handler != SIG_IGN)
 			sigaction(forwarded[i], &sa, NULL);
 	}
+	/* handlers in place: signals may come (to the command, once started) */
+	pthread_sigmask(SIG_SETMASK, &g.old, NULL);
 
 	if (set_child_env(l) != 0)
 	{
