@@ -154,7 +154,9 @@ COMMENT ON FUNCTION fence.stats_reset() IS
 -- DDL guard -------------------------------------------------------------------
 -- A table protected in table mode must not get a parent: statement-level
 -- triggers do not fire for rows written through a partitioned table or an
--- inheritance parent (extension/guard_ddl.c).  ENABLE ALWAYS, so that
+-- inheritance parent; and a row guard must be the last BEFORE ROW trigger
+-- of its table (extension/guard_ddl.c).  CREATE SCHEMA is among the tags
+-- because its elements run under it.  ENABLE ALWAYS, so that
 -- session_replication_role does not skip it; only superusers can alter or
 -- drop an event trigger.
 
@@ -164,11 +166,12 @@ AS 'MODULE_PATHNAME', 'fence_guard_ddl'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fence.guard_ddl() FROM PUBLIC;
 COMMENT ON FUNCTION fence.guard_ddl() IS
-    'Event trigger that refuses ALTER TABLE ... ATTACH PARTITION / INHERIT (and hand-made guards) giving a table-mode protected table a parent';
+    'Event trigger that refuses DDL giving a table-mode protected table a parent (ATTACH PARTITION, INHERIT, hand-made guards) or a row guard a BEFORE ROW trigger that fires after it';
 
 CREATE EVENT TRIGGER fence_guard_ddl ON ddl_command_end
-    WHEN TAG IN ('ALTER TABLE', 'CREATE TRIGGER')
+    WHEN TAG IN ('ALTER TABLE', 'CREATE TABLE', 'CREATE TRIGGER', 'ALTER TRIGGER',
+                 'CREATE SCHEMA')
     EXECUTE FUNCTION fence.guard_ddl();
 ALTER EVENT TRIGGER fence_guard_ddl ENABLE ALWAYS;
 COMMENT ON EVENT TRIGGER fence_guard_ddl IS
-    'Keeps tables protected without a token or key column from becoming partitions or inheritance children';
+    'Keeps tables protected without a token or key column from becoming partitions or inheritance children, and row guards last among BEFORE ROW triggers';
