@@ -4,6 +4,59 @@
 -- changes, so fence.fences keeps every row it had.  What each object is
 -- for is said where sql/fence.sql creates it.
 
+-- The check that sql/fence.sql makes before it creates anything, which
+-- 0.1.0 did not make: schema fence must not be owned by, or open to
+-- CREATE for, another role, nor hold objects the extension did not make.
+DO $$
+DECLARE
+    s record;
+BEGIN
+    SELECT n.oid, o.rolname AS owner,
+           n.nspowner OPERATOR(pg_catalog.=) r.oid AS ours,
+           o.rolsuper AS owner_super,
+           (SELECT COALESCE(g.rolname, 'PUBLIC') FROM pg_catalog.aclexplode(n.nspacl) a
+              LEFT JOIN pg_catalog.pg_roles g ON g.oid OPERATOR(pg_catalog.=) a.grantee
+             WHERE a.privilege_type OPERATOR(pg_catalog.=) 'CREATE'
+               AND a.grantee OPERATOR(pg_catalog.<>) n.nspowner
+               AND g.rolsuper IS NOT TRUE
+             LIMIT 1) AS creator,
+           (SELECT pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid)
+              FROM pg_catalog.pg_depend d
+             WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass
+               AND d.refobjid OPERATOR(pg_catalog.=) n.oid
+               AND d.classid OPERATOR(pg_catalog.<>) 'pg_catalog.pg_extension'::pg_catalog.regclass
+               AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend m
+                                JOIN pg_catalog.pg_extension e ON e.oid OPERATOR(pg_catalog.=) m.refobjid
+                               WHERE m.classid OPERATOR(pg_catalog.=) d.classid
+                                 AND m.objid OPERATOR(pg_catalog.=) d.objid
+                                 AND m.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+                                 AND m.deptype OPERATOR(pg_catalog.=) 'e'
+                                 AND e.extname OPERATOR(pg_catalog.=) 'fence')
+             LIMIT 1) AS stranger
+      INTO s
+      FROM pg_catalog.pg_namespace n
+      JOIN pg_catalog.pg_roles o ON o.oid OPERATOR(pg_catalog.=) n.nspowner
+      JOIN pg_catalog.pg_roles r ON r.rolname OPERATOR(pg_catalog.=) CURRENT_USER
+     WHERE n.nspname OPERATOR(pg_catalog.=) 'fence';
+    IF NOT (s.ours OR s.owner_super) THEN
+        RAISE EXCEPTION 'schema "fence" is owned by role "%", which is not a superuser', s.owner
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Its owner could replace or shadow the objects of the extension.',
+                  HINT = 'Drop or rename the schema, or check it and make a superuser its owner.';
+    ELSIF s.creator IS NOT NULL THEN
+        RAISE EXCEPTION 'role "%" may create objects in schema "fence"', s.creator
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Such a role could shadow the objects of the extension.',
+                  HINT = 'Revoke CREATE on the schema from every role but its owner.';
+    ELSIF s.stranger IS NOT NULL THEN
+        RAISE EXCEPTION 'schema "fence" holds % that is not part of the extension', s.stranger
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'An object put there before the extension could shadow its objects.',
+                  HINT = 'Move or drop it.';
+    END IF;
+END
+$$;
+
 -- Parameters that arrive without a type (node-postgres and pgbench -M
 -- prepared send them so) cannot resolve against "any"; an unknown argument
 -- prefers the string category, so they pick this overload, and a call with

@@ -68,6 +68,13 @@ CREATE TABLE stock_child (sku text, qty int);
 SELECT fence.protect('stock_child', 'stock');
 ALTER TABLE stock_child INHERIT stock_parent;
 
+-- 0.2.0 checks schema fence as CREATE EXTENSION does: another role that
+-- may create objects in it makes the upgrade fail, and change nothing
+GRANT CREATE ON SCHEMA fence TO fence_upgrade_app;
+ALTER EXTENSION fence UPDATE TO '0.2.0';
+\echo :LAST_ERROR_SQLSTATE
+REVOKE CREATE ON SCHEMA fence FROM fence_upgrade_app;
+SELECT extversion FROM pg_extension WHERE extname = 'fence';
 ALTER EXTENSION fence UPDATE TO '0.2.0';
 SELECT extversion FROM pg_extension WHERE extname = 'fence';
 
