@@ -47,6 +47,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "parser/parse_param.h"
 #include "tcop/cmdtag.h"
 #include "utils/array.h"
@@ -508,6 +509,8 @@ fence_fenced_update(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("resource name must not be null")));
 	resource = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	/* the check locks and may write fence.fences (rule.c) */
+	PreventCommandIfReadOnly("fence.fenced_update()");
 	if (PG_ARGISNULL(1))
 	{
 		fence_stats_refused(resource, FENCE_REFUSED_MISSING, 0, false);

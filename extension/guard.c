@@ -58,6 +58,7 @@
 #include "commands/trigger.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
@@ -254,6 +255,12 @@ guard_state(FunctionCallInfo fcinfo, TriggerData *trigdata)
 
 	if (state != NULL && state->tgoid == trigger->tgoid)
 		return state;
+
+	/*
+	 * Once per statement: a read-only transaction can still write a
+	 * temporary table, but not check its fence (rule.c).
+	 */
+	PreventCommandIfReadOnly("fence.guard()");
 
 	if (trigger->tgnargs != 3 || trigger->tgargs[0][0] == '\0')
 		ereport(ERROR,
