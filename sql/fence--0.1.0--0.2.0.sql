@@ -57,6 +57,24 @@ BEGIN
 END
 $$;
 
+-- The mark of one resource, for whoever may see marks without reading
+-- fence.fences: the client heals a Redis counter that fell behind with it
+-- (announce, fence show).  It runs as the owner of fence.fences, with the
+-- search path pinned so that the caller's cannot redirect it; granted like
+-- fence.advance, and to pg_monitor, which reads the marks in fence.stats.
+CREATE FUNCTION fence.mark(resource text)
+RETURNS bigint
+LANGUAGE sql STABLE STRICT PARALLEL SAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT COALESCE((SELECT f.token FROM fence.fences f
+                      WHERE f.resource OPERATOR(pg_catalog.=) $1), 0)
+$$;
+REVOKE ALL ON FUNCTION fence.mark(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fence.mark(text) TO pg_monitor;
+COMMENT ON FUNCTION fence.mark(text) IS
+    'Highest accepted token of resource, 0 if none, for roles that may not read fence.fences';
+
 -- Parameters that arrive without a type (node-postgres and pgbench -M
 -- prepared send them so) cannot resolve against "any"; an unknown argument
 -- prefers the string category, so they pick this overload, and a call with

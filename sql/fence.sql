@@ -84,6 +84,24 @@ REVOKE ALL ON FUNCTION fence.advance(text, bigint, text) FROM PUBLIC;
 COMMENT ON FUNCTION fence.advance(text, bigint, text) IS
     'Accept token for resource in this transaction or raise LF001/LF002/LF003; returns the previous mark';
 
+-- The mark of one resource, for whoever may see marks without reading
+-- fence.fences: the client heals a Redis counter that fell behind with it
+-- (announce, fence show).  It runs as the owner of fence.fences, with the
+-- search path pinned so that the caller's cannot redirect it; granted like
+-- fence.advance, and to pg_monitor, which reads the marks in fence.stats.
+CREATE FUNCTION fence.mark(resource text)
+RETURNS bigint
+LANGUAGE sql STABLE STRICT PARALLEL SAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT COALESCE((SELECT f.token FROM fence.fences f
+                      WHERE f.resource OPERATOR(pg_catalog.=) $1), 0)
+$$;
+REVOKE ALL ON FUNCTION fence.mark(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fence.mark(text) TO pg_monitor;
+COMMENT ON FUNCTION fence.mark(text) IS
+    'Highest accepted token of resource, 0 if none, for roles that may not read fence.fences';
+
 CREATE FUNCTION fence.fenced_update(resource text, token bigint, query text)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'fence_fenced_update'
