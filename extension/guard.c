@@ -83,11 +83,12 @@ typedef struct GuardState
 	int16		key_len;
 
 	/*
-	 * A BEFORE ROW trigger that fires after this guard for INSERT, or for
-	 * UPDATE, or NULL: the guard refuses those events (see the banner).
+	 * The name of a BEFORE ROW trigger that fires after this guard for
+	 * INSERT, or for UPDATE, or NULL: the guard refuses those events (see
+	 * the banner).
 	 */
-	const Trigger *later_insert;
-	const Trigger *later_update;
+	char	   *later_insert;
+	char	   *later_update;
 
 	/*
 	 * The key formatted last and its resource, so that the rows of one key
@@ -124,8 +125,7 @@ static void guard_check_row_token(GuardState *state, Relation rel,
 static HeapTuple guard_stamp(GuardState *state, Relation rel, HeapTuple tuple,
 							 int64 token);
 static Size guard_attr_offset(HeapTuple tuple, TupleDesc tupdesc, int attnum);
-static void guard_refuse_later(Relation rel, const Trigger *guard,
-							   const Trigger *later);
+static char *guard_later_trigger(Relation rel, Trigger *guard, int16 tgevent);
 
 /*
  * fence.guard() RETURNS trigger
@@ -171,7 +171,9 @@ fence_guard(PG_FUNCTION_ARGS)
 	if (TRIGGER_FIRED_BY_INSERT(event))
 	{
 		if (unlikely(state->later_insert != NULL))
-			guard_refuse_later(rel, trigdata->tg_trigger, state->later_insert);
+			fence_report_trigger_after(RelationGetRelationName(rel),
+									   trigdata->tg_trigger->tgname,
+									   state->later_insert);
 		newtuple = trigdata->tg_trigtuple;
 		resource = guard_row_resource(state, rel, newtuple);
 		token = guard_accept(state, resource);
@@ -190,7 +192,9 @@ fence_guard(PG_FUNCTION_ARGS)
 	if (TRIGGER_FIRED_BY_UPDATE(event))
 	{
 		if (unlikely(state->later_update != NULL))
-			guard_refuse_later(rel, trigdata->tg_trigger, state->later_update);
+			fence_report_trigger_after(RelationGetRelationName(rel),
+									   trigdata->tg_trigger->tgname,
+									   state->later_update);
 		oldtuple = trigdata->tg_trigtuple;
 		newtuple = trigdata->tg_newtuple;
 
@@ -278,7 +282,13 @@ guard_state(FunctionCallInfo fcinfo, TriggerData *trigdata)
 		initStringInfo(&state->last_resource);
 	}
 	else
+	{
 		pfree(state->resource);
+		if (state->later_insert != NULL)
+			pfree(state->later_insert);
+		if (state->later_update != NULL)
+			pfree(state->later_update);
+	}
 	state->have_last = false;
 	state->have_key = false;
 	state->tgoid = InvalidOid;	/* until fully built */
@@ -330,11 +340,8 @@ guard_state(FunctionCallInfo fcinfo, TriggerData *trigdata)
 			state->key_byval = attr->attbyval;
 			state->key_len = attr->attlen;
 		}
-		/* the trigger descriptor lives as long as the statement's relcache entry */
-		state->later_insert = fence_trigger_after(rel->trigdesc, trigger->tgname,
-												  TRIGGER_TYPE_INSERT);
-		state->later_update = fence_trigger_after(rel->trigdesc, trigger->tgname,
-												  TRIGGER_TYPE_UPDATE);
+		state->later_insert = guard_later_trigger(rel, trigger, TRIGGER_TYPE_INSERT);
+		state->later_update = guard_later_trigger(rel, trigger, TRIGGER_TYPE_UPDATE);
 	}
 	else if (trigger->tgargs[1][0] != '\0' || trigger->tgargs[2][0] != '\0')
 	{
@@ -355,11 +362,11 @@ guard_state(FunctionCallInfo fcinfo, TriggerData *trigdata)
 /*
  * fence_trigger_after: the first enabled BEFORE ROW trigger of "trigdesc"
  * (may be NULL) on an event of "tgevent" (TRIGGER_TYPE_INSERT and/or
- * TRIGGER_TYPE_UPDATE) whose name sorts after "guard_name", or NULL.  Such a trigger fires after
- * a row guard of that name and could rewrite the row it checked.  A trigger
- * enabled only for another session_replication_role counts too: the role
- * can change at any time.  The trigger manager keeps the triggers sorted
- * by name, the order in which they fire.
+ * TRIGGER_TYPE_UPDATE) whose name sorts after "guard_name", or NULL.  Such
+ * a trigger fires after a row guard of that name and could rewrite the row
+ * it checked.  A trigger enabled only for another session_replication_role
+ * counts too: the role can change at any time.  The trigger manager keeps
+ * the triggers sorted by name, the order in which they fire.
  */
 const Trigger *
 fence_trigger_after(const TriggerDesc *trigdesc, const char *guard_name,
@@ -400,11 +407,19 @@ fence_report_trigger_after(const char *relname, const char *guard_name,
 					 guard_name)));
 }
 
-static void
-guard_refuse_later(Relation rel, const Trigger *guard, const Trigger *later)
+/*
+ * guard_later_trigger: the name of a trigger that fires after row guard
+ * "guard" of "rel" on "tgevent", copied into the current memory context
+ * (the relation's trigger descriptor may be rebuilt while the statement
+ * runs), or NULL.
+ */
+static char *
+guard_later_trigger(Relation rel, Trigger *guard, int16 tgevent)
 {
-	fence_report_trigger_after(RelationGetRelationName(rel), guard->tgname,
-							   later->tgname);
+	const Trigger *later = fence_trigger_after(rel->trigdesc, guard->tgname,
+											   tgevent);
+
+	return later != NULL ? pstrdup(later->tgname) : NULL;
 }
 
 /*

@@ -20,18 +20,19 @@
  * new table gets the row triggers of a partitioned parent), CREATE TRIGGER,
  * ALTER TRIGGER (RENAME changes the order in which triggers fire), and
  * CREATE SCHEMA, whose elements (CREATE TABLE, CREATE TRIGGER) run under
- * its tag.  It does not filter on the tags of the commands but reads what
- * they made or changed from pg_event_trigger_ddl_commands(): every table,
+ * its tag.  The function does not look at the tags of the commands but at
+ * what they made or changed (pg_event_trigger_ddl_commands()): every table,
  * and the table of every trigger, with all the tables below it, is checked.
  * Row-level guards (key or token column) fire for rows written through a
  * parent, and the TRUNCATE guard fires when a parent's TRUNCATE reaches the
  * table, so those may have parents.
  *
  * A superuser can disable event triggers (ALTER EVENT TRIGGER ... DISABLE,
- * or the setting event_triggers where the server has it).  The order of triggers is checked again by the guard when
- * it fires, so a trigger made meanwhile still cannot rewrite a checked row;
- * a parent given meanwhile cannot be caught at write time, since writes
- * through the parent do not fire the guard at all.
+ * or the setting event_triggers where the server has it).  The guard checks
+ * the order of triggers again when it fires, so a trigger made meanwhile
+ * still cannot rewrite a checked row; a parent given meanwhile cannot be
+ * caught at write time, since writes through the parent do not fire the
+ * table's statement-level guard at all.
  *
  * The extension script creates the event trigger ENABLE ALWAYS, so that
  * session_replication_role does not skip it; only a superuser can alter or
