@@ -1136,7 +1136,6 @@ probe_pgoptions(const char *conninfo, fence_lease *l)
 	return rc;
 }
 
-
 static long long
 now_ms(void)
 {
