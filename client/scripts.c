@@ -305,24 +305,31 @@ static const char show_lua[] =
  * missing), never as a Lua number.  "how" is ACQUIRE's: a waiter keeps a
  * place in this node's queue while the lock is busy here, so that a release
  * here wakes it; the queue decides nothing else (see the top of the file).
+ * A plain acquire ("0") never took a place, so its way through the free
+ * lock skips the queue, and only waiters pay for defining its functions.
  */
 static const char qlock_lua[] =
 COUNTER_CHECK
 "local Q, A = KEYS[3], KEYS[4]\n"
-QUEUE
 "local held = redis.call('GET', KEYS[1])\n"
 "local c = cur or '0'\n"
 "if not held or held == ARGV[1] then\n"
 "  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
-"  if redis.call('EXISTS', Q) == 1 then leave(ARGV[1]) end\n"
+"  if ARGV[3] ~= '0' and redis.call('EXISTS', Q) == 1 then\n"
+"    redis.call('ZREM', Q, ARGV[1])\n"
+"    redis.call('ZREM', A, ARGV[1])\n"
+"  end\n"
 "  return {1, c}\n"
 "end\n"
 "local pttl = redis.call('PTTL', KEYS[1])\n"
 "if pttl < 0 then return redis.error_reply('FENCESTATE lock has no expiry') end\n"
-"if ARGV[3] == '1' then\n"
-"  join(ARGV[1], now_ms())\n"
-"elseif ARGV[3] == '2' then\n"
-"  leave(ARGV[1])\n"
+"if ARGV[3] ~= '0' then\n"
+QUEUE
+"  if ARGV[3] == '1' then\n"
+"    join(ARGV[1], now_ms())\n"
+"  else\n"
+"    leave(ARGV[1])\n"
+"  end\n"
 "end\n"
 "return {0, c, pttl}\n";
 
