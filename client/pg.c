@@ -91,7 +91,9 @@ advance(fence_ctx *ctx, PGconn *pg, fence_lease *l)
 
 /*
  * Read PostgreSQL's high-water mark for "resource" into "*token" (0 when
- * it has none).
+ * it has none), through fence.mark(): the role needs EXECUTE on it, as an
+ * application role that announces tokens or a pg_monitor member has, and
+ * not the SELECT on fence.fences that only administrators have.
  */
 int
 fence_pg_mark(fence_ctx *ctx, PGconn *pg, const char *resource, long long *token)
@@ -105,7 +107,7 @@ fence_pg_mark(fence_ctx *ctx, PGconn *pg, const char *resource, long long *token
 		fence_set_error(ctx, FENCE_ERR_ARG, "no PostgreSQL connection or resource");
 		return FENCE_ERR;
 	}
-	res = PQexecParams(pg, "SELECT token FROM fence.fences WHERE resource = $1::text",
+	res = PQexecParams(pg, "SELECT fence.mark($1::text)",
 					   1, NULL, params, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
 	{
@@ -119,7 +121,7 @@ fence_pg_mark(fence_ctx *ctx, PGconn *pg, const char *resource, long long *token
 
 		if (fence_parse_token(v, strlen(v), token) != 0)
 		{
-			fence_set_error(ctx, FENCE_ERR_PG, "fence.fences holds an invalid token \"%s\"", v);
+			fence_set_error(ctx, FENCE_ERR_PG, "fence.mark() returned an invalid token \"%s\"", v);
 			PQclear(res);
 			return FENCE_ERR;
 		}

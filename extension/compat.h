@@ -8,6 +8,8 @@
 
 #include "postgres.h"
 
+#include "catalog/namespace.h"
+
 #if PG_VERSION_NUM < 130000
 #error "pgfence requires PostgreSQL 13 or later"
 #endif
@@ -24,6 +26,20 @@
 #if PG_VERSION_NUM < 150000
 #define setup_parse_variable_parameters(pstate, types, ntypes) \
 	parse_variable_parameters((pstate), (types), (ntypes))
+#endif
+
+/*
+ * PostgreSQL 16 renamed the search path that the plan cache keeps with a
+ * statement, and the check whether it still is the current one.
+ */
+#if PG_VERSION_NUM >= 160000
+typedef SearchPathMatcher FenceSearchPath;
+#define GetFenceSearchPath(context) GetSearchPathMatcher(context)
+#define FenceSearchPathMatches(path) SearchPathMatchesCurrentEnvironment(path)
+#else
+typedef OverrideSearchPath FenceSearchPath;
+#define GetFenceSearchPath(context) GetOverrideSearchPath(context)
+#define FenceSearchPathMatches(path) OverrideSearchPathMatchesCurrent(path)
 #endif
 
 /*

@@ -19,12 +19,19 @@
  *	  every Java String as varchar.  A parameter the statement leaves
  *	  untyped (unused, or SELECT $1) stays text.
  *
- *	  Each distinct (statement, argument types) is prepared once per backend
- *	  and kept in a small cache, so that a worker repeating the same write
- *	  pays for parsing and planning once; the plan cache replans by itself
- *	  after DDL or a change of search_path.  Inferred types are worked out
- *	  again when DDL invalidates the plan, so a column whose type changed
- *	  is bound with its new type.
+ *	  Each distinct (statement, argument types, search path) is prepared
+ *	  once per backend and kept in a small cache, so that a worker
+ *	  repeating the same write pays for parsing and planning once.  The
+ *	  plan cache replans a saved plan by itself after DDL or a change of
+ *	  search_path, but with the parameter types it was given, and those are
+ *	  ours: inferred from what the names in the statement meant when it was
+ *	  prepared.  The same text under another search path may name other
+ *	  tables with other column types, so the search path is part of the
+ *	  key, compared as the plan cache compares it (the schemas it resolves
+ *	  to, not the text of the setting); one statement used under several
+ *	  paths has one slot per path.  Inferred types are worked out again
+ *	  when DDL invalidates the plan, so a column whose type changed is bound
+ *	  with its new type.
  *
  *	  The statement may call fenced_update again, directly, from a function
  *	  or from a trigger (an input function reading a parameter may too), and
@@ -36,9 +43,11 @@
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "parser/parse_param.h"
 #include "tcop/cmdtag.h"
 #include "utils/array.h"
@@ -69,6 +78,8 @@ typedef struct PlanParam
 typedef struct CachedQuery
 {
 	char	   *query;			/* NULL if the slot is free */
+	MemoryContext cxt;			/* holds query, params and search_path */
+	FenceSearchPath *search_path;	/* the path the plan was prepared under */
 	int			nargs;
 	PlanParam  *params;
 	bool		inferred;		/* some parameter was left to inference */
@@ -262,11 +273,11 @@ static void
 release_slot(CachedQuery *slot)
 {
 	SPI_freeplan(slot->plan);
-	pfree(slot->query);
-	pfree(slot->params);
+	MemoryContextDelete(slot->cxt);
 	slot->query = NULL;
 }
 
+/* Is "slot" the one for "query" with the arguments "p" under the current search path? */
 static bool
 slot_matches(const CachedQuery *slot, const char *query, const Params *p)
 {
@@ -277,7 +288,8 @@ slot_matches(const CachedQuery *slot, const char *query, const Params *p)
 	for (i = 0; i < p->nargs; i++)
 		if (slot->params[i].argtype != p->types[i])
 			return false;
-	return strcmp(slot->query, query) == 0;
+	return strcmp(slot->query, query) == 0 &&
+		FenceSearchPathMatches(slot->search_path);
 }
 
 /*
@@ -400,12 +412,15 @@ cache_entry(CachedQuery *entry, const char *query)
 		release_slot(slot);
 	SPI_keepplan(entry->plan);
 	slot->plan = entry->plan;
-	slot->params = MemoryContextAlloc(TopMemoryContext,
+	slot->cxt = AllocSetContextCreate(TopMemoryContext, "fenced_update query",
+									  ALLOCSET_SMALL_SIZES);
+	slot->search_path = GetFenceSearchPath(slot->cxt);
+	slot->params = MemoryContextAlloc(slot->cxt,
 									  sizeof(PlanParam) * Max(entry->nargs, 1));
 	memcpy(slot->params, entry->params, sizeof(PlanParam) * entry->nargs);
 	slot->inferred = entry->inferred;
 	slot->nargs = entry->nargs;
-	slot->query = MemoryContextStrdup(TopMemoryContext, query);
+	slot->query = MemoryContextStrdup(slot->cxt, query);
 	return slot;
 }
 
@@ -494,6 +509,8 @@ fence_fenced_update(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("resource name must not be null")));
 	resource = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	/* the check locks and may write fence.fences (rule.c) */
+	PreventCommandIfReadOnly("fence.fenced_update()");
 	if (PG_ARGISNULL(1))
 	{
 		fence_stats_refused(resource, FENCE_REFUSED_MISSING, 0, false);

@@ -32,6 +32,17 @@
  * the check happens before the write and holds the fence row's lock until
  * the transaction ends, like any other check.
  *
+ * A row guard checks the row it is handed, so it must be the last BEFORE
+ * ROW trigger to see it: BEFORE triggers fire in name order, and one that
+ * fires later could move the row to another key, or change its stamped
+ * token, after the check.  So a row guard refuses to fire for INSERT or
+ * UPDATE while an enabled BEFORE ROW trigger on that event sorts after it,
+ * whoever made it and however (a role with the TRIGGER privilege, ALTER
+ * TRIGGER ... RENAME, a trigger older than the guard, DDL done while event
+ * triggers were off); fence.protect() and the DDL guard (guard_ddl.c) refuse
+ * such a trigger earlier, where they see it.  The triggers are read once
+ * per statement, so rows pay nothing for this.
+ *
  * Row triggers keep their configuration, the last key they formatted and
  * the last resource they accepted in fn_extra, which lives as long as the
  * statement: a bulk UPDATE of one resource resolves the columns once and
@@ -42,10 +53,12 @@
 
 #include "access/htup_details.h"
 #include "access/tupmacs.h"
+#include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
@@ -68,6 +81,14 @@ typedef struct GuardState
 	FmgrInfo	key_output;		/* output function of the key column's type */
 	bool		key_byval;
 	int16		key_len;
+
+	/*
+	 * The name of a BEFORE ROW trigger that fires after this guard for
+	 * INSERT, or for UPDATE, or NULL: the guard refuses those events (see
+	 * the banner).
+	 */
+	char	   *later_insert;
+	char	   *later_update;
 
 	/*
 	 * The key formatted last and its resource, so that the rows of one key
@@ -104,6 +125,7 @@ static void guard_check_row_token(GuardState *state, Relation rel,
 static HeapTuple guard_stamp(GuardState *state, Relation rel, HeapTuple tuple,
 							 int64 token);
 static Size guard_attr_offset(HeapTuple tuple, TupleDesc tupdesc, int attnum);
+static char *guard_later_trigger(Relation rel, Trigger *guard, int16 tgevent);
 
 /*
  * fence.guard() RETURNS trigger
@@ -148,6 +170,10 @@ fence_guard(PG_FUNCTION_ARGS)
 
 	if (TRIGGER_FIRED_BY_INSERT(event))
 	{
+		if (unlikely(state->later_insert != NULL))
+			fence_report_trigger_after(RelationGetRelationName(rel),
+									   trigdata->tg_trigger->tgname,
+									   state->later_insert);
 		newtuple = trigdata->tg_trigtuple;
 		resource = guard_row_resource(state, rel, newtuple);
 		token = guard_accept(state, resource);
@@ -165,6 +191,10 @@ fence_guard(PG_FUNCTION_ARGS)
 
 	if (TRIGGER_FIRED_BY_UPDATE(event))
 	{
+		if (unlikely(state->later_update != NULL))
+			fence_report_trigger_after(RelationGetRelationName(rel),
+									   trigdata->tg_trigger->tgname,
+									   state->later_update);
 		oldtuple = trigdata->tg_trigtuple;
 		newtuple = trigdata->tg_newtuple;
 
@@ -230,6 +260,12 @@ guard_state(FunctionCallInfo fcinfo, TriggerData *trigdata)
 	if (state != NULL && state->tgoid == trigger->tgoid)
 		return state;
 
+	/*
+	 * Once per statement: a read-only transaction can still write a
+	 * temporary table, but not check its fence (rule.c).
+	 */
+	PreventCommandIfReadOnly("fence.guard()");
+
 	if (trigger->tgnargs != 3 || trigger->tgargs[0][0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
@@ -246,13 +282,21 @@ guard_state(FunctionCallInfo fcinfo, TriggerData *trigdata)
 		initStringInfo(&state->last_resource);
 	}
 	else
+	{
 		pfree(state->resource);
+		if (state->later_insert != NULL)
+			pfree(state->later_insert);
+		if (state->later_update != NULL)
+			pfree(state->later_update);
+	}
 	state->have_last = false;
 	state->have_key = false;
 	state->tgoid = InvalidOid;	/* until fully built */
 	state->resource = pstrdup(trigger->tgargs[0]);
 	state->token_attnum = InvalidAttrNumber;
 	state->key_attnum = InvalidAttrNumber;
+	state->later_insert = NULL;
+	state->later_update = NULL;
 
 	/* a TRUNCATE guard checks the table's resource whatever the mode */
 	if (row_level)
@@ -296,6 +340,8 @@ guard_state(FunctionCallInfo fcinfo, TriggerData *trigdata)
 			state->key_byval = attr->attbyval;
 			state->key_len = attr->attlen;
 		}
+		state->later_insert = guard_later_trigger(rel, trigger, TRIGGER_TYPE_INSERT);
+		state->later_update = guard_later_trigger(rel, trigger, TRIGGER_TYPE_UPDATE);
 	}
 	else if (trigger->tgargs[1][0] != '\0' || trigger->tgargs[2][0] != '\0')
 	{
@@ -311,6 +357,69 @@ guard_state(FunctionCallInfo fcinfo, TriggerData *trigdata)
 	fcinfo->flinfo->fn_extra = state;
 	MemoryContextSwitchTo(oldcxt);
 	return state;
+}
+
+/*
+ * fence_trigger_after: the first enabled BEFORE ROW trigger of "trigdesc"
+ * (may be NULL) on an event of "tgevent" (TRIGGER_TYPE_INSERT and/or
+ * TRIGGER_TYPE_UPDATE) whose name sorts after "guard_name", or NULL.  Such
+ * a trigger fires after a row guard of that name and could rewrite the row
+ * it checked.  A trigger enabled only for another session_replication_role
+ * counts too: the role can change at any time.  The trigger manager keeps
+ * the triggers sorted by name, the order in which they fire.
+ */
+const Trigger *
+fence_trigger_after(const TriggerDesc *trigdesc, const char *guard_name,
+					int16 tgevent)
+{
+	int			i;
+
+	if (trigdesc == NULL)
+		return NULL;
+	for (i = 0; i < trigdesc->numtriggers; i++)
+	{
+		const Trigger *t = &trigdesc->triggers[i];
+
+		if (t->tgenabled != TRIGGER_DISABLED &&
+			TRIGGER_FOR_ROW(t->tgtype) && TRIGGER_FOR_BEFORE(t->tgtype) &&
+			(t->tgtype & tgevent) != 0 &&
+			strcmp(t->tgname, guard_name) > 0)
+			return t;
+	}
+	return NULL;
+}
+
+/*
+ * fence_report_trigger_after: refuse trigger "later" of table "relname",
+ * which fires after row guard "guard_name" (fence_trigger_after()).
+ */
+void
+fence_report_trigger_after(const char *relname, const char *guard_name,
+						   const char *later_name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("trigger \"%s\" on protected table \"%s\" fires after its fence guard \"%s\"",
+					later_name, relname, guard_name),
+			 errdetail("BEFORE triggers fire in name order, so \"%s\" could change the row's key or token column after the guard checked them.",
+					   later_name),
+			 errhint("Rename the trigger so that its name sorts before \"%s\", or disable or drop it.",
+					 guard_name)));
+}
+
+/*
+ * guard_later_trigger: the name of a trigger that fires after row guard
+ * "guard" of "rel" on "tgevent", copied into the current memory context
+ * (the relation's trigger descriptor may be rebuilt while the statement
+ * runs), or NULL.
+ */
+static char *
+guard_later_trigger(Relation rel, Trigger *guard, int16 tgevent)
+{
+	const Trigger *later = fence_trigger_after(rel->trigdesc, guard->tgname,
+											   tgevent);
+
+	return later != NULL ? pstrdup(later->tgname) : NULL;
 }
 
 /*

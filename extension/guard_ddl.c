@@ -1,7 +1,8 @@
 /*
  * extension/guard_ddl.c
  *	  fence.guard_ddl(): the event trigger that refuses to give a table
- *	  protected in table mode a parent.
+ *	  protected in table mode a parent, or a row guard a trigger that fires
+ *	  after it.
  *
  * A table protected without a token or key column (table mode) is guarded
  * by statement-level triggers, and PostgreSQL fires those only on the table
@@ -10,13 +11,28 @@
  * INSERT routed through p, UPDATE or DELETE of p, COPY or MERGE into p
  * writes it without firing its guard.  fence.protect() refuses table mode
  * for a table that has a parent already; this trigger closes the other
- * way in: at the end of every ALTER TABLE or CREATE TRIGGER, it refuses the
- * command if a relation it touched, or a direct child of one, is a
- * table-mode protected table with a parent.  CREATE TABLE ... PARTITION OF
- * and INHERITS make new tables, which have no guard yet.  Row-level guards
- * (key or token column) fire for rows written through a parent, and the
- * TRUNCATE guard fires when a parent's TRUNCATE reaches the table, so those
- * are left alone.
+ * ways in.  A row-level guard must be the last BEFORE ROW trigger of its
+ * table (guard.c says why), and this trigger refuses the DDL that would
+ * put another one after it.
+ *
+ * It fires at the end of every command that can give a table a parent or
+ * a trigger: ALTER TABLE, CREATE TABLE (PARTITION OF and INHERITS, whose
+ * new table gets the row triggers of a partitioned parent), CREATE TRIGGER,
+ * ALTER TRIGGER (RENAME changes the order in which triggers fire), and
+ * CREATE SCHEMA, whose elements (CREATE TABLE, CREATE TRIGGER) run under
+ * its tag.  The function does not look at the tags of the commands but at
+ * what they made or changed (pg_event_trigger_ddl_commands()): every table,
+ * and the table of every trigger, with all the tables below it, is checked.
+ * Row-level guards (key or token column) fire for rows written through a
+ * parent, and the TRUNCATE guard fires when a parent's TRUNCATE reaches the
+ * table, so those may have parents.
+ *
+ * A superuser can disable event triggers (ALTER EVENT TRIGGER ... DISABLE,
+ * or the setting event_triggers where the server has it).  The guard checks
+ * the order of triggers again when it fires, so a trigger made meanwhile
+ * still cannot rewrite a checked row; a parent given meanwhile cannot be
+ * caught at write time, since writes through the parent do not fire the
+ * table's statement-level guard at all.
  *
  * The extension script creates the event trigger ENABLE ALWAYS, so that
  * session_replication_role does not skip it; only a superuser can alter or
@@ -72,12 +88,9 @@ table_guard_trigger(Oid relid, Oid guard_oid)
 	return name;
 }
 
-/*
- * inherits_list: the relations that "relid" inherits from (by its
- * "inhrelid" column) or that inherit from it ("inhparent").
- */
+/* parents_list: the relations that "relid" inherits from directly. */
 static List *
-inherits_list(Oid relid, bool parents)
+parents_list(Oid relid)
 {
 	Relation	inhrel = table_open(InheritsRelationId, AccessShareLock);
 	ScanKeyData key;
@@ -85,17 +98,11 @@ inherits_list(Oid relid, bool parents)
 	HeapTuple	tup;
 	List	   *result = NIL;
 
-	ScanKeyInit(&key, parents ? Anum_pg_inherits_inhrelid : Anum_pg_inherits_inhparent,
+	ScanKeyInit(&key, Anum_pg_inherits_inhrelid,
 				BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relid));
-	scan = systable_beginscan(inhrel,
-							  parents ? InheritsRelidSeqnoIndexId : InheritsParentIndexId,
-							  true, NULL, 1, &key);
+	scan = systable_beginscan(inhrel, InheritsRelidSeqnoIndexId, true, NULL, 1, &key);
 	while (HeapTupleIsValid(tup = systable_getnext(scan)))
-	{
-		Form_pg_inherits inh = (Form_pg_inherits) GETSTRUCT(tup);
-
-		result = lappend_oid(result, parents ? inh->inhparent : inh->inhrelid);
-	}
+		result = lappend_oid(result, ((Form_pg_inherits) GETSTRUCT(tup))->inhparent);
 	systable_endscan(scan);
 	table_close(inhrel, AccessShareLock);
 	return result;
@@ -130,7 +137,7 @@ check_table(Oid relid, Oid guard_oid)
 
 	if (get_rel_relkind(relid) != RELKIND_RELATION)
 		return;
-	parents = inherits_list(relid, true);
+	parents = parents_list(relid);
 	if (parents == NIL || (trigger = table_guard_trigger(relid, guard_oid)) == NULL)
 		return;
 
@@ -144,8 +151,42 @@ check_table(Oid relid, Oid guard_oid)
 }
 
 /*
+ * Refuse the command if "relid" has a row-level guard and a BEFORE ROW
+ * trigger that fires after it (guard.c says why).
+ */
+static void
+check_trigger_order(Oid relid, Oid guard_oid)
+{
+	Relation	rel;
+	TriggerDesc *trigdesc;
+	int			i;
+
+	if (get_rel_relkind(relid) != RELKIND_RELATION)
+		return;
+	rel = table_open(relid, AccessShareLock);
+	trigdesc = rel->trigdesc;
+	for (i = 0; trigdesc != NULL && i < trigdesc->numtriggers; i++)
+	{
+		const Trigger *guard = &trigdesc->triggers[i];
+		const Trigger *later;
+
+		if (guard->tgfoid != guard_oid || !TRIGGER_FOR_ROW(guard->tgtype) ||
+			!TRIGGER_FOR_BEFORE(guard->tgtype))
+			continue;
+		later = fence_trigger_after(trigdesc, guard->tgname,
+									guard->tgtype & (TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE));
+		if (later != NULL)
+			fence_report_trigger_after(RelationGetRelationName(rel),
+									   guard->tgname, later->tgname);
+	}
+	table_close(rel, AccessShareLock);
+}
+
+/*
  * fence.guard_ddl() RETURNS event_trigger
- *	  Fired at ddl_command_end of ALTER TABLE and CREATE TRIGGER.
+ *	  Fired at ddl_command_end of the commands that can give a table a
+ *	  parent or a trigger: ALTER TABLE, CREATE TABLE, CREATE TRIGGER, ALTER
+ *	  TRIGGER, and CREATE SCHEMA, whose elements run under its tag.
  */
 Datum
 fence_guard_ddl(PG_FUNCTION_ARGS)
@@ -177,24 +218,27 @@ fence_guard_ddl(PG_FUNCTION_ARGS)
 															SPI_tuptable->tupdesc,
 															2, &isnull));
 
-		if (classid == RelationRelationId)
-		{
-			/* the table itself (INHERIT) or a parent (ATTACH PARTITION) */
-			relids = lappend_oid(relids, objid);
-			relids = list_concat(relids, inherits_list(objid, false));
-		}
-		else if (classid == TriggerRelationId)
-		{
-			Oid			relid = trigger_relid(objid);
-
-			if (OidIsValid(relid))
-				relids = lappend_oid(relids, relid);
-		}
+		/*
+		 * The table itself (INHERIT, a new table) or a parent (ATTACH
+		 * PARTITION), or the table of a trigger, with every table below it:
+		 * a row trigger made on a partitioned table is cloned to its
+		 * partitions.
+		 */
+		if (classid == TriggerRelationId)
+			objid = trigger_relid(objid);
+		else if (classid != RelationRelationId)
+			continue;
+		if (OidIsValid(objid))
+			relids = list_concat(relids,
+								 find_all_inheritors(objid, AccessShareLock, NULL));
 	}
 	SPI_finish();
 
 	foreach(lc, relids)
+	{
 		check_table(lfirst_oid(lc), guard_oid);
+		check_trigger_order(lfirst_oid(lc), guard_oid);
+	}
 
 	PG_RETURN_VOID();
 }

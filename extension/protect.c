@@ -19,7 +19,9 @@
  * statement-level guard would not fire for writes through the parent; the
  * event trigger in guard_ddl.c keeps a table protected that way from getting
  * a parent later.  In key mode the resource may not contain ':', which keeps
- * the names of rows unambiguous (key_resource.c).
+ * the names of rows unambiguous (key_resource.c).  A row-level guard must
+ * be the last BEFORE ROW trigger on INSERT and UPDATE (guard.c says why),
+ * so a table with a trigger that would fire after it is refused.
  *
  * The DDL runs through SPI with the caller's privileges; these functions are
  * not SECURITY DEFINER.
@@ -30,6 +32,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -113,6 +116,16 @@ fence_protect(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("token column and key column must be different columns")));
+
+	if (row_level)
+	{
+		const Trigger *later = fence_trigger_after(rel->trigdesc, GUARD_TRIGGER,
+												   TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE);
+
+		if (later != NULL)
+			fence_report_trigger_after(RelationGetRelationName(rel),
+									   GUARD_TRIGGER, later->tgname);
+	}
 
 	/*
 	 * Statement triggers fire only on the table a statement names: a write

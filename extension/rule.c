@@ -55,6 +55,12 @@
  *		retry, and rare: a worker announces its token in a transaction of
  *		its own before it writes with it.
  *
+ *	  Every check locks the fence row and may write it, so none is made in
+ *	  a read-only transaction or on a standby: the SQL functions and the
+ *	  guard refuse those with 25006 before they look at anything, as
+ *	  PostgreSQL refuses a write (a plain write never reaches the guard
+ *	  there, but one to a temporary table does).
+ *
  *	  Applications have no privileges on fence.fences: the work here runs
  *	  as the table's owner, and its SQL statements pin every operator and
  *	  function to pg_catalog so that the caller's search_path cannot
@@ -520,6 +526,7 @@ fence_advance(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("resource name must not be null")));
 	resource = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	PreventCommandIfReadOnly("fence.advance()");
 	if (PG_ARGISNULL(1))
 	{
 		fence_stats_refused(resource, FENCE_REFUSED_MISSING, 0, false);
@@ -554,6 +561,7 @@ fence_reset(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("resource name and token must not be null")));
+	PreventCommandIfReadOnly("fence.reset()");
 	resource = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	token = PG_GETARG_INT64(1);
 	fence_check_resource_name(resource);

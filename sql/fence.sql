@@ -1,5 +1,60 @@
 \echo Use "CREATE EXTENSION fence" to load this file. \quit
 
+-- CREATE EXTENSION installs into schema fence whether it created it or
+-- found it there.  A schema that another role owns or may create objects
+-- in, or that holds objects already, would let that role replace or shadow
+-- what the guard and the functions running as the owner of fence.fences
+-- rely on: refuse it before anything is created.
+DO $$
+DECLARE
+    s record;
+BEGIN
+    SELECT n.oid, o.rolname AS owner,
+           n.nspowner OPERATOR(pg_catalog.=) r.oid AS ours,
+           o.rolsuper AS owner_super,
+           (SELECT COALESCE(g.rolname, 'PUBLIC') FROM pg_catalog.aclexplode(n.nspacl) a
+              LEFT JOIN pg_catalog.pg_roles g ON g.oid OPERATOR(pg_catalog.=) a.grantee
+             WHERE a.privilege_type OPERATOR(pg_catalog.=) 'CREATE'
+               AND a.grantee OPERATOR(pg_catalog.<>) n.nspowner
+               AND g.rolsuper IS NOT TRUE
+             LIMIT 1) AS creator,
+           (SELECT pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid)
+              FROM pg_catalog.pg_depend d
+             WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass
+               AND d.refobjid OPERATOR(pg_catalog.=) n.oid
+               AND d.classid OPERATOR(pg_catalog.<>) 'pg_catalog.pg_extension'::pg_catalog.regclass
+               AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend m
+                                JOIN pg_catalog.pg_extension e ON e.oid OPERATOR(pg_catalog.=) m.refobjid
+                               WHERE m.classid OPERATOR(pg_catalog.=) d.classid
+                                 AND m.objid OPERATOR(pg_catalog.=) d.objid
+                                 AND m.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+                                 AND m.deptype OPERATOR(pg_catalog.=) 'e'
+                                 AND e.extname OPERATOR(pg_catalog.=) 'fence')
+             LIMIT 1) AS stranger
+      INTO s
+      FROM pg_catalog.pg_namespace n
+      JOIN pg_catalog.pg_roles o ON o.oid OPERATOR(pg_catalog.=) n.nspowner
+      JOIN pg_catalog.pg_roles r ON r.rolname OPERATOR(pg_catalog.=) CURRENT_USER
+     WHERE n.nspname OPERATOR(pg_catalog.=) 'fence';
+    IF NOT (s.ours OR s.owner_super) THEN
+        RAISE EXCEPTION 'schema "fence" is owned by role "%", which is not a superuser', s.owner
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Its owner could replace or shadow the objects of the extension.',
+                  HINT = 'Drop or rename the schema, or check it and make a superuser its owner.';
+    ELSIF s.creator IS NOT NULL THEN
+        RAISE EXCEPTION 'role "%" may create objects in schema "fence"', s.creator
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Such a role could shadow the objects of the extension.',
+                  HINT = 'Revoke CREATE on the schema from every role but its owner.';
+    ELSIF s.stranger IS NOT NULL THEN
+        RAISE EXCEPTION 'schema "fence" holds % that is not part of the extension', s.stranger
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'An object put there before the extension could shadow its objects.',
+                  HINT = 'Move or drop it.';
+    END IF;
+END
+$$;
+
 -- Functions are granted one by one below; the schema itself is visible, so
 -- that tables owned by anybody can use the guard trigger.
 GRANT USAGE ON SCHEMA fence TO PUBLIC;
@@ -28,6 +83,24 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fence.advance(text, bigint, text) FROM PUBLIC;
 COMMENT ON FUNCTION fence.advance(text, bigint, text) IS
     'Accept token for resource in this transaction or raise LF001/LF002/LF003; returns the previous mark';
+
+-- The mark of one resource, for whoever may see marks without reading
+-- fence.fences: the client heals a Redis counter that fell behind with it
+-- (announce, fence show).  It runs as the owner of fence.fences, with the
+-- search path pinned so that the caller's cannot redirect it; granted like
+-- fence.advance, and to pg_monitor, which reads the marks in fence.stats.
+CREATE FUNCTION fence.mark(resource text)
+RETURNS bigint
+LANGUAGE sql STABLE STRICT PARALLEL SAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT COALESCE((SELECT f.token FROM fence.fences f
+                      WHERE f.resource OPERATOR(pg_catalog.=) $1), 0)
+$$;
+REVOKE ALL ON FUNCTION fence.mark(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fence.mark(text) TO pg_monitor;
+COMMENT ON FUNCTION fence.mark(text) IS
+    'Highest accepted token of resource, 0 if none, for roles that may not read fence.fences';
 
 CREATE FUNCTION fence.fenced_update(resource text, token bigint, query text)
 RETURNS bigint
@@ -154,7 +227,9 @@ COMMENT ON FUNCTION fence.stats_reset() IS
 -- DDL guard -------------------------------------------------------------------
 -- A table protected in table mode must not get a parent: statement-level
 -- triggers do not fire for rows written through a partitioned table or an
--- inheritance parent (extension/guard_ddl.c).  ENABLE ALWAYS, so that
+-- inheritance parent; and a row guard must be the last BEFORE ROW trigger
+-- of its table (extension/guard_ddl.c).  CREATE SCHEMA is among the tags
+-- because its elements run under it.  ENABLE ALWAYS, so that
 -- session_replication_role does not skip it; only superusers can alter or
 -- drop an event trigger.
 
@@ -164,11 +239,12 @@ AS 'MODULE_PATHNAME', 'fence_guard_ddl'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fence.guard_ddl() FROM PUBLIC;
 COMMENT ON FUNCTION fence.guard_ddl() IS
-    'Event trigger that refuses ALTER TABLE ... ATTACH PARTITION / INHERIT (and hand-made guards) giving a table-mode protected table a parent';
+    'Event trigger that refuses DDL giving a table-mode protected table a parent (ATTACH PARTITION, INHERIT, hand-made guards) or a row guard a BEFORE ROW trigger that fires after it';
 
 CREATE EVENT TRIGGER fence_guard_ddl ON ddl_command_end
-    WHEN TAG IN ('ALTER TABLE', 'CREATE TRIGGER')
+    WHEN TAG IN ('ALTER TABLE', 'CREATE TABLE', 'CREATE TRIGGER', 'ALTER TRIGGER',
+                 'CREATE SCHEMA')
     EXECUTE FUNCTION fence.guard_ddl();
 ALTER EVENT TRIGGER fence_guard_ddl ENABLE ALWAYS;
 COMMENT ON EVENT TRIGGER fence_guard_ddl IS
-    'Keeps tables protected without a token or key column from becoming partitions or inheritance children';
+    'Keeps tables protected without a token or key column from becoming partitions or inheritance children, and row guards last among BEFORE ROW triggers';

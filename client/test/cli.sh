@@ -719,6 +719,40 @@ test_cli_heal_flushall() {
 	"$F" release "$res" "$FENCE_OWNER"
 }
 
+# Heal and show --pg as roles that are not superusers: an application role
+# with the grants the README shows, and a monitoring role (pg_monitor).
+# Neither may read fence.fences; both read the mark through fence.mark().
+test_cli_non_superuser() {
+	local res app=cli_app_$$ mon=cli_mon_$$
+	res=$(rname nosuper)
+	trap "psql -XAtq -c 'DROP OWNED BY $app, $mon' -c 'DROP ROLE $app, $mon'" EXIT
+	psql -XAtq -c "CREATE ROLE $app LOGIN" -c "CREATE ROLE $mon LOGIN IN ROLE pg_monitor" \
+		-c "GRANT EXECUTE ON FUNCTION fence.advance(text, bigint, text),
+		                              fence.fenced_update(text, bigint, text),
+		                              fence.mark(text) TO $app"
+	[ "$(psql -XAtc "SELECT has_table_privilege('$app', 'fence.fences', 'SELECT')")" = f ]
+	# PostgreSQL is ahead of the (empty) Redis counter: acquire heals
+	psql -XAtqc "SELECT fence.advance('$res', 100)" >/dev/null
+	expect_rc 0 "$F" acquire "$res" --pg "$PGC user=$app"
+	grep -qx "FENCE_TOKEN=101" "$TMP/out"
+	[ "$(psql -XAtc "SELECT token FROM fence.fences WHERE resource = '$res'")" = 101 ]
+	# show --pg: the mark for both; the counts for pg_monitor, and for the
+	# application role a warning that it may not read them
+	expect_rc 0 "$F" show "$res" --pg "$PGC user=$app"
+	grep -qx "FENCE_PG_TOKEN=101" "$TMP/out"
+	if [ "$(psql -XAtc "SHOW shared_preload_libraries")" = fence ]; then
+		grep -q 'warning: no counts from PostgreSQL: permission denied' "$TMP/err"
+		expect_rc 0 "$F" show "$res" --pg "$PGC user=$mon"
+		grep -qx "FENCE_PG_TOKEN=101" "$TMP/out"
+		grep -qx "FENCE_PG_ACCEPTED=[1-9][0-9]*" "$TMP/out"
+		[ ! -s "$TMP/err" ]
+	fi
+	# without the grant, the error says which function
+	psql -XAtqc "REVOKE EXECUTE ON FUNCTION fence.mark(text) FROM $app"
+	expect_rc 1 "$F" show "$res" --pg "$PGC user=$app"
+	grep -q 'permission denied for function mark' "$TMP/err"
+}
+
 # A quorum of three "nodes": three databases of the one test server, which
 # keep separate keys as independent servers would; one member may be down.
 test_cli_quorum() {
@@ -797,6 +831,7 @@ run_test cli_exec_unreachable pg
 run_test cli_exec_busy pg
 run_test cli_announce_expired pg
 run_test cli_heal_flushall pg
+run_test cli_non_superuser pg
 run_test example pg
 
 echo "# client CLI tests: $passed passed, $failed failed, $skipped skipped"

@@ -143,6 +143,33 @@ SELECT fence.fenced_update('stock', 5, 'UPDATE stock SET qty = $1 WHERE id = 1',
 RESET search_path;
 SELECT 'other' AS schema, qty FROM other.stock UNION ALL SELECT 'public', qty FROM stock WHERE id = 1;
 DROP SCHEMA other CASCADE;
+-- ... and so are the types it gives untyped parameters: the same text
+-- under another search_path names another table, whose column has another
+-- type, and each path keeps its own plan
+CREATE SCHEMA sp_int;
+CREATE SCHEMA sp_text;
+CREATE TABLE sp_int.box (id int, v int);
+CREATE TABLE sp_text.box (id int, v text);
+INSERT INTO sp_int.box VALUES (1, 0);
+INSERT INTO sp_text.box VALUES (1, '');
+SET search_path = sp_int;
+SELECT fence.fenced_update('stock', 5, 'UPDATE box SET v = $1 WHERE id = 1', '42');
+SET search_path = sp_text;
+SELECT fence.fenced_update('stock', 5, 'UPDATE box SET v = $1 WHERE id = 1', 'forty-two');
+SET search_path = sp_int;
+SELECT fence.fenced_update('stock', 5, 'UPDATE box SET v = $1 WHERE id = 1', '43');
+-- the same setting resolves to other schemas once a schema in it exists
+SET search_path = sp_late, sp_int;
+SELECT fence.fenced_update('stock', 5, 'UPDATE box SET v = $1 WHERE id = 1', '44');
+CREATE SCHEMA sp_late;
+CREATE TABLE sp_late.box (id int, v numeric);
+INSERT INTO sp_late.box VALUES (1, 0);
+SELECT fence.fenced_update('stock', 5, 'UPDATE box SET v = $1 WHERE id = 1', '4.5');
+RESET search_path;
+SELECT 'int' AS schema, v::text, pg_typeof(v) FROM sp_int.box
+UNION ALL SELECT 'text', v::text, pg_typeof(v) FROM sp_text.box
+UNION ALL SELECT 'late', v::text, pg_typeof(v) FROM sp_late.box;
+DROP SCHEMA sp_int, sp_text, sp_late CASCADE;
 
 DROP TABLE stock;
 DELETE FROM fence.fences;

@@ -171,7 +171,28 @@ TRUNCATE gpa_base;
 TRUNCATE ONLY gpa_base;
 SELECT count(*) FROM gpa_base;
 
+-- CREATE SCHEMA runs its elements under its own command tag: they are
+-- checked all the same.  A hand-made statement-level guard on a child ...
 RESET ROLE;
+CREATE SCHEMA gpa_s
+    CREATE TABLE child () INHERITS (public.gpa_base)
+    CREATE TRIGGER hand BEFORE INSERT ON child FOR EACH STATEMENT
+        EXECUTE FUNCTION fence.guard('gpa', '', '');
+\echo :LAST_ERROR_SQLSTATE
+-- ... or a trigger that fires after a hand-made row guard
+CREATE SCHEMA gpa_s
+    CREATE TABLE t (id int)
+    CREATE TRIGGER guard BEFORE INSERT ON t FOR EACH ROW
+        EXECUTE FUNCTION fence.guard('gps', '', 'id')
+    CREATE TRIGGER later BEFORE INSERT ON t FOR EACH ROW
+        EXECUTE FUNCTION fence.guard('gps', '', 'id');
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) FROM pg_namespace WHERE nspname = 'gpa_s';
+-- A protected table cannot become a parent by PARTITION OF: it is not
+-- partitioned, and protect refuses partitioned tables
+CREATE TABLE gpa_sub PARTITION OF gpa_child FOR VALUES FROM (0) TO (1);
+\echo :LAST_ERROR_SQLSTATE
+
 DROP TABLE gpa_top, gpa_base, gpa_kparts, gpa_child CASCADE;
 DROP TABLE IF EXISTS gpa_t;
 REVOKE CREATE ON SCHEMA public FROM regress_fence_parent_owner;

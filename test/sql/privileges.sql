@@ -11,8 +11,9 @@ CREATE ROLE regress_fence_app;		-- the application: may write them
 CREATE ROLE regress_fence_other;	-- another table owner
 GRANT CREATE ON SCHEMA public TO regress_fence_owner, regress_fence_other;
 
--- Nothing in the extension is open to PUBLIC but what must be, and no
--- function runs as its owner
+-- Nothing in the extension is open to PUBLIC but what must be, and the one
+-- function that runs as its owner (fence.mark, which reads one mark) pins
+-- its search_path
 SELECT p.oid::regprocedure AS function,
        has_function_privilege('regress_fence_app', p.oid, 'EXECUTE') AS app_may_execute,
        p.prosecdef AS security_definer, p.proconfig
@@ -72,8 +73,11 @@ SET LOCAL fence.token = '5';
 TRUNCATE pv_stock;
 ROLLBACK;
 
--- It cannot call fence.advance or fence.fenced_update without a grant ...
+-- It cannot call fence.advance, fence.fenced_update or fence.mark without
+-- a grant ...
 SELECT fence.advance('pv', 6);
+\echo :LAST_ERROR_SQLSTATE
+SELECT fence.mark('pv');
 \echo :LAST_ERROR_SQLSTATE
 SELECT fence.fenced_update('pv', 6, 'UPDATE pv_stock SET qty = 0');
 \echo :LAST_ERROR_SQLSTATE
@@ -138,9 +142,18 @@ RESET ROLE;
 GRANT EXECUTE ON FUNCTION fence.advance(text, bigint, text),
                           fence.fenced_update(text, bigint, text),
                           fence.fenced_update(text, bigint, text, "any"),
-                          fence.fenced_update(text, bigint, text, text[])
+                          fence.fenced_update(text, bigint, text, text[]),
+                          fence.mark(text)
    TO regress_fence_app;
 SET ROLE regress_fence_app;
+-- fence.mark reads one mark, 0 for none, whatever the caller's search_path
+-- holds: a table or an operator of its own cannot stand in
+CREATE TEMP TABLE fences (resource text, token bigint);
+INSERT INTO fences VALUES ('pv', 1000);
+SET search_path = pg_temp, public;
+SELECT fence.mark('pv') AS mark, fence.mark('pv-none') AS none, fence.mark(NULL) AS null_resource;
+RESET search_path;
+DROP TABLE pg_temp.fences;
 BEGIN;
 SELECT fence.advance('pv', 6);
 UPDATE pv_stock SET qty = qty - 1 WHERE id = 2;
@@ -151,6 +164,8 @@ SELECT fence.fenced_update('pv', 6, 'UPDATE pv_stock SET qty = qty - $1 WHERE id
 SELECT fence.fenced_update('pv', 7, 'UPDATE pv_stock SET qty = qty - $1 WHERE id = $2', '1', '1');
 SELECT id, qty FROM pv_stock ORDER BY id;
 -- the grant opens nothing else
+SELECT * FROM fence.fences;
+\echo :LAST_ERROR_SQLSTATE
 SELECT fence.reset('pv', 1);
 \echo :LAST_ERROR_SQLSTATE
 UPDATE fence.fences SET token = 1 WHERE resource = 'pv';
@@ -172,7 +187,8 @@ REVOKE EXECUTE ON FUNCTION fence.protect(regclass, text, name, name),
 REVOKE EXECUTE ON FUNCTION fence.advance(text, bigint, text),
                            fence.fenced_update(text, bigint, text),
                            fence.fenced_update(text, bigint, text, "any"),
-                           fence.fenced_update(text, bigint, text, text[])
+                           fence.fenced_update(text, bigint, text, text[]),
+                           fence.mark(text)
     FROM regress_fence_app;
 DROP ROLE regress_fence_owner, regress_fence_app, regress_fence_other;
 SELECT fence.reset(resource) FROM fence.fences

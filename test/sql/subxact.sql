@@ -94,26 +94,29 @@ COMMIT;
 SELECT id, qty, tok FROM sx ORDER BY id;
 SELECT token FROM fence.fences WHERE resource = 'sx';
 
--- Within one statement: a later trigger on the same table advances the
--- token in an exception block once the first row was checked; the guard
--- sees the change for the next row if the block committed, and not if it
--- rolled back
+-- Within one statement: another trigger on the same table advances the
+-- token in an exception block once the first row was checked (it fires
+-- before the guard, which must be the last BEFORE ROW trigger, so it
+-- waits for the second row); the guard sees the change for that row if
+-- the block committed, and not if it rolled back
 CREATE FUNCTION sx_bump() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF current_setting('sx.bumped', true) IS DISTINCT FROM 'yes' THEN
-        PERFORM set_config('sx.bumped', 'yes', true);
+    IF coalesce(current_setting('sx.rows', true), '') = '' THEN
+        PERFORM set_config('sx.rows', 'one', true);
+    ELSIF current_setting('sx.rows') = 'one' THEN
+        PERFORM set_config('sx.rows', 'more', true);
         PERFORM sx_try_advance(TG_ARGV[0]::bigint, TG_ARGV[1]::boolean);
     END IF;
     RETURN NEW;
 END $$;
-CREATE TRIGGER zz_bump BEFORE UPDATE ON sx FOR EACH ROW EXECUTE FUNCTION sx_bump(23, false);
+CREATE TRIGGER a_bump BEFORE UPDATE ON sx FOR EACH ROW EXECUTE FUNCTION sx_bump(23, false);
 BEGIN;
 SELECT fence.advance('sx', 22);
 UPDATE sx SET qty = qty + 1;
 COMMIT;
 SELECT tok, count(*) FROM sx GROUP BY tok ORDER BY tok;
-DROP TRIGGER zz_bump ON sx;
-CREATE TRIGGER zz_bump BEFORE UPDATE ON sx FOR EACH ROW EXECUTE FUNCTION sx_bump(25, true);
+DROP TRIGGER a_bump ON sx;
+CREATE TRIGGER a_bump BEFORE UPDATE ON sx FOR EACH ROW EXECUTE FUNCTION sx_bump(25, true);
 BEGIN;
 SELECT fence.advance('sx', 24);
 UPDATE sx SET qty = qty + 1;

@@ -67,7 +67,39 @@ CREATE TABLE stock_parent (sku text, qty int);
 CREATE TABLE stock_child (sku text, qty int);
 SELECT fence.protect('stock_child', 'stock');
 ALTER TABLE stock_child INHERIT stock_parent;
+-- ... and three more: a key whose type 0.2.0 refuses (also through a
+-- domain), keys whose names 0.2.0 escapes, and a BEFORE ROW trigger that
+-- fires after the guard
+CREATE TABLE events (at timestamptz PRIMARY KEY, n int);
+CREATE TRIGGER fence_guard BEFORE INSERT OR UPDATE OR DELETE ON events
+    FOR EACH ROW EXECUTE FUNCTION fence.guard('events', '', 'at');
+CREATE DOMAIN stamp AS timestamp;
+CREATE TABLE stamped (at stamp PRIMARY KEY, n int);
+CREATE TRIGGER fence_guard BEFORE INSERT OR UPDATE OR DELETE ON stamped
+    FOR EACH ROW EXECUTE FUNCTION fence.guard('stamped', '', 'at');
+CREATE TABLE docs (path text PRIMARY KEY, body text);
+INSERT INTO docs VALUES ('a:b', ''), ('c\d', ''), ('plain', '');
+CREATE TRIGGER fence_guard BEFORE INSERT OR UPDATE OR DELETE ON docs
+    FOR EACH ROW EXECUTE FUNCTION fence.guard('docs', '', 'path');
+CREATE TABLE jobs (id int PRIMARY KEY, state text, tok bigint);
+CREATE FUNCTION touch() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END';
+CREATE TRIGGER set_state BEFORE UPDATE ON jobs FOR EACH ROW EXECUTE FUNCTION touch();
+CREATE TRIGGER fence_guard BEFORE INSERT OR UPDATE OR DELETE ON jobs
+    FOR EACH ROW EXECUTE FUNCTION fence.guard('jobs', 'tok', '');
+-- (fine: a domain over an allowed type, a key without ':' or '\')
+CREATE DOMAIN sku AS text;
+CREATE TABLE skus (id sku PRIMARY KEY);
+INSERT INTO skus VALUES ('plain');
+CREATE TRIGGER fence_guard BEFORE INSERT OR UPDATE OR DELETE ON skus
+    FOR EACH ROW EXECUTE FUNCTION fence.guard('skus', '', 'id');
 
+-- 0.2.0 checks schema fence as CREATE EXTENSION does: another role that
+-- may create objects in it makes the upgrade fail, and change nothing
+GRANT CREATE ON SCHEMA fence TO fence_upgrade_app;
+ALTER EXTENSION fence UPDATE TO '0.2.0';
+\echo :LAST_ERROR_SQLSTATE
+REVOKE CREATE ON SCHEMA fence FROM fence_upgrade_app;
+SELECT extversion FROM pg_extension WHERE extname = 'fence';
 ALTER EXTENSION fence UPDATE TO '0.2.0';
 SELECT extversion FROM pg_extension WHERE extname = 'fence';
 
