@@ -1150,6 +1150,84 @@ fail:
 }
 
 /*
+ * On every topology a release wakes a waiter at once, far sooner than its
+ * next look of its own (FENCE_WAIT_BEAT_MS, 500 ms: the holder's TTL is
+ * long): its BLPOP reaches the node that holds the resource's queue (the
+ * slot's master, the master Sentinel names, every node of the quorum).
+ * Three handovers each, so that a waiter that only polls cannot pass by
+ * chance.
+ */
+static int
+test_topo_wait_wakes(void)
+{
+	const char *urls[3] = {cluster_url, sentinel_url, nquorum ? quorum_url : NULL};
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	waiter		w;
+	int			started = 0,
+				t,
+				round,
+				port = -1;
+	long long	t0,
+				released;
+	int			rc = 1;
+
+	if (ncluster == 0 || sentinel_url == NULL || nquorum == 0)
+		SKIP("needs the cluster, the sentinels and the quorum (FENCE_TEST_*)");
+	for (t = 0; t < 3; t++)
+	{
+		const char *res = R("wake");
+
+		if (t == 0)
+		{
+			const char *k = key(res, "queue");
+
+			port = slot_owner(fence_key_slot(k, strlen(k)));
+		}
+		else
+			port = t == 1 ? sentinel_port[0] : quorum_port[0];
+		a = fence_connect(urls[t]);
+		CHECKC(a->err == 0, a);
+		for (round = 0; round < 3; round++)
+		{
+			l = fence_acquire(a, res, 30000);
+			CHECKC(l != NULL, a);
+			w = (waiter) {urls[t], res, 5000, 10000, 0};
+			CHECK(waiter_start(&w) == 0);
+			started = 1;
+			/* its busy attempt took a place in the queue */
+			t0 = ms_now();
+			while (cmd_int(port, "ZCARD %s", key(res, "queue")) < 1)
+			{
+				CHECK(ms_now() - t0 < 10000);
+				sleep_ms(2);
+			}
+			released = ms_now();
+			CHECKC(fence_release(a, l) == FENCE_OK, a);
+			waiter_join(&w);
+			started = 0;
+			if (w.token <= fence_lease_token(l) || w.got_ms - released > 150)
+			{
+				snprintf(tap_why, sizeof(tap_why), "%.200s: the waiter got token %lld %lld ms after the release of token %lld (%.200s)",
+						 urls[t], w.token, w.got_ms - released, fence_lease_token(l), w.errstr);
+				goto fail;
+			}
+			fence_lease_free(l);
+			l = NULL;
+		}
+		fence_free(a);
+		a = NULL;
+	}
+	rc = 0;
+fail:
+	if (started)
+		waiter_join(&w);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/*
  * A refused login is a configuration error (FENCE_ERR_AUTH) on every
  * topology, reported at once rather than retried until the timeout.  None
  * of the test servers has a password, so sending one is refused.
@@ -1232,6 +1310,7 @@ main(void)
 	TEST(quorum_heartbeat);
 	TEST(quorum_bad_arguments);
 	TEST(topo_sockets_cloexec);
+	TEST(topo_wait_wakes);
 	TEST(topo_auth_refused);
 
 	PQfinish(pg);
