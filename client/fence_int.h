@@ -23,6 +23,8 @@
 
 #define FENCE_OWNER_BYTES 16	/* 128 bits of kernel randomness */
 #define FENCE_OWNER_LEN (FENCE_OWNER_BYTES * 2)
+/* room for a quorum attempt's suffix ".N" after the id (quorum.c) */
+#define FENCE_OWNER_MAX (FENCE_OWNER_LEN + 12)
 
 /* The Lua scripts, in scripts.c. */
 enum fence_script
@@ -167,7 +169,10 @@ struct fence_lease
 	char	   *resource;
 	fence_keys	keys;			/* keys.c */
 	char	   *wake_key;		/* fence:{R}:wake:OWNER, while waiting */
-	char		owner[FENCE_OWNER_LEN + 1];
+	/* FENCE_OWNER_LEN hex digits, the waiter's name in the queues; a
+	 * quorum attempt adds ".N" for the lock's value */
+	char		owner[FENCE_OWNER_MAX + 1];
+	unsigned int attempts;		/* quorum attempts made so far */
 	long long	token;
 
 	/* Shared with the heartbeat thread, under "mu" (lease.c). */

@@ -184,7 +184,7 @@ lease_new(fence_ctx *ctx, const char *resource, long long ttl_ms)
 	{
 		char		wake[sizeof("wake:") + FENCE_OWNER_LEN];
 
-		snprintf(wake, sizeof(wake), "wake:%s", l->owner);
+		snprintf(wake, sizeof(wake), "wake:%.*s", FENCE_OWNER_LEN, l->owner);
 		if ((l->wake_key = fence_key(resource, wake)) == NULL)
 		{
 			fence_lease_free(l);

@@ -394,6 +394,17 @@ quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt ho
 				i,
 				rc;
 
+	/*
+	 * Every attempt locks under an owner of its own, the lease's id plus
+	 * ".N".  A request that timed out is not over: its connection is
+	 * dropped, but a node may still run it, later than the next attempt's
+	 * lock round on a new connection.  Were the owner the same, an earlier
+	 * attempt's late release would delete a later attempt's lock, and two
+	 * clients could each count that node in their majority.  The queues
+	 * know the waiter by the id without the suffix (QLOCK).
+	 */
+	snprintf(l->owner + FENCE_OWNER_LEN, sizeof(l->owner) - FENCE_OWNER_LEN,
+			 ".%u", ++l->attempts);
 	snprintf(ttl, sizeof(ttl), "%lld", l->ttl_ms);
 	round_trip(ctx, s, NULL, FENCE_SCRIPT_QLOCK, 4, keys, 3, args, nms);
 	for (i = 0; i < s->n; i++)

@@ -298,8 +298,9 @@ static const char show_lua[] =
 /*
  * QLOCK  KEYS: lock, token, queue, alive  ARGV: owner, ttl_ms, how
  * Quorum mode, on each node: take the lock if it is free (or already the
- * caller's: a request of an earlier attempt that arrived late), and read the
- * counter either way, for the token the caller will claim.  Returns
+ * caller's: a request of this attempt sent again), and read the counter
+ * either way, for the token the caller will claim.  The owner is the
+ * attempt's ("ID.N", quorum.c); the queue knows the waiter as ID.  Returns
  * {1, counter} when the lock is the caller's, {0, counter, PTTL} when
  * another owner holds it.  The counter comes back as its string ("0" when
  * missing), never as a Lua number.  "how" is ACQUIRE's: a waiter keeps a
@@ -311,13 +312,14 @@ static const char show_lua[] =
 static const char qlock_lua[] =
 COUNTER_CHECK
 "local Q, A = KEYS[3], KEYS[4]\n"
+"local w = string.match(ARGV[1], '^[^.]*')\n"
 "local held = redis.call('GET', KEYS[1])\n"
 "local c = cur or '0'\n"
 "if not held or held == ARGV[1] then\n"
 "  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
 "  if ARGV[3] ~= '0' and redis.call('EXISTS', Q) == 1 then\n"
-"    redis.call('ZREM', Q, ARGV[1])\n"
-"    redis.call('ZREM', A, ARGV[1])\n"
+"    redis.call('ZREM', Q, w)\n"
+"    redis.call('ZREM', A, w)\n"
 "  end\n"
 "  return {1, c}\n"
 "end\n"
@@ -326,9 +328,9 @@ COUNTER_CHECK
 "if ARGV[3] ~= '0' then\n"
 QUEUE
 "  if ARGV[3] == '1' then\n"
-"    join(ARGV[1], now_ms())\n"
+"    join(w, now_ms())\n"
 "  else\n"
-"    leave(ARGV[1])\n"
+"    leave(w)\n"
 "  end\n"
 "end\n"
 "return {0, c, pttl}\n";

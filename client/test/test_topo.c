@@ -738,6 +738,120 @@ fail:
 	return rc;
 }
 
+/*
+ * The quoted words of a MONITOR line ("1.2 [0 127.0.0.1:5] \"EVALSHA\" ...")
+ * into "w", escapes kept; how many.
+ */
+static int
+monitor_words(const char *line, char w[][200], int max)
+{
+	int			n = 0;
+	const char *p = strchr(line, '"');
+
+	while (p != NULL && n < max)
+	{
+		size_t		len = 0;
+
+		for (p++; *p && *p != '"'; p++)
+		{
+			if (*p == '\\' && p[1])
+				p++;
+			if (len < 199)
+				w[n][len++] = *p;
+		}
+		w[n++][len] = '\0';
+		p = *p ? strchr(p + 1, '"') : NULL;
+	}
+	return n;
+}
+
+/*
+ * A release that a node runs late must not delete a later attempt's lock.
+ * A request that timed out still travels: fanout.c drops its connection,
+ * and the node may run it after the next attempt locked on a new one.  A
+ * waiter's first attempt takes the lock on the free nodes, too few, and
+ * gives it back; its second takes it everywhere.  Replaying the first
+ * attempt's release on a node (as a late one would run) leaves the second
+ * attempt's lock in place: each attempt locks under an owner of its own.
+ */
+static int
+test_quorum_late_release(void)
+{
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	redisContext *mon = NULL;
+	redisReply *r = NULL;
+	const char *res = R("qlate");
+	char		w[12][200],
+				seen[8][200],
+				marker[64];
+	int			free_node = nquorum - 1,
+				nseen = 0,
+				done = 0,
+				i,
+				rc = 1;
+
+	if (nquorum < 3)
+		SKIP("no quorum of 3 (FENCE_TEST_QUORUM)");
+	/* another owner holds a majority for 300 ms; the last node is free */
+	for (i = 0; i < nquorum / 2 + 1; i++)
+		cmd_do(quorum_port[i], "SET %s other PX 300", key(res, "lock"), NULL);
+	CHECK((mon = raw(quorum_port[free_node])) != NULL);
+	r = redisCommand(mon, "MONITOR");
+	CHECK(r != NULL && r->type == REDIS_REPLY_STATUS);
+	freeReplyObject(r);
+	r = NULL;
+	a = fence_connect(quorum_url);
+	CHECKC(a->err == 0, a);
+	l = fence_acquire_wait(a, res, 10000, 5000);
+	CHECKC(l != NULL, a);
+
+	/* the lock rounds the free node saw: KEYS lock.. and the owner */
+	snprintf(marker, sizeof(marker), "end-%s", res);
+	cmd_do(quorum_port[free_node], "ECHO %s", marker, NULL);
+	while (!done && redisGetReply(mon, (void **) &r) == REDIS_OK && r != NULL)
+	{
+		int			n = r->type == REDIS_REPLY_STATUS ? monitor_words(r->str, w, 12) : 0;
+
+		if (n == 2 && strcmp(w[1], marker) == 0)
+			done = 1;
+		else if (n == 10 && strcmp(w[2], "4") == 0 &&
+				 strcmp(w[3], key(res, "lock")) == 0 && nseen < 8)
+			snprintf(seen[nseen++], sizeof(seen[0]), "%s", w[7]);
+		freeReplyObject(r);
+		r = NULL;
+	}
+	CHECK(done);
+	/* two attempts at least: one that failed, the one that took it */
+	CHECK(nseen >= 2);
+	CHECK(strcmp(seen[nseen - 1], fence_lease_owner(l)) == 0);
+	for (i = 0; i < nseen - 1; i++)
+	{
+		/* what a release does to the lock: compare-and-delete */
+		r = cmd(quorum_port[free_node], "EVAL %s 1 %s %s",
+				"if redis.call('GET', KEYS[1]) == ARGV[1] then "
+				"return redis.call('DEL', KEYS[1]) end return 0",
+				key(res, "lock"), seen[i]);
+		CHECK(r != NULL && r->type == REDIS_REPLY_INTEGER);
+		freeReplyObject(r);
+		r = cmd(quorum_port[free_node], "GET %s", key(res, "lock"));
+		CHECK(r != NULL && r->type == REDIS_REPLY_STRING &&
+			  strcmp(r->str, fence_lease_owner(l)) == 0);
+		freeReplyObject(r);
+		r = NULL;
+	}
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	if (r)
+		freeReplyObject(r);
+	if (mon)
+		redisFree(mon);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
 /* Take and give back a lease; its token (0 on failure). */
 static long long
 cycle(fence_ctx *a, const char *res)
@@ -1308,6 +1422,7 @@ main(void)
 	TEST(quorum_claim_refused);
 	TEST(quorum_backstop);
 	TEST(quorum_heartbeat);
+	TEST(quorum_late_release);
 	TEST(quorum_bad_arguments);
 	TEST(topo_sockets_cloexec);
 	TEST(topo_wait_wakes);
