@@ -24,7 +24,10 @@
  * answer by some moment (the extend of a lease is no use after the lease's
  * local deadline) sets a deadline on the context.  Every step, the connect,
  * the login and each command, must be over by the earliest of them
- * (step_end, the one place where that is worked out).  A command waits for
+ * (step_end, the one place where that is worked out).  A command that
+ * blocks in Redis on purpose (a waiter's BLPOP) gets its blocking time on
+ * top of all of these (fence_op_begin_block), so that it is the server's
+ * timeout that ends it, not ours.  A command waits for
  * its socket with ppoll() before each read and write, so neither a silent
  * server nor an answer that arrives in pieces can stretch it past its end;
  * ppoll's timers are also finer than a socket timeout's.
@@ -53,7 +56,39 @@ fence_conn_set_deadline(fence_ctx *ctx, int64_t deadline_ns)
 void
 fence_op_begin(fence_ctx *ctx)
 {
+	ctx->conn->block_ms = 0;
 	ctx->conn->op_deadline_ns = fence_now_ns() + (int64_t) ctx->conn->command_ms * 1000000;
+}
+
+/*
+ * Start the clock of an operation whose command blocks in Redis for up to
+ * "block_ms" before it answers: it may take that much longer than any
+ * other.
+ */
+void
+fence_op_begin_block(fence_ctx *ctx, long block_ms)
+{
+	ctx->conn->block_ms = block_ms;
+	ctx->conn->op_deadline_ns = fence_now_ns() +
+		((int64_t) ctx->conn->command_ms + block_ms) * 1000000;
+}
+
+/*
+ * "BLPOP key T" for T = "block_ms" (at least 1 ms: 0 would block for
+ * ever), into "cmd"; the seconds are written into "secs", which must
+ * outlive it.  Redis 6.0 and later take fractions of a second.
+ */
+void
+fence_blpop_cmd(fence_cmd *cmd, const char *key, long block_ms, char *secs, size_t secs_len)
+{
+	if (block_ms < 1)
+		block_ms = 1;
+	snprintf(secs, secs_len, "%ld.%03ld", block_ms / 1000, block_ms % 1000);
+	cmd->argc = 3;
+	cmd->argv[0] = "BLPOP";
+	cmd->argv[1] = key;
+	cmd->argv[2] = secs;
+	cmd->argvlen = NULL;
 }
 
 /* The earliest of the operation's and the caller's deadlines (0: none). */
@@ -293,7 +328,7 @@ round_trip(fence_ctx *ctx, fence_node *n, int ncmds, const fence_cmd *cmds,
 		   redisReply **replies, const char *what)
 {
 	redisContext *rc = n->rc;
-	int64_t		end = step_end(ctx, node_cap(n, ctx->conn->command_ms));
+	int64_t		end = step_end(ctx, node_cap(n, ctx->conn->command_ms + ctx->conn->block_ms));
 	int			done = 0,
 				got = 0,
 				ready,

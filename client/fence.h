@@ -160,6 +160,14 @@ int			fence_set_min_replicas(fence_ctx *ctx, int replicas, long timeout_ms);
 
 /* Leases on Redis. */
 fence_lease *fence_acquire(fence_ctx *ctx, const char *resource, long long ttl_ms);
+
+/*
+ * While another owner holds the lease, queue for it for up to "wait_ms":
+ * the call blocks in Redis, on the context's connection, until a release
+ * hands the lease over (first come, first served; on a quorum the woken
+ * compete) or the holder's lease expires.  FENCE_ERR_TIMEOUT when the wait
+ * runs out.  See client/README.md, "Waiting".
+ */
 fence_lease *fence_acquire_wait(fence_ctx *ctx, const char *resource,
 								long long ttl_ms, long long wait_ms);
 long long	fence_busy_pttl(const fence_ctx *ctx);

@@ -23,6 +23,8 @@
 
 #define FENCE_OWNER_BYTES 16	/* 128 bits of kernel randomness */
 #define FENCE_OWNER_LEN (FENCE_OWNER_BYTES * 2)
+/* room for a quorum attempt's suffix ".N" after the id (quorum.c) */
+#define FENCE_OWNER_MAX (FENCE_OWNER_LEN + 12)
 
 /* The Lua scripts, in scripts.c. */
 enum fence_script
@@ -40,8 +42,45 @@ enum fence_script
 /* A quorum of more nodes buys nothing but round-trip time. */
 #define FENCE_MAX_QUORUM_NODES 15
 
-/* Most arguments any command of the library takes. */
+/*
+ * Most arguments any command of the library takes.  Redis refuses a command
+ * of more than 10 from a client that has not logged in yet ("unauthenticated
+ * multibulk length"), which would hide a missing password.
+ */
 #define FENCE_MAX_ARGS 10
+
+/*
+ * Waiting for a lease (lease.c, scripts.c).  A waiter keeps a place in the
+ * resource's queue and is woken by the release that hands the lock to it.
+ *
+ * FENCE_HANDOFF_MS    a lock handed to a waiter is held for it this long,
+ *                     until it takes it with its full TTL; a waiter that
+ *                     died holds nobody up for longer than this
+ * FENCE_WAIT_BEAT_MS  a waiter that nobody wakes asks again at least this
+ *                     often, keeping its place
+ * FENCE_WAIT_PLACE_MS a place not kept for this long lapses: a waiter that
+ *                     died leaves the queue by itself
+ */
+#define FENCE_HANDOFF_MS 200
+#define FENCE_WAIT_BEAT_MS 500
+#define FENCE_WAIT_PLACE_MS 2000
+
+/* What an acquire attempt does when it cannot have the lock now. */
+enum fence_attempt
+{
+	FENCE_ATTEMPT_TRY,			/* nothing: fence_acquire */
+	FENCE_ATTEMPT_WAIT,			/* take, or keep, a place in the queue */
+	FENCE_ATTEMPT_LAST			/* give up its place: the deadline passed */
+};
+
+/* The Redis keys of one resource (keys.c); all share one hash tag. */
+typedef struct fence_keys
+{
+	char	   *lock;			/* fence:{R}:lock, the owner id */
+	char	   *token;			/* fence:{R}:token, the counter */
+	char	   *queue;			/* fence:{R}:queue, waiters in order */
+	char	   *alive;			/* fence:{R}:alive, when their places lapse */
+} fence_keys;
 
 /* One command: "argc" arguments (lengths from strlen when "argvlen" is
  * NULL). */
@@ -86,11 +125,17 @@ typedef struct fence_store_ops
 	 * reply in "replies", or a FENCE_NODE_* code (ctx->err set) */
 	int			(*exec) (fence_ctx *ctx, const char *key, int ncmds,
 						 const fence_cmd *cmds, redisReply **replies);
-	int			(*acquire) (fence_ctx *ctx, fence_lease *l, int64_t t0);
+	int			(*acquire) (fence_ctx *ctx, fence_lease *l, int64_t t0,
+							enum fence_attempt how);
 	int			(*extend) (fence_ctx *ctx, const char *lock_key,
 						   const char *owner, long long ttl_ms);
 	int			(*release) (fence_ctx *ctx, const char *lock_key,
 							const char *owner);
+	/* block until a release wakes the waiter "l" (at most "block_ms"), then
+	 * make an attempt, as acquire; "*t0" becomes the time before the
+	 * attempt was sent (or earlier), "*refused" says Redis would not block */
+	int			(*wait) (fence_ctx *ctx, fence_lease *l, int64_t *t0, long block_ms,
+						 enum fence_attempt how, int *refused);
 	/* raise the counter above "mark" and take the next token into l->token */
 	int			(*heal) (fence_ctx *ctx, fence_lease *l, long long mark);
 	int			(*show) (fence_ctx *ctx, const char *lock_key,
@@ -109,6 +154,7 @@ struct fence_conn
 	int			min_replicas;	/* WAIT for this many after acquire */
 	long		replica_timeout_ms;
 	int64_t		op_deadline_ns; /* end of the lease operation under way */
+	long		block_ms;		/* how long its command may block in Redis */
 	uint64_t	rng;			/* xorshift state for backoff jitter */
 	unsigned char pool[512];	/* kernel randomness for owner ids */
 	size_t		pool_used;		/* bytes of "pool" already handed out */
@@ -121,9 +167,12 @@ struct fence_conn
 struct fence_lease
 {
 	char	   *resource;
-	char	   *lock_key;		/* fence:{R}:lock (keys.c) */
-	char	   *token_key;		/* fence:{R}:token */
-	char		owner[FENCE_OWNER_LEN + 1];
+	fence_keys	keys;			/* keys.c */
+	char	   *wake_key;		/* fence:{R}:wake:OWNER, while waiting */
+	/* FENCE_OWNER_LEN hex digits, the waiter's name in the queues; a
+	 * quorum attempt adds ".N" for the lock's value */
+	char		owner[FENCE_OWNER_MAX + 1];
+	unsigned int attempts;		/* quorum attempts made so far */
 	long long	token;
 
 	/* Shared with the heartbeat thread, under "mu" (lease.c). */
@@ -164,6 +213,9 @@ int			fence_url_node(fence_url *dst, const fence_url *login,
 /* conn.c */
 void		fence_conn_set_deadline(fence_ctx *ctx, int64_t deadline_ns);
 void		fence_op_begin(fence_ctx *ctx);
+void		fence_op_begin_block(fence_ctx *ctx, long block_ms);
+void		fence_blpop_cmd(fence_cmd *cmd, const char *key, long block_ms, char *secs,
+							size_t secs_len);
 long		fence_op_left_ms(fence_ctx *ctx, long cap_ms);
 int			fence_op_back_off(fence_ctx *ctx, long *wait_ms, long max_ms);
 int			fence_node_pipeline(fence_ctx *ctx, fence_node *n, int ncmds,
@@ -197,21 +249,28 @@ redisReply *fence_script_run(fence_ctx *ctx, enum fence_script which,
 int			fence_store_open(fence_ctx *ctx, const char *spec, int connect);
 int			fence_store_connect(fence_ctx *ctx);
 void		fence_store_close(fence_ctx *ctx);
-int			fence_store_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0);
+int			fence_store_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0,
+								enum fence_attempt how);
 int			fence_store_extend(fence_ctx *ctx, const char *lock_key,
 							   const char *owner, long long ttl_ms);
 int			fence_store_release(fence_ctx *ctx, const char *lock_key,
 								const char *owner);
+int			fence_store_wait(fence_ctx *ctx, fence_lease *l, int64_t *t0, long block_ms,
+							 enum fence_attempt how, int *refused);
 int			fence_store_heal(fence_ctx *ctx, fence_lease *l, long long mark);
 int			fence_store_show(fence_ctx *ctx, const char *lock_key,
 							 const char *token_key, fence_info *info);
 
 /* master.c: lease operations on the one master that holds a key */
-int			fence_master_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0);
+int			fence_master_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0,
+								 enum fence_attempt how);
 int			fence_master_extend(fence_ctx *ctx, const char *lock_key,
 								const char *owner, long long ttl_ms);
 int			fence_master_release(fence_ctx *ctx, const char *lock_key,
 								 const char *owner);
+int			fence_master_wait_acquire(fence_ctx *ctx, fence_lease *l, int64_t *t0,
+									  long block_ms, enum fence_attempt how,
+									  int *refused);
 int			fence_master_heal(fence_ctx *ctx, fence_lease *l, long long mark);
 int			fence_master_show(fence_ctx *ctx, const char *lock_key,
 							  const char *token_key, fence_info *info);
@@ -245,6 +304,8 @@ void		fence_fan_why(fence_fan *f, const char *why);
 
 /* keys.c */
 char	   *fence_key(const char *resource, const char *suffix);
+int			fence_keys_init(fence_keys *keys, const char *resource);
+void		fence_keys_free(fence_keys *keys);
 
 /* lease.c */
 int			fence_parse_token(const char *s, size_t len, long long *out);

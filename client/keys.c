@@ -2,10 +2,16 @@
  * client/keys.c
  *	  The Redis keys of a resource, and the hash tag that keeps them together.
  *
- * A resource R has two keys, which the scripts always touch in one call:
+ * A resource R has these keys:
  *
  *	 fence:{T}:lock    the owner id, expiring with the lease
  *	 fence:{T}:token   the token counter; never expires, never lowered
+ *	 fence:{T}:queue   the waiters, first come first served (a sorted set:
+ *	                   owner id -> ticket), while there are any
+ *	 fence:{T}:alive   when each waiter's place lapses (owner id -> Redis's
+ *	                   clock in ms), while there are any
+ *	 fence:{T}:wake:O  the list waiter O blocks on (BLPOP) and a release
+ *	                   pushes to; it expires within a second
  *
  * Redis Cluster hashes only the key's tag, what lies between the first '{'
  * and the next '}' (the whole key when that is empty), so both keys land in
@@ -18,6 +24,11 @@
  *
  * Everything that names or routes keys goes through fence_key(), so that a
  * cluster router finds the slot by hashing the tag of the keys it is given.
+ * The scripts name two kinds of key themselves, from the lock key they are
+ * given, keeping its tag and so its slot (scripts.c): the wake list
+ * "fence:{T}:wake:O" of a waiter whose owner id O they read from the queue,
+ * and, in the release script, "fence:{T}:queue" and "fence:{T}:alive".
+ * The names there must stay those fence_key() makes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -59,4 +70,32 @@ fence_key(const char *resource, const char *suffix)
 	*p++ = ':';
 	memcpy(p, suffix, slen + 1);
 	return key;
+}
+
+/* Fill "keys" with the keys of "resource".  FENCE_OK, or FENCE_ERR when out
+ * of memory (nothing left to free). */
+int
+fence_keys_init(fence_keys *keys, const char *resource)
+{
+	keys->lock = fence_key(resource, "lock");
+	keys->token = fence_key(resource, "token");
+	keys->queue = fence_key(resource, "queue");
+	keys->alive = fence_key(resource, "alive");
+	if (keys->lock == NULL || keys->token == NULL || keys->queue == NULL ||
+		keys->alive == NULL)
+	{
+		fence_keys_free(keys);
+		return FENCE_ERR;
+	}
+	return FENCE_OK;
+}
+
+void
+fence_keys_free(fence_keys *keys)
+{
+	free(keys->lock);
+	free(keys->token);
+	free(keys->queue);
+	free(keys->alive);
+	memset(keys, 0, sizeof(*keys));
 }

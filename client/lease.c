@@ -165,9 +165,7 @@ lease_new(fence_ctx *ctx, const char *resource, long long ttl_ms)
 	if (l == NULL)
 		goto oom;
 	l->resource = strdup(resource);
-	l->lock_key = fence_key(resource, "lock");
-	l->token_key = fence_key(resource, "token");
-	if (l->resource == NULL || l->lock_key == NULL || l->token_key == NULL)
+	if (l->resource == NULL || fence_keys_init(&l->keys, resource) != FENCE_OK)
 		goto oom;
 	if (fence_owner_bytes(ctx, raw, sizeof(raw)) != 0)
 	{
@@ -183,6 +181,17 @@ lease_new(fence_ctx *ctx, const char *resource, long long ttl_ms)
 	}
 	l->owner[FENCE_OWNER_LEN] = '\0';
 	memset(raw, 0, sizeof(raw));
+	{
+		char		wake[sizeof("wake:") + FENCE_OWNER_LEN];
+
+		snprintf(wake, sizeof(wake), "wake:%.*s", FENCE_OWNER_LEN, l->owner);
+		if ((l->wake_key = fence_key(resource, wake)) == NULL)
+		{
+			fence_lease_free(l);
+			fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
+			return NULL;
+		}
+	}
 	l->ttl_ms = ttl_ms;
 	l->state = FENCE_LEASE_LOST;	/* until acquired */
 	pthread_mutex_init(&l->mu, NULL);
@@ -201,38 +210,86 @@ oom:
 	if (l != NULL)
 	{
 		free(l->resource);
-		free(l->lock_key);
-		free(l->token_key);
 		free(l);
 	}
 	fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
 	return NULL;
 }
 
-/*
- * One attempt.  Returns 1 with the lease filled in, 0 when busy (PTTL in
- * ctx->conn->busy_pttl), -1 on error.
- */
-static int
-try_acquire(fence_ctx *ctx, fence_lease *l)
+/* The lease was taken by an attempt sent at "t0": it is held. */
+static void
+lease_taken(fence_lease *l, int64_t t0)
 {
-	int64_t		t0 = fence_now_ns();
-	int			rc = fence_store_acquire(ctx, l, t0);
-
-	if (rc != 1)
-		return rc;
 	pthread_mutex_lock(&l->mu);
 	l->state = FENCE_LEASE_HELD;
 	l->renewed_ns = t0;
 	l->deadline_ns = deadline_after(t0, l->ttl_ms, 0);
 	pthread_mutex_unlock(&l->mu);
+}
+
+/*
+ * One attempt.  Returns 1 with the lease filled in, 0 when busy (PTTL in
+ * ctx->conn->busy_pttl), -1 on error.  "how" says what a waiter does with
+ * its place in the queue when it cannot have the lock.
+ */
+static int
+try_acquire(fence_ctx *ctx, fence_lease *l, enum fence_attempt how)
+{
+	int64_t		t0 = fence_now_ns();
+	int			rc = fence_store_acquire(ctx, l, t0, how);
+
+	if (rc == 1)
+		lease_taken(l, t0);
+	return rc;
+}
+
+/*
+ * Block until a release wakes the waiter (at most "block_ms"), then make
+ * an attempt; returns as try_acquire, and sets "*refused" when Redis
+ * would not block.
+ *
+ * The local deadline counts from before the attempt was sent.  On one
+ * master that is before the BLPOP it rides behind (master.c), since the
+ * lock it takes was handed over at a moment the waiter cannot know, and
+ * held for it for FENCE_HANDOFF_MS only until this attempt set the TTL.
+ * When the wait was long enough to cost the lease more than the drift
+ * margin, an extend gives it its whole TTL again; should that extend fail,
+ * the earlier deadline still holds (an extend with the same TTL that runs
+ * late only keeps the lock longer).
+ */
+static int
+wait_acquire(fence_ctx *ctx, fence_lease *l, long block_ms, enum fence_attempt how,
+			 int *refused)
+{
+	int64_t		t0 = fence_now_ns(),
+				t1;
+	int			rc = fence_store_wait(ctx, l, &t0, block_ms, how, refused);
+
+	if (rc != 1)
+		return rc;
+	lease_taken(l, t0);
+	t1 = fence_now_ns();
+	if (t1 - t0 <= fence_drift_ms(l->ttl_ms) * 1000000)
+		return 1;
+	rc = fence_extend_raw(ctx, l->keys.lock, l->owner, l->ttl_ms);
+	fence_clear_error(ctx);
+	if (rc == 1)
+		lease_taken(l, t1);
+	else if (rc == 0)
+	{
+		/* gone already (its TTL is shorter than the wait was): try again */
+		fence_lease_set_lost(l);
+		ctx->conn->busy_pttl = -1;
+		return 0;
+	}
 	return 1;
 }
 
 /*
  * Try once to take the lease on "resource" for "ttl_ms".  Fails with
  * FENCE_ERR_BUSY when another owner holds it (fence_busy_pttl() tells for
- * how much longer).
+ * how much longer).  It never takes a lock that others wait for: a free
+ * one goes to the first of them.
  */
 fence_lease *
 fence_acquire(fence_ctx *ctx, const char *resource, long long ttl_ms)
@@ -247,13 +304,56 @@ fence_busy_pttl(const fence_ctx *ctx)
 }
 
 /*
+ * How long a waiter may block before it asks again, in ms, with "left_ns"
+ * to its deadline: until just after the holder's lease (or a lock handed
+ * to someone else) would run out, since nobody wakes waiters when a lock
+ * expires; at most FENCE_WAIT_BEAT_MS, which keeps its place in the queue.
+ * A quorum that knows no PTTL (contenders split the nodes between them)
+ * says -1: then a jittered, exponentially growing pause ("*backoff_ms", 10
+ * ms doubling) breaks the tie, as Redlock does.
+ */
+static long
+block_time(fence_ctx *ctx, int64_t *backoff_ms, int64_t left_ns)
+{
+	int64_t		pttl = ctx->conn->busy_pttl,
+				ms;
+
+	if (pttl >= 0)
+		ms = pttl + 1 + (int64_t) (fence_rand(ctx) % 3);
+	else
+	{
+		/* uniform in [b/2, b] */
+		ms = *backoff_ms / 2 + (int64_t) (fence_rand(ctx) % (uint64_t) (*backoff_ms / 2 + 1));
+		if (*backoff_ms < FENCE_WAIT_BEAT_MS)
+			*backoff_ms *= 2;
+	}
+	if (ms > FENCE_WAIT_BEAT_MS)
+		ms = FENCE_WAIT_BEAT_MS;
+	if (ms * 1000000 > left_ns)
+		ms = (left_ns + 999999) / 1000000;
+	return ms < 1 ? 1 : (long) ms;
+}
+
+/*
  * Take the lease on "resource", trying until "wait_ms" have passed.
  *
- * Between attempts it sleeps for a jittered, exponentially growing time
- * (10 ms doubling up to 1 s: many waiters must not stampede), but wakes
- * just after the holder's lease would run out when that comes sooner, and
- * never sleeps past the deadline.  Fails with FENCE_ERR_TIMEOUT (or
- * FENCE_ERR_BUSY when "wait_ms" is 0).
+ * A busy attempt takes a place in the resource's queue, and the waiter
+ * blocks in Redis (BLPOP, on the context's connection) until a release
+ * wakes it.  On one master the release has handed it the lock already,
+ * and the attempt sent along with the BLPOP takes it: a handover costs the
+ * release and the wake-up, and waiters are served first come, first
+ * served (scripts.c).  On a quorum the woken waiter competes with an
+ * ordinary attempt.  Every wait is also bounded by the holder's PTTL (a
+ * holder that died wakes nobody), by FENCE_WAIT_BEAT_MS (which keeps the
+ * place) and by the deadline.  The attempt that ends the wait at the
+ * deadline is the last: it takes the lock if it is free for this waiter,
+ * or else gives up the place, so a lock handed over at the last moment is
+ * taken, never stranded.  Fails with FENCE_ERR_TIMEOUT (or FENCE_ERR_BUSY
+ * when "wait_ms" is 0).
+ *
+ * When Redis refuses to block (an ACL without BLPOP, a server before 6.0)
+ * the waiter sleeps for the same time instead, and so only learns of a
+ * release when it asks again.
  */
 fence_lease *
 fence_acquire_wait(fence_ctx *ctx, const char *resource, long long ttl_ms,
@@ -262,6 +362,9 @@ fence_acquire_wait(fence_ctx *ctx, const char *resource, long long ttl_ms,
 	fence_lease *l;
 	int64_t		deadline;
 	int64_t		backoff_ms = 10;
+	enum fence_attempt how = wait_ms > 0 ? FENCE_ATTEMPT_WAIT : FENCE_ATTEMPT_TRY;
+	int			refused = 0;
+	int			rc;
 
 	fence_clear_error(ctx);
 	if (check_resource(ctx, resource) != FENCE_OK || check_ttl(ctx, ttl_ms) != FENCE_OK)
@@ -277,36 +380,47 @@ fence_acquire_wait(fence_ctx *ctx, const char *resource, long long ttl_ms,
 		return NULL;
 	deadline = fence_now_ns() + wait_ms * 1000000;
 
-	for (;;)
+	rc = try_acquire(ctx, l, how);
+	while (rc == 0 && how != FENCE_ATTEMPT_TRY)
 	{
-		int			rc = try_acquire(ctx, l);
-		int64_t		now,
-					sleep_ms,
-					pttl;
+		int64_t		left = deadline - fence_now_ns();
+		long		block_ms;
 
-		if (rc == 1)
-			return l;
-		if (rc < 0)
+		if (how == FENCE_ATTEMPT_LAST)
 		{
-			fence_lease_free(l);
-			return NULL;
+			if (left <= 0)
+				break;
+			/* woken early, and beaten to it (a quorum): queue up again */
+			how = FENCE_ATTEMPT_WAIT;
+			rc = try_acquire(ctx, l, how);
+			continue;
 		}
-		now = fence_now_ns();
-		if (now >= deadline)
-			break;
-
-		/* jittered exponential backoff: uniform in [b/2, b] */
-		sleep_ms = backoff_ms / 2 + (int64_t) (fence_rand(ctx) % (uint64_t) (backoff_ms / 2 + 1));
-		if (backoff_ms < 1000)
-			backoff_ms *= 2;
-		/* ...but wake right after the holder's lease runs out */
-		pttl = ctx->conn->busy_pttl;
-		if (pttl >= 0 && pttl + 1 < sleep_ms)
-			sleep_ms = pttl + 1 + (int64_t) (fence_rand(ctx) % 3);
-		if (now + sleep_ms * 1000000 > deadline)
-			fence_sleep_ns(deadline - now);
+		if (left <= 0)
+		{
+			how = FENCE_ATTEMPT_LAST;
+			rc = try_acquire(ctx, l, how);
+			continue;
+		}
+		block_ms = block_time(ctx, &backoff_ms, left);
+		/* the attempt after a wait that reaches the deadline is the last */
+		if ((int64_t) block_ms * 1000000 >= left)
+			how = FENCE_ATTEMPT_LAST;
+		if (!refused)
+			rc = wait_acquire(ctx, l, block_ms, how, &refused);
 		else
-			fence_sleep_ns(sleep_ms * 1000000);
+		{
+			fence_sleep_ns((int64_t) block_ms * 1000000 < left ?
+						   (int64_t) block_ms * 1000000 : left);
+			rc = try_acquire(ctx, l, how);
+		}
+	}
+	if (rc == 1)
+		return l;
+	if (rc < 0)
+	{
+		/* a place in the queue lapses by itself */
+		fence_lease_free(l);
+		return NULL;
 	}
 
 	if (wait_ms == 0)
@@ -327,7 +441,10 @@ fence_extend_raw(fence_ctx *ctx, const char *lock_key, const char *owner,
 	return fence_store_extend(ctx, lock_key, owner, ttl_ms);
 }
 
-/* Compare-and-DEL.  Returns 1 deleted, 0 not ours, -1 error. */
+/*
+ * Compare-and-DEL, handing the lock to the first waiter if any.  Returns 1
+ * deleted, 0 not ours, -1 error.
+ */
 static int
 release_raw(fence_ctx *ctx, const char *lock_key, const char *owner)
 {
@@ -387,7 +504,7 @@ fence_lease_renew(fence_ctx *ctx, fence_lease *l, long long ttl_ms)
 
 	fence_conn_set_deadline(ctx, deadline);
 	t0 = fence_now_ns();
-	rc = fence_extend_raw(ctx, l->lock_key, l->owner, ttl_ms);
+	rc = fence_extend_raw(ctx, l->keys.lock, l->owner, ttl_ms);
 	fence_conn_set_deadline(ctx, 0);
 
 	pthread_mutex_lock(&l->mu);
@@ -450,7 +567,7 @@ fence_release(fence_ctx *ctx, fence_lease *l)
 
 	fence_clear_error(ctx);
 	fence_heartbeat_stop(l);
-	rc = release_raw(ctx, l->lock_key, l->owner);
+	rc = release_raw(ctx, l->keys.lock, l->owner);
 	if (rc < 0)
 		return FENCE_ERR;
 	pthread_mutex_lock(&l->mu);
@@ -528,8 +645,8 @@ fence_lease_free(fence_lease *l)
 	pthread_mutex_destroy(&l->mu);
 	pthread_cond_destroy(&l->cv);
 	free(l->resource);
-	free(l->lock_key);
-	free(l->token_key);
+	fence_keys_free(&l->keys);
+	free(l->wake_key);
 	free(l);
 }
 

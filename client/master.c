@@ -6,7 +6,10 @@
  * Each operation is one script (scripts.c), sent by the topology's "exec"
  * to the right node: acquire, extend, release and heal are one round trip
  * each, plus the WAIT that rides in the same write when replicas were
- * asked for (fence_set_min_replicas).
+ * asked for (fence_set_min_replicas).  A release hands the lock to the
+ * first waiter, if any, who is blocked in fence_master_wait_acquire (BLPOP
+ * on its wake list) and whose acquire, sent with the BLPOP, takes it
+ * (scripts.c).
  *
  * With WAIT, a lease (or a healed token) counts only once "min_replicas"
  * replicas have its lock and its counter: a failover to one of them then
@@ -29,7 +32,8 @@ too_few_replicas(fence_ctx *ctx, fence_lease *l, long long acked, const char *wh
 {
 	struct fence_conn *c = ctx->conn;
 
-	(void) fence_master_release(ctx, l->lock_key, l->owner);
+	/* handed on to the next waiter, if any */
+	(void) fence_master_release(ctx, l->keys.lock, l->owner);
 	fence_set_error(ctx, FENCE_ERR_REPLICAS,
 					"%s on \"%s\" reached %lld of the %d replicas asked for within %ld ms; lease given back",
 					what, l->resource, acked < 0 ? 0 : acked, c->min_replicas,
@@ -47,31 +51,42 @@ state_error(fence_ctx *ctx, const fence_lease *l)
 	fence_set_error(ctx, FENCE_ERR_STATE, "resource \"%.80s\": %s", l->resource, msg);
 }
 
-/*
- * One attempt at the lock and a token.  Returns 1 with l->token set, 0
- * when busy (PTTL in busy_pttl), -1 on error.  "t0" is not needed: one
- * script on one master is all there is.
- */
-int
-fence_master_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0)
+/* The keys and arguments of an ACQUIRE of "l" (scripts.c). */
+typedef struct acquire_args
 {
 	char		ttl[24];
-	const char *keys[2] = {l->lock_key, l->token_key};
-	const char *args[2] = {l->owner, ttl};
-	long long	acked;
-	redisReply *r;
+	const char *keys[4];
+	const char *args[3];
+} acquire_args;
 
-	(void) t0;
-	snprintf(ttl, sizeof(ttl), "%lld", l->ttl_ms);
-	r = fence_script_run(ctx, FENCE_SCRIPT_ACQUIRE, 2, keys, 2, args, &acked);
-	if (r == NULL)
-		return -1;
+static void
+acquire_setup(acquire_args *a, const fence_lease *l, enum fence_attempt how)
+{
+	static const char *const hows[] = {"0", "1", "2"};
+
+	snprintf(a->ttl, sizeof(a->ttl), "%lld", l->ttl_ms);
+	a->keys[0] = l->keys.lock;
+	a->keys[1] = l->keys.token;
+	a->keys[2] = l->keys.queue;
+	a->keys[3] = l->keys.alive;
+	a->args[0] = l->owner;
+	a->args[1] = a->ttl;
+	a->args[2] = hows[how];
+}
+
+/*
+ * Read an ACQUIRE reply (freed here) into l->token; "acked" is what WAIT
+ * said (-1: not asked).  Returns as fence_master_acquire does.
+ */
+static int
+acquire_reply(fence_ctx *ctx, fence_lease *l, redisReply *r, long long acked)
+{
 	if (r->type == REDIS_REPLY_STRING)
 	{
 		if (fence_parse_token(r->str, r->len, &l->token) != 0)
 		{
 			fence_set_error(ctx, FENCE_ERR_STATE, "token counter %s holds \"%.40s\", not a positive integer",
-							l->token_key, r->str);
+							l->keys.token, r->str);
 			freeReplyObject(r);
 			return -1;
 		}
@@ -99,19 +114,94 @@ fence_master_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0)
 }
 
 /*
- * Run a compare-and-act script on "lock_key" (its first argument is the
- * owner).  Returns 1 when it acted, 0 when the lock is not the owner's, -1
- * on error.
+ * One attempt at the lock and a token.  Returns 1 with l->token set, 0
+ * when the caller cannot have it now (PTTL in busy_pttl), -1 on error.
+ * "how" says what a waiter does with its place in the queue.  "t0" is not
+ * needed: one script on one master is all there is.
+ */
+int
+fence_master_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0,
+					 enum fence_attempt how)
+{
+	acquire_args a;
+	long long	acked;
+	redisReply *r;
+
+	(void) t0;
+	acquire_setup(&a, l, how);
+	r = fence_script_run(ctx, FENCE_SCRIPT_ACQUIRE, 4, a.keys, 3, a.args, &acked);
+	if (r == NULL)
+		return -1;
+	return acquire_reply(ctx, l, r, acked);
+}
+
+/*
+ * Wait for a release, then make an attempt, in one round trip: BLPOP on the
+ * waiter's wake list (at most "block_ms") and the ACQUIRE go out in one
+ * write.  Redis holds back the commands a client sent after one that
+ * blocks, and runs the ACQUIRE the moment the BLPOP returns: when a
+ * release woke the waiter, right after it, before anyone else's next
+ * command.  So a handover costs the release and the wake-up only.  "*t0"
+ * stays the time before the write, which the ACQUIRE surely ran after.
+ *
+ * Returns as fence_master_acquire.  "*refused" is set when Redis refused
+ * to block (an ACL without BLPOP, a server before 6.0 that wants whole
+ * seconds): the attempt still ran, at once.  An attempt that did not run
+ * (NOSCRIPT, a Cluster redirect) is made again on its own; so is every
+ * attempt when replicas are asked for, since WAIT must follow the script.
+ */
+int
+fence_master_wait_acquire(fence_ctx *ctx, fence_lease *l, int64_t *t0, long block_ms,
+						  enum fence_attempt how, int *refused)
+{
+	acquire_args a;
+	fence_cmd	cmds[2];
+	redisReply *replies[2];
+	char		secs[32];
+	redisReply *r;
+
+	*refused = 0;
+	fence_blpop_cmd(&cmds[0], l->wake_key, block_ms, secs, sizeof(secs));
+	if (ctx->conn->min_replicas > 0)
+	{
+		if (ctx->conn->ops->exec(ctx, l->wake_key, 1, cmds, replies) != FENCE_OK)
+			return -1;
+		*refused = replies[0]->type == REDIS_REPLY_ERROR;
+		freeReplyObject(replies[0]);
+		goto alone;
+	}
+	acquire_setup(&a, l, how);
+	fence_script_cmd(&cmds[1], FENCE_SCRIPT_ACQUIRE, 0, 4, a.keys, 3, a.args);
+	if (ctx->conn->ops->exec(ctx, l->wake_key, 2, cmds, replies) != FENCE_OK)
+		return -1;
+	*refused = replies[0]->type == REDIS_REPLY_ERROR;
+	freeReplyObject(replies[0]);
+	r = replies[1];
+	if (!fence_reply_is(r, "NOSCRIPT") && !fence_reply_is(r, "MOVED") &&
+		!fence_reply_is(r, "ASK") && !fence_reply_is(r, "TRYAGAIN") &&
+		!fence_reply_is(r, "CLUSTERDOWN"))
+		return acquire_reply(ctx, l, r, -1);
+	freeReplyObject(r);
+alone:
+	/* a command timeout of its own, from now */
+	fence_op_begin(ctx);
+	*t0 = fence_now_ns();
+	return fence_master_acquire(ctx, l, *t0, how);
+}
+
+/*
+ * Run a compare-and-act script on "nkeys" keys, the lock first (its first
+ * argument is the owner).  Returns 1 when it acted, 0 when the lock is not
+ * the owner's, -1 on error.
  */
 static int
-compare_script(fence_ctx *ctx, enum fence_script which, const char *lock_key,
-			   int nargs, const char **args)
+compare_script(fence_ctx *ctx, enum fence_script which, int nkeys,
+			   const char **keys, int nargs, const char **args)
 {
-	const char *keys[1] = {lock_key};
 	redisReply *r;
 	int			rc;
 
-	r = fence_script_run(ctx, which, 1, keys, nargs, args, NULL);
+	r = fence_script_run(ctx, which, nkeys, keys, nargs, args, NULL);
 	if (r == NULL)
 		return -1;
 	if (r->type != REDIS_REPLY_INTEGER)
@@ -130,19 +220,24 @@ fence_master_extend(fence_ctx *ctx, const char *lock_key, const char *owner,
 					long long ttl_ms)
 {
 	char		ttl[24];
+	const char *keys[1] = {lock_key};
 	const char *args[2] = {owner, ttl};
 
 	snprintf(ttl, sizeof(ttl), "%lld", ttl_ms);
-	return compare_script(ctx, FENCE_SCRIPT_EXTEND, lock_key, 2, args);
+	return compare_script(ctx, FENCE_SCRIPT_EXTEND, 1, keys, 2, args);
 }
 
-/* Compare-and-DEL.  Returns 1 deleted, 0 not ours, -1 error. */
+/*
+ * Compare-and-DEL, and the lock goes to the first waiter, if any.  Returns
+ * 1 released, 0 not ours, -1 error.
+ */
 int
 fence_master_release(fence_ctx *ctx, const char *lock_key, const char *owner)
 {
-	const char *args[1] = {owner};
+	const char *keys[1] = {lock_key};
+	const char *args[2] = {owner, "1"};
 
-	return compare_script(ctx, FENCE_SCRIPT_RELEASE, lock_key, 1, args);
+	return compare_script(ctx, FENCE_SCRIPT_RELEASE, 1, keys, 2, args);
 }
 
 /*
@@ -154,7 +249,7 @@ int
 fence_master_heal(fence_ctx *ctx, fence_lease *l, long long mark)
 {
 	char		m[24];
-	const char *keys[2] = {l->lock_key, l->token_key};
+	const char *keys[2] = {l->keys.lock, l->keys.token};
 	const char *args[2] = {l->owner, m};
 	long long	acked,
 				token;
@@ -174,7 +269,7 @@ fence_master_heal(fence_ctx *ctx, fence_lease *l, long long mark)
 	if (fence_parse_token(r->str, r->len, &token) != 0 || token <= mark)
 	{
 		fence_set_error(ctx, FENCE_ERR_STATE, "token counter %s holds \"%.40s\" after healing",
-						l->token_key, r->str);
+						l->keys.token, r->str);
 		freeReplyObject(r);
 		return -1;
 	}

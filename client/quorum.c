@@ -10,6 +10,14 @@
  * after a random delay (lease.c's jittered backoff).  Extends need a
  * majority too.
  *
+ * Waiting: a waiter keeps a place in each node's queue while the lock is
+ * busy there (QLOCK, scripts.c) and blocks on its wake list on every node
+ * at once (quorum_wait_acquire); a release wakes the first waiter of each node's
+ * queue, and the woken take the lock with the ordinary acquire below.
+ * The lock is not handed over node by node, which could split it between
+ * waiters that the nodes' queues put first in different orders: a quorum
+ * promises wake-ups, not first come, first served.
+ *
  * Tokens stay strictly increasing across holders without any clock:
  *
  *	 1. lock round (QLOCK): each node takes the lock if free and returns its
@@ -182,15 +190,21 @@ round_error(fence_ctx *ctx, quorum_store *s, const char *what, int got)
 	fence_set_error(ctx, kind, "%s", buf);
 }
 
+/*
+ * The keys and arguments of a release: compare-and-DEL, then wake the
+ * first waiter without handing it the lock (see the top of the file).
+ */
+#define RELEASE_SETUP(lock_key, owner) \
+	const char *keys[1] = {(lock_key)}; \
+	const char *args[2] = {(owner), "0"}
+
 /* Give the lock back on every node, whatever each one says. */
 static void
 release_all(fence_ctx *ctx, quorum_store *s, const char *lock_key, const char *owner,
 			long timeout_ms)
 {
-	const char *keys[1] = {lock_key};
-	const char *args[1] = {owner};
-
-	round_trip(ctx, s, NULL, FENCE_SCRIPT_RELEASE, 1, keys, 1, args, timeout_ms);
+	RELEASE_SETUP(lock_key, owner);
+	round_trip(ctx, s, NULL, FENCE_SCRIPT_RELEASE, 1, keys, 2, args, timeout_ms);
 	clear_round(s);
 }
 
@@ -360,15 +374,17 @@ quorum_open(fence_ctx *ctx)
 
 /*
  * Lock round, then claim round.  Returns 1 with l->token set, 0 busy (or
- * lost in a race: try again), -1 on error.
+ * lost in a race: try again), -1 on error.  "how" says what a waiter does
+ * with its places in the nodes' queues.
  */
 static int
-quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0)
+quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt how)
 {
+	static const char *const hows[] = {"0", "1", "2"};
 	quorum_store *s = ctx->conn->store;
-	const char *keys[2] = {l->lock_key, l->token_key};
+	const char *keys[4] = {l->keys.lock, l->keys.token, l->keys.queue, l->keys.alive};
 	char		ttl[24];
-	const char *args[2] = {l->owner, ttl};
+	const char *args[3] = {l->owner, ttl, hows[how]};
 	long		nms = node_ms(ctx, l->ttl_ms);
 	int64_t		until = t0 + (l->ttl_ms - fence_drift_ms(l->ttl_ms)) * 1000000;
 	long long	pttl[FENCE_MAX_QUORUM_NODES];
@@ -378,8 +394,19 @@ quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0)
 				i,
 				rc;
 
+	/*
+	 * Every attempt locks under an owner of its own, the lease's id plus
+	 * ".N".  A request that timed out is not over: its connection is
+	 * dropped, but a node may still run it, later than the next attempt's
+	 * lock round on a new connection.  Were the owner the same, an earlier
+	 * attempt's late release would delete a later attempt's lock, and two
+	 * clients could each count that node in their majority.  The queues
+	 * know the waiter by the id without the suffix (QLOCK).
+	 */
+	snprintf(l->owner + FENCE_OWNER_LEN, sizeof(l->owner) - FENCE_OWNER_LEN,
+			 ".%u", ++l->attempts);
 	snprintf(ttl, sizeof(ttl), "%lld", l->ttl_ms);
-	round_trip(ctx, s, NULL, FENCE_SCRIPT_QLOCK, 2, keys, 2, args, nms);
+	round_trip(ctx, s, NULL, FENCE_SCRIPT_QLOCK, 4, keys, 3, args, nms);
 	for (i = 0; i < s->n; i++)
 	{
 		redisReply *r = s->fan[i].reply;
@@ -412,7 +439,7 @@ quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0)
 
 		if (answered < MAJORITY(s))
 			round_error(ctx, s, "could not acquire", answered);
-		release_all(ctx, s, l->lock_key, l->owner, nms);
+		release_all(ctx, s, l->keys.lock, l->owner, nms);
 		if (answered < MAJORITY(s))
 			return -1;
 
@@ -443,16 +470,16 @@ quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0)
 	clear_round(s);
 	if (high == INT64_MAX)
 	{
-		release_all(ctx, s, l->lock_key, l->owner, nms);
-		fence_set_error(ctx, FENCE_ERR_OVERFLOW, "token counter overflow on key %s", l->token_key);
+		release_all(ctx, s, l->keys.lock, l->owner, nms);
+		fence_set_error(ctx, FENCE_ERR_OVERFLOW, "token counter overflow on key %s", l->keys.token);
 		return -1;
 	}
 
-	rc = claim(ctx, s, l->lock_key, l->token_key, l->owner, high + 1, until, nms, &l->token);
+	rc = claim(ctx, s, l->keys.lock, l->keys.token, l->owner, high + 1, until, nms, &l->token);
 	if (rc == 1 && fence_now_ns() < until)
 		return 1;
 	/* lost on the way, too slow, or an error: let go everywhere */
-	release_all(ctx, s, l->lock_key, l->owner, nms);
+	release_all(ctx, s, l->keys.lock, l->owner, nms);
 	if (rc == 1)
 	{
 		fence_set_error(ctx, FENCE_ERR_IO, "acquire on a quorum took longer than the lease's validity");
@@ -464,22 +491,22 @@ quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0)
 }
 
 /*
- * A compare-and-act script (extend, release) on every node.  Done on a
- * majority: 1.  Refused ("not ours") by so many that no majority is left:
- * 0 (lost).  Otherwise too many nodes did not answer: -1.
+ * A compare-and-act script (extend, release) on every node, the lock its
+ * first key.  Done on a majority: 1.  Refused ("not ours") by so many that
+ * no majority is left: 0 (lost).  Otherwise too many nodes did not answer:
+ * -1.
  */
 static int
 compare_all(fence_ctx *ctx, quorum_store *s, enum fence_script which,
-			const char *lock_key, int nargs, const char **args, long timeout_ms,
-			const char *what)
+			int nkeys, const char **keys, int nargs, const char **args,
+			long timeout_ms, const char *what)
 {
-	const char *keys[1] = {lock_key};
 	int			yes = 0,
 				no = 0,
 				rc = -1,
 				i;
 
-	round_trip(ctx, s, NULL, which, 1, keys, nargs, args, timeout_ms);
+	round_trip(ctx, s, NULL, which, nkeys, keys, nargs, args, timeout_ms);
 	for (i = 0; i < s->n; i++)
 	{
 		redisReply *r = s->fan[i].reply;
@@ -514,20 +541,59 @@ static int
 quorum_extend(fence_ctx *ctx, const char *lock_key, const char *owner, long long ttl_ms)
 {
 	char		ttl[24];
+	const char *keys[1] = {lock_key};
 	const char *args[2] = {owner, ttl};
 
 	snprintf(ttl, sizeof(ttl), "%lld", ttl_ms);
-	return compare_all(ctx, ctx->conn->store, FENCE_SCRIPT_EXTEND, lock_key, 2, args,
+	return compare_all(ctx, ctx->conn->store, FENCE_SCRIPT_EXTEND, 1, keys, 2, args,
 					   node_ms(ctx, ttl_ms), "could not extend");
 }
 
 static int
 quorum_release(fence_ctx *ctx, const char *lock_key, const char *owner)
 {
-	const char *args[1] = {owner};
-
-	return compare_all(ctx, ctx->conn->store, FENCE_SCRIPT_RELEASE, lock_key, 1, args,
+	RELEASE_SETUP(lock_key, owner);
+	return compare_all(ctx, ctx->conn->store, FENCE_SCRIPT_RELEASE, 1, keys, 2, args,
 					   node_ms(ctx, 0), "could not release");
+}
+
+/*
+ * Block on the waiter's wake list on every node at once until the first
+ * node answers (a release there woke it, or "block_ms" passed), then make
+ * an ordinary attempt, "*t0" the time before it.  Returns as
+ * quorum_acquire; "*refused" when the nodes refused to block.  The nodes
+ * still blocked lose their connection (fanout.c), and the attempt's round
+ * connects them again.
+ */
+static int
+quorum_wait_acquire(fence_ctx *ctx, fence_lease *l, int64_t *t0, long block_ms,
+					enum fence_attempt how, int *refused)
+{
+	quorum_store *s = ctx->conn->store;
+	char		secs[32];
+	int			i,
+				errors = 0,
+				answered = 0;
+
+	clear_round(s);
+	for (i = 0; i < s->n; i++)
+	{
+		s->fan[i].send = 1;
+		fence_blpop_cmd(&s->fan[i].cmd, l->wake_key, block_ms, secs, sizeof(secs));
+	}
+	fence_fanout(ctx, s->n, s->fan, block_ms + node_ms(ctx, 0), 1);
+	for (i = 0; i < s->n; i++)
+	{
+		if (s->fan[i].reply == NULL)
+			continue;
+		answered++;
+		errors += s->fan[i].reply->type == REDIS_REPLY_ERROR;
+	}
+	clear_round(s);
+	*refused = answered > 0 && errors == answered;
+	fence_op_begin(ctx);
+	*t0 = fence_now_ns();
+	return quorum_acquire(ctx, l, *t0, how);
 }
 
 /*
@@ -548,10 +614,10 @@ quorum_heal(fence_ctx *ctx, fence_lease *l, long long mark)
 		s->ours[i] = 1;			/* QCLAIM tells where it is not */
 	if (mark == INT64_MAX)
 	{
-		fence_set_error(ctx, FENCE_ERR_OVERFLOW, "token counter overflow on key %s", l->token_key);
+		fence_set_error(ctx, FENCE_ERR_OVERFLOW, "token counter overflow on key %s", l->keys.token);
 		return -1;
 	}
-	return claim(ctx, s, l->lock_key, l->token_key, l->owner, mark + 1, until,
+	return claim(ctx, s, l->keys.lock, l->keys.token, l->owner, mark + 1, until,
 				 node_ms(ctx, l->ttl_ms), &l->token);
 }
 
@@ -643,6 +709,7 @@ const fence_store_ops fence_quorum_ops = {
 	quorum_acquire,
 	quorum_extend,
 	quorum_release,
+	quorum_wait_acquire,
 	quorum_heal,
 	quorum_show,
 	quorum_free

@@ -334,6 +334,7 @@ const fence_store_ops fence_sentinel_ops = {
 	fence_master_acquire,
 	sentinel_extend,
 	fence_master_release,
+	fence_master_wait_acquire,
 	fence_master_heal,
 	fence_master_show,
 	sentinel_free

@@ -65,6 +65,7 @@ const fence_store_ops fence_single_ops = {
 	fence_master_acquire,
 	fence_master_extend,
 	fence_master_release,
+	fence_master_wait_acquire,
 	fence_master_heal,
 	fence_master_show,
 	single_free

@@ -210,12 +210,12 @@ fence_store_close(fence_ctx *ctx)
 }
 
 int
-fence_store_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0)
+fence_store_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt how)
 {
 	if (no_store(ctx))
 		return -1;
 	fence_op_begin(ctx);
-	return ctx->conn->ops->acquire(ctx, l, t0);
+	return ctx->conn->ops->acquire(ctx, l, t0, how);
 }
 
 int
@@ -235,6 +235,25 @@ fence_store_release(fence_ctx *ctx, const char *lock_key, const char *owner)
 		return -1;
 	fence_op_begin(ctx);
 	return ctx->conn->ops->release(ctx, lock_key, owner);
+}
+
+/*
+ * A waiter blocks until a release wakes it, "block_ms" at most, and then
+ * makes an attempt "how".
+ */
+int
+fence_store_wait(fence_ctx *ctx, fence_lease *l, int64_t *t0, long block_ms,
+				 enum fence_attempt how, int *refused)
+{
+	int			rc;
+
+	*refused = 0;
+	if (no_store(ctx))
+		return -1;
+	fence_op_begin_block(ctx, block_ms);
+	rc = ctx->conn->ops->wait(ctx, l, t0, block_ms, how, refused);
+	ctx->conn->block_ms = 0;
+	return rc;
 }
 
 int

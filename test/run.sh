@@ -55,9 +55,22 @@ suite_regress() {
 	return 0
 }
 
+# made_it NAME STATUS BEFORE: a suite's make exited STATUS; when that is a
+# failure that printed no "not ok" line of its own (BEFORE of them were
+# there already), say so: a test program that does not build reports
+# nothing, and must not pass for a suite without failures.
+made_it() {
+	if [ "$2" -ne 0 ] && [ "$(grep -c '^not ok - ' "$results")" -eq "$3" ]; then
+		echo "not ok - $1 (make exited $2)" | report
+	fi
+}
+
 suite_client() {
 	echo "== client (ASan/UBSan)"
+	local before
+	before=$(grep -c '^not ok - ' "$results")
 	make -s -C client check 2>&1 | report
+	made_it client "${PIPESTATUS[0]}" "$before"
 }
 
 # The topologies of the topo suite: a cluster of 3 masters, a master with a
@@ -76,6 +89,8 @@ suite_topo() {
 		urls+="$(redis_url "tq$i") "
 		pids+="$(redis_pid "tq$i") "
 	done
+	local before
+	before=$(grep -c '^not ok - ' "$results")
 	FENCE_TEST_CLUSTER=$(cluster_url tc) \
 		FENCE_TEST_CLUSTER_PORTS="$REDIS_PORT_tc1 $REDIS_PORT_tc2 $REDIS_PORT_tc3" \
 		FENCE_TEST_SENTINEL=$(sentinel_url ts) \
@@ -84,6 +99,7 @@ suite_topo() {
 		FENCE_TEST_SENTINELS_PIDS="$REDIS_PID_ts1 $REDIS_PID_ts2 $REDIS_PID_ts3" \
 		FENCE_TEST_QUORUM=$urls FENCE_TEST_QUORUM_PIDS=$pids \
 		make -s -C client check-topo 2>&1 | report
+	made_it topo "${PIPESTATUS[0]}" "$before"
 }
 
 suite_drivers() {

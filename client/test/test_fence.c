@@ -25,6 +25,7 @@
 #include <hiredis/hiredis.h>
 
 #include "fence.h"
+#include "fence_int.h"			/* FENCE_HANDOFF_MS, FENCE_WAIT_BEAT_MS */
 #include "tap.h"
 #define TEST_PREFIX "client"
 #include "testlib.h"
@@ -541,6 +542,534 @@ test_acquire_wait(void)
 	rc = 0;
 fail:
 	rdo("DEL %s%s", key(res, "lock"), "");
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/* --- waiting for a lease ------------------------------------------------- */
+
+/* Waiters in the queue of "resource". */
+static long long
+queued(const char *resource)
+{
+	return rnum("ZCARD %s", key(resource, "queue"));
+}
+
+/* Wait (at most 10 s) until "n" waiters are in the queue of "resource". */
+static int
+wait_queued(const char *resource, long long n)
+{
+	long long	t0 = ms_now();
+
+	while (queued(resource) < n)
+	{
+		if (ms_now() - t0 > 10000)
+			return 0;
+		sleep_ms(2);
+	}
+	return 1;
+}
+
+/* How many keys "resource" has in Redis, and whether one lacks an expiry. */
+static long long
+keys_of(const char *resource, int *forever)
+{
+	char		pattern[300];
+	redisReply *r;
+	long long	n = 0;
+	size_t		i;
+
+	snprintf(pattern, sizeof(pattern), "fence:{%s}:*", resource);
+	r = rcmd("KEYS %s", pattern);
+	*forever = 0;
+	for (i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++)
+	{
+		n++;
+		if (strcmp(r->element[i]->str, key(resource, "token")) != 0 &&
+			rnum("PTTL %s", r->element[i]->str) < 0)
+			*forever = 1;
+	}
+	freeReplyObject(r);
+	return n;
+}
+
+/*
+ * A release wakes the waiter at once: far sooner than its next look of its
+ * own (the holder's TTL is long, and a polling waiter sleeps hundreds of
+ * ms at a time after a while).  Waiting costs no token.
+ */
+static int
+test_wait_wakes_on_release(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("wake");
+	waiter		w = {redis_url, res, 5000, 10000, 0};
+	int			started = 0,
+				forever;
+	long long	t;
+	int			rc = 1;
+
+	l = fence_acquire(a, res, 30000);
+	CHECKC(l != NULL, a);
+	CHECK(waiter_start(&w) == 0);
+	started = 1;
+	CHECK(wait_queued(res, 1));
+	sleep_ms(600);
+	CHECK(w.got_ms == 0 && rnum("GET %s", key(res, "token")) == -999);
+	t = ms_now();
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	waiter_join(&w);
+	started = 0;
+	CHECK(w.token == fence_lease_token(l) + 1);
+	if (w.got_ms - t > 100)
+	{
+		snprintf(tap_why, sizeof(tap_why), "waiter acquired %lld ms after the release", w.got_ms - t);
+		goto fail;
+	}
+	/* it released with nobody waiting: only the counter is left */
+	CHECK(keys_of(res, &forever) == 1);
+	rc = 0;
+fail:
+	if (started)
+		waiter_join(&w);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/*
+ * Waiters are served in the order they came, and once all are through no
+ * queue, place or wake list is left behind.
+ */
+static int
+test_wait_fifo(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("fifo");
+	int			order = 0,
+				started = 0,
+				forever,
+				i;
+	waiter		w[4];
+	int			rc = 1;
+
+	l = fence_acquire(a, res, 30000);
+	CHECKC(l != NULL, a);
+	for (i = 0; i < 4; i++)
+	{
+		w[i] = (waiter) {redis_url, res, 5000, 10000, 20, 0, &order};
+		CHECK(waiter_start(&w[i]) == 0);
+		started++;
+		CHECK(wait_queued(res, i + 1));
+	}
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	for (; started > 0; started--)
+		waiter_join(&w[4 - started]);
+	for (i = 0; i < 4; i++)
+	{
+		if (w[i].nth != i + 1 || w[i].token != fence_lease_token(l) + 1 + i)
+		{
+			snprintf(tap_why, sizeof(tap_why), "waiter %d came %d-th with token %lld (err %d: %s)",
+					 i + 1, w[i].nth, w[i].token, w[i].err, w[i].errstr);
+			goto fail;
+		}
+	}
+	CHECK(keys_of(res, &forever) == 1);
+	rc = 0;
+fail:
+	while (started > 0)
+		waiter_join(&w[4 - started--]);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/*
+ * A holder that releases and comes straight back for the lease queues
+ * behind the waiter it released to: it cannot starve it.
+ */
+static int
+test_wait_no_barging(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL,
+			   *again = NULL;
+	const char *res = R("barge");
+	waiter		w = {redis_url, res, 5000, 10000, 50};
+	int			started = 0;
+	int			rc = 1;
+
+	l = fence_acquire(a, res, 30000);
+	CHECKC(l != NULL, a);
+	CHECK(waiter_start(&w) == 0);
+	started = 1;
+	CHECK(wait_queued(res, 1));
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	again = fence_acquire_wait(a, res, 5000, 5000);
+	CHECKC(again != NULL, a);
+	waiter_join(&w);
+	started = 0;
+	CHECK(w.token == fence_lease_token(l) + 1);
+	CHECK(fence_lease_token(again) == w.token + 1);
+	CHECKC(fence_release(a, again) == FENCE_OK, a);
+	rc = 0;
+fail:
+	if (started)
+		waiter_join(&w);
+	fence_lease_free(l);
+	fence_lease_free(again);
+	fence_free(a);
+	return rc;
+}
+
+typedef struct pinger
+{
+	const char *res;
+	int			rounds;
+	long long	worst_ms;		/* longest acquire */
+	int			failed;
+	char		why[FENCE_ERRSTR_LEN];
+} pinger;
+
+static void *
+ping_main(void *arg)
+{
+	pinger	   *p = arg;
+	fence_ctx  *c = fence_connect(redis_url);
+	int			i;
+
+	for (i = 0; i < p->rounds && !p->failed; i++)
+	{
+		long long	t0 = ms_now();
+		fence_lease *l = fence_acquire_wait(c, p->res, 5000, 5000);
+
+		if (l == NULL || fence_release(c, l) != FENCE_OK)
+		{
+			p->failed = 1;
+			snprintf(p->why, sizeof(p->why), "%s", c->errstr);
+		}
+		else if (ms_now() - t0 > p->worst_ms)
+			p->worst_ms = ms_now() - t0;
+		fence_lease_free(l);
+	}
+	fence_free(c);
+	return NULL;
+}
+
+/*
+ * No wake-up is lost: two threads that release and come straight back,
+ * a few hundred times.  A release that came between a waiter's busy
+ * attempt and its BLPOP, if it were missed, would leave the waiter asleep
+ * until its next look (FENCE_WAIT_BEAT_MS, as the holder's TTL is long).
+ */
+static int
+test_wait_no_lost_wakeup(void)
+{
+	const char *res = R("pingpong");
+	pinger		p[2] = {{res, 300}, {res, 300}};
+	pthread_t	th[2];
+	int			i,
+				rc = 1;
+
+	for (i = 0; i < 2; i++)
+		CHECK(pthread_create(&th[i], NULL, ping_main, &p[i]) == 0);
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	for (i = 0; i < 2; i++)
+	{
+		if (p[i].failed || p[i].worst_ms >= FENCE_WAIT_BEAT_MS / 2)
+		{
+			snprintf(tap_why, sizeof(tap_why), "thread %d: longest acquire %lld ms %s", i,
+					 p[i].worst_ms, p[i].why);
+			goto fail;
+		}
+	}
+	rc = 0;
+fail:
+	return rc;
+}
+
+/* Fork a process that waits for "res" (30 s); its pid, or -1. */
+static pid_t
+fork_waiter(const char *res)
+{
+	pid_t		pid = fork();
+
+	if (pid == 0)
+	{
+		fence_ctx  *c = fence_connect(redis_url);
+		fence_lease *l = fence_acquire_wait(c, res, 30000, 30000);
+
+		_exit(l != NULL ? 0 : 1);
+	}
+	return pid;
+}
+
+/* BLPOPs the ACL refused so far. */
+static long long
+blpop_refused(void)
+{
+	redisReply *r = rcmd("INFO commandstats");
+	const char *p = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "cmdstat_blpop:") : NULL;
+	long long	n = 0;
+
+	if (p != NULL && (p = strstr(p, "rejected_calls=")) != NULL)
+		n = atoll(p + 15);
+	freeReplyObject(r);
+	return n;
+}
+
+/* Clients blocked in Redis (BLPOP), -1 if unknown. */
+static int
+blocked_clients(void)
+{
+	redisReply *r = rcmd("INFO clients");
+	const char *p = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "blocked_clients:") : NULL;
+	int			n = p != NULL ? atoi(p + 16) : -1;
+
+	freeReplyObject(r);
+	return n;
+}
+
+/*
+ * A waiter killed with -9 before it was handed the lock holds nobody up
+ * for long: the lock handed to it lapses after FENCE_HANDOFF_MS, and the
+ * next waiter takes it.
+ */
+static int
+test_wait_dead_waiter(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("deadwaiter");
+	waiter		w = {redis_url, res, 5000, 10000, 0};
+	char	   *owner = NULL;
+	pid_t		pid = -1;
+	int			started = 0;
+	long long	t,
+				t0;
+	int			rc = 1;
+
+	l = fence_acquire(a, res, 30000);
+	CHECKC(l != NULL, a);
+	pid = fork_waiter(res);
+	CHECK(pid > 0);
+	CHECK(wait_queued(res, 1));
+	CHECK(waiter_start(&w) == 0);
+	started = 1;
+	CHECK(wait_queued(res, 2));
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	pid = -1;
+	/*
+	 * Redis noticed the closed connection: only the thread's BLPOP is left
+	 * (a waiter that dies while the lock is handed to it is a holder that
+	 * died: see scripts.c).
+	 */
+	t0 = ms_now();
+	while (blocked_clients() > 1)
+	{
+		CHECK(ms_now() - t0 < 10000);
+		sleep_ms(2);
+	}
+	t = ms_now();
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	/* handed to the dead waiter, for a short while */
+	owner = rget(key(res, "lock"));
+	CHECK(owner != NULL && strcmp(owner, fence_lease_owner(l)) != 0);
+	CHECK(w.got_ms == 0 && rnum("PTTL %s", key(res, "lock")) <= FENCE_HANDOFF_MS);
+	waiter_join(&w);
+	started = 0;
+	CHECK(w.token == fence_lease_token(l) + 1);
+	if (w.got_ms - t < FENCE_HANDOFF_MS - 20 ||
+		w.got_ms - t > FENCE_HANDOFF_MS + FENCE_WAIT_BEAT_MS + 500)
+	{
+		snprintf(tap_why, sizeof(tap_why), "the next waiter acquired %lld ms after the release",
+				 w.got_ms - t);
+		goto fail;
+	}
+	CHECK(queued(res) == 0);
+	rc = 0;
+fail:
+	if (pid > 0)
+	{
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	if (started)
+		waiter_join(&w);
+	free(owner);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/*
+ * A holder killed with -9 wakes nobody: its waiters take the lease when it
+ * expires, first come first served, not at their next look
+ * (FENCE_WAIT_BEAT_MS, which 1300 ms is no multiple of).
+ */
+static int
+test_wait_holder_dies(void)
+{
+	const char *res = R("deadholder");
+	waiter		w[2] = {{redis_url, res, 5000, 10000, 20}, {redis_url, res, 5000, 10000, 0}};
+	int			order = 0,
+				started = 0,
+				fds[2] = {-1, -1},
+				i;
+	long long	token = 0,
+				expiry;
+	pid_t		pid = -1;
+	int			rc = 1;
+
+	CHECK(pipe(fds) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+	{
+		fence_ctx  *c = fence_connect(redis_url);
+		fence_lease *l = fence_acquire(c, res, 1300);
+
+		token = l ? fence_lease_token(l) : 0;
+		if (write(fds[1], &token, sizeof(token)) != sizeof(token))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	CHECK(read(fds[0], &token, sizeof(token)) == sizeof(token) && token > 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	pid = -1;
+	for (i = 0; i < 2; i++)
+	{
+		w[i].order = &order;
+		CHECK(waiter_start(&w[i]) == 0);
+		started++;
+		CHECK(wait_queued(res, i + 1));
+	}
+	expiry = ms_now() + rnum("PTTL %s", key(res, "lock"));
+	for (; started > 0; started--)
+		waiter_join(&w[2 - started]);
+	CHECK(w[0].nth == 1 && w[0].token == token + 1);
+	CHECK(w[1].nth == 2 && w[1].token == token + 2);
+	if (w[0].got_ms < expiry - 5 || w[0].got_ms > expiry + 150)
+	{
+		snprintf(tap_why, sizeof(tap_why), "the first waiter acquired %lld ms after the lease expired",
+				 w[0].got_ms - expiry);
+		goto fail;
+	}
+	rc = 0;
+fail:
+	if (pid > 0)
+	{
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	while (started > 0)
+		waiter_join(&w[2 - started--]);
+	if (fds[0] >= 0)
+	{
+		close(fds[0]);
+		close(fds[1]);
+	}
+	return rc;
+}
+
+/*
+ * A waiter that gives the lease back after it was handed to it (here: no
+ * replica acknowledged it, FENCE_ERR_REPLICAS) passes it on to the next
+ * waiter at once.
+ */
+static int
+test_wait_gives_up_passes_on(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("passon");
+	waiter		w[2] = {{redis_url, res, 5000, 10000, 0, 1}, {redis_url, res, 5000, 10000, 0}};
+	int			started = 0,
+				i;
+	int			rc = 1;
+
+	l = fence_acquire(a, res, 30000);
+	CHECKC(l != NULL, a);
+	for (i = 0; i < 2; i++)
+	{
+		CHECK(waiter_start(&w[i]) == 0);
+		started++;
+		CHECK(wait_queued(res, i + 1));
+	}
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	for (; started > 0; started--)
+		waiter_join(&w[2 - started]);
+	CHECK(w[0].token == 0 && w[0].err == FENCE_ERR_REPLICAS);
+	/* the first took a token, then gave the lock back */
+	CHECK(w[1].token == fence_lease_token(l) + 2);
+	if (w[1].got_ms - w[0].got_ms > 100)
+	{
+		snprintf(tap_why, sizeof(tap_why), "the next waiter acquired %lld ms after the first gave up",
+				 w[1].got_ms - w[0].got_ms);
+		goto fail;
+	}
+	rc = 0;
+fail:
+	while (started > 0)
+		waiter_join(&w[2 - started--]);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/*
+ * An ACL that does not allow BLPOP: waiters sleep instead of blocking, and
+ * still get the lease, in order, at their next look.
+ */
+static int
+test_wait_without_blpop(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("noblpop");
+	const char *user = R("noblpop");
+	fence_url	u;
+	char		url[512],
+				err[256];
+	waiter		w = {url, res, 5000, 10000, 0};
+	int			started = 0;
+	long long	t,
+				refused;
+	redisReply *r;
+	int			rc = 1;
+
+	memset(&u, 0, sizeof(u));
+	r = rcmd("ACL SETUSER %s on >pw ~* &* +@all -blpop", user);
+	CHECK(r && r->type == REDIS_REPLY_STATUS);
+	freeReplyObject(r);
+	CHECK(fence_parse_url(redis_url, &u, err, sizeof(err)) == FENCE_OK);
+	snprintf(url, sizeof(url), "redis://%s:pw@%s:%d", user, u.host, u.port);
+	l = fence_acquire(a, res, 30000);
+	CHECKC(l != NULL, a);
+	refused = blpop_refused();
+	CHECK(waiter_start(&w) == 0);
+	started = 1;
+	CHECK(wait_queued(res, 1));
+	t = ms_now();
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	waiter_join(&w);
+	started = 0;
+	CHECK(w.token == fence_lease_token(l) + 1);
+	CHECK(w.got_ms - t <= FENCE_WAIT_BEAT_MS + 500);
+	CHECK(blpop_refused() > refused);
+	rc = 0;
+fail:
+	if (started)
+		waiter_join(&w);
+	freeReplyObject(rcmd("ACL DELUSER %s", user));
+	fence_url_free(&u);
 	fence_lease_free(l);
 	fence_free(a);
 	return rc;
@@ -1323,6 +1852,68 @@ proxy_stop(test_proxy *p)
 		waitpid(p->pid, NULL, 0);
 	}
 	p->pid = 0;
+}
+
+/*
+ * The release that wakes a waiter comes between the waiter's busy attempt
+ * and its BLPOP: the proxy in front of the waiter delays Redis's answer to
+ * that attempt by 150 ms (less than FENCE_HANDOFF_MS, for which the
+ * wake-up and the lock are kept for it), and the holder releases
+ * meanwhile.  The wake-up must wait for the BLPOP: the waiter acquires as
+ * soon as the answer reaches it, not at its next look FENCE_WAIT_BEAT_MS
+ * later.
+ */
+static int
+test_wait_wakeup_before_blpop(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("early");
+	test_proxy	px;
+	char		url[64];
+	waiter		w = {url, res, 5000, 10000, 0};
+	char		wake[64];
+	redisReply *r = NULL;
+	int			started = 0;
+	long long	t;
+	int			rc = 1;
+
+	memset(&px, 0, sizeof(px));
+	l = fence_acquire(a, res, 30000);
+	CHECKC(l != NULL, a);
+	CHECK(proxy_start(&px) == 0);
+	snprintf(url, sizeof(url), "redis://127.0.0.1:%d", px.port);
+	CHECK(proxy_ctl(&px, "delay 150") == 0);
+	CHECK(waiter_start(&w) == 0);
+	started = 1;
+	/* its attempt ran in Redis; the answer is on its way */
+	CHECK(wait_queued(res, 1));
+	r = rcmd("ZRANGE %s 0 0", key(res, "queue"));
+	CHECK(r && r->type == REDIS_REPLY_ARRAY && r->elements == 1);
+	snprintf(wake, sizeof(wake), "wake:%s", r->element[0]->str);
+	t = ms_now();
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	/* the wake-up is there, and nobody blocks on it yet */
+	CHECK(rnum("LLEN %s", key(res, wake)) == 1);
+	CHECK(proxy_ctl(&px, "delay 0") == 0);
+	waiter_join(&w);
+	started = 0;
+	CHECK(w.token == fence_lease_token(l) + 1);
+	if (w.got_ms - t > 150 + FENCE_WAIT_BEAT_MS / 5)
+	{
+		snprintf(tap_why, sizeof(tap_why), "waiter acquired %lld ms after the release, its answer came at most 150 ms after",
+				 w.got_ms - t);
+		goto fail;
+	}
+	rc = 0;
+fail:
+	if (started)
+		waiter_join(&w);
+	freeReplyObject(r);
+	proxy_stop(&px);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
 }
 
 /*
@@ -2155,6 +2746,15 @@ main(void)
 	TEST(owner_mismatch);
 	TEST(bad_arguments);
 	TEST(acquire_wait);
+	TEST(wait_wakes_on_release);
+	TEST(wait_fifo);
+	TEST(wait_no_barging);
+	TEST(wait_no_lost_wakeup);
+	TEST(wait_wakeup_before_blpop);
+	TEST(wait_dead_waiter);
+	TEST(wait_holder_dies);
+	TEST(wait_gives_up_passes_on);
+	TEST(wait_without_blpop);
 	TEST(counter_exact);
 	TEST(corrupt_keys);
 	TEST(noscript_fallback);

@@ -861,6 +861,120 @@ fail:
 	return rc;
 }
 
+/*
+ * The quoted words of a MONITOR line ("1.2 [0 127.0.0.1:5] \"EVALSHA\" ...")
+ * into "w", escapes kept; how many.
+ */
+static int
+monitor_words(const char *line, char w[][200], int max)
+{
+	int			n = 0;
+	const char *p = strchr(line, '"');
+
+	while (p != NULL && n < max)
+	{
+		size_t		len = 0;
+
+		for (p++; *p && *p != '"'; p++)
+		{
+			if (*p == '\\' && p[1])
+				p++;
+			if (len < 199)
+				w[n][len++] = *p;
+		}
+		w[n++][len] = '\0';
+		p = *p ? strchr(p + 1, '"') : NULL;
+	}
+	return n;
+}
+
+/*
+ * A release that a node runs late must not delete a later attempt's lock.
+ * A request that timed out still travels: fanout.c drops its connection,
+ * and the node may run it after the next attempt locked on a new one.  A
+ * waiter's first attempt takes the lock on the free nodes, too few, and
+ * gives it back; its second takes it everywhere.  Replaying the first
+ * attempt's release on a node (as a late one would run) leaves the second
+ * attempt's lock in place: each attempt locks under an owner of its own.
+ */
+static int
+test_quorum_late_release(void)
+{
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	redisContext *mon = NULL;
+	redisReply *r = NULL;
+	const char *res = R("qlate");
+	char		w[12][200],
+				seen[8][200],
+				marker[64];
+	int			free_node = nquorum - 1,
+				nseen = 0,
+				done = 0,
+				i,
+				rc = 1;
+
+	if (nquorum < 3)
+		SKIP("no quorum of 3 (FENCE_TEST_QUORUM)");
+	/* another owner holds a majority for 300 ms; the last node is free */
+	for (i = 0; i < nquorum / 2 + 1; i++)
+		cmd_do(quorum_port[i], "SET %s other PX 300", key(res, "lock"), NULL);
+	CHECK((mon = raw(quorum_port[free_node])) != NULL);
+	r = redisCommand(mon, "MONITOR");
+	CHECK(r != NULL && r->type == REDIS_REPLY_STATUS);
+	freeReplyObject(r);
+	r = NULL;
+	a = fence_connect(quorum_url);
+	CHECKC(a->err == 0, a);
+	l = fence_acquire_wait(a, res, 10000, 5000);
+	CHECKC(l != NULL, a);
+
+	/* the lock rounds the free node saw: KEYS lock.. and the owner */
+	snprintf(marker, sizeof(marker), "end-%s", res);
+	cmd_do(quorum_port[free_node], "ECHO %s", marker, NULL);
+	while (!done && redisGetReply(mon, (void **) &r) == REDIS_OK && r != NULL)
+	{
+		int			n = r->type == REDIS_REPLY_STATUS ? monitor_words(r->str, w, 12) : 0;
+
+		if (n == 2 && strcmp(w[1], marker) == 0)
+			done = 1;
+		else if (n == 10 && strcmp(w[2], "4") == 0 &&
+				 strcmp(w[3], key(res, "lock")) == 0 && nseen < 8)
+			snprintf(seen[nseen++], sizeof(seen[0]), "%s", w[7]);
+		freeReplyObject(r);
+		r = NULL;
+	}
+	CHECK(done);
+	/* two attempts at least: one that failed, the one that took it */
+	CHECK(nseen >= 2);
+	CHECK(strcmp(seen[nseen - 1], fence_lease_owner(l)) == 0);
+	for (i = 0; i < nseen - 1; i++)
+	{
+		/* what a release does to the lock: compare-and-delete */
+		r = cmd(quorum_port[free_node], "EVAL %s 1 %s %s",
+				"if redis.call('GET', KEYS[1]) == ARGV[1] then "
+				"return redis.call('DEL', KEYS[1]) end return 0",
+				key(res, "lock"), seen[i]);
+		CHECK(r != NULL && r->type == REDIS_REPLY_INTEGER);
+		freeReplyObject(r);
+		r = cmd(quorum_port[free_node], "GET %s", key(res, "lock"));
+		CHECK(r != NULL && r->type == REDIS_REPLY_STRING &&
+			  strcmp(r->str, fence_lease_owner(l)) == 0);
+		freeReplyObject(r);
+		r = NULL;
+	}
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	if (r)
+		freeReplyObject(r);
+	if (mon)
+		redisFree(mon);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
 /* Take and give back a lease; its token (0 on failure). */
 static long long
 cycle(fence_ctx *a, const char *res)
@@ -1273,6 +1387,84 @@ fail:
 }
 
 /*
+ * On every topology a release wakes a waiter at once, far sooner than its
+ * next look of its own (FENCE_WAIT_BEAT_MS, 500 ms: the holder's TTL is
+ * long): its BLPOP reaches the node that holds the resource's queue (the
+ * slot's master, the master Sentinel names, every node of the quorum).
+ * Three handovers each, so that a waiter that only polls cannot pass by
+ * chance.
+ */
+static int
+test_topo_wait_wakes(void)
+{
+	const char *urls[3] = {cluster_url, sentinel_url, nquorum ? quorum_url : NULL};
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	waiter		w;
+	int			started = 0,
+				t,
+				round,
+				port = -1;
+	long long	t0,
+				released;
+	int			rc = 1;
+
+	if (ncluster == 0 || sentinel_url == NULL || nquorum == 0)
+		SKIP("needs the cluster, the sentinels and the quorum (FENCE_TEST_*)");
+	for (t = 0; t < 3; t++)
+	{
+		const char *res = R("wake");
+
+		if (t == 0)
+		{
+			const char *k = key(res, "queue");
+
+			port = slot_owner(fence_key_slot(k, strlen(k)));
+		}
+		else
+			port = t == 1 ? sentinel_port[0] : quorum_port[0];
+		a = fence_connect(urls[t]);
+		CHECKC(a->err == 0, a);
+		for (round = 0; round < 3; round++)
+		{
+			l = fence_acquire(a, res, 30000);
+			CHECKC(l != NULL, a);
+			w = (waiter) {urls[t], res, 5000, 10000, 0};
+			CHECK(waiter_start(&w) == 0);
+			started = 1;
+			/* its busy attempt took a place in the queue */
+			t0 = ms_now();
+			while (cmd_int(port, "ZCARD %s", key(res, "queue")) < 1)
+			{
+				CHECK(ms_now() - t0 < 10000);
+				sleep_ms(2);
+			}
+			released = ms_now();
+			CHECKC(fence_release(a, l) == FENCE_OK, a);
+			waiter_join(&w);
+			started = 0;
+			if (w.token <= fence_lease_token(l) || w.got_ms - released > 150)
+			{
+				snprintf(tap_why, sizeof(tap_why), "%.200s: the waiter got token %lld %lld ms after the release of token %lld (%.200s)",
+						 urls[t], w.token, w.got_ms - released, fence_lease_token(l), w.errstr);
+				goto fail;
+			}
+			fence_lease_free(l);
+			l = NULL;
+		}
+		fence_free(a);
+		a = NULL;
+	}
+	rc = 0;
+fail:
+	if (started)
+		waiter_join(&w);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/*
  * A refused login is a configuration error (FENCE_ERR_AUTH) on every
  * topology, reported at once rather than retried until the timeout.  None
  * of the test servers has a password, so sending one is refused.
@@ -1356,8 +1548,10 @@ main(void)
 	TEST(quorum_claim_refused);
 	TEST(quorum_backstop);
 	TEST(quorum_heartbeat);
+	TEST(quorum_late_release);
 	TEST(quorum_bad_arguments);
 	TEST(topo_sockets_cloexec);
+	TEST(topo_wait_wakes);
 	TEST(topo_auth_refused);
 
 	PQfinish(pg);

@@ -10,6 +10,7 @@
 #ifndef FENCE_TESTLIB_H
 #define FENCE_TESTLIB_H
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -113,6 +114,81 @@ list_sockets(int *fds, int max)
 		}
 	}
 	return n;
+}
+
+/*
+ * A waiter: on a thread and a connection of its own, fence_acquire_wait,
+ * hold the lease "hold_ms", release.  Fill in the first fields, then
+ * waiter_start and waiter_join; the results are in the last ones.
+ */
+typedef struct waiter
+{
+	const char *url;
+	const char *resource;
+	long long	ttl_ms;
+	long long	wait_ms;
+	long long	hold_ms;
+	int			min_replicas;	/* fence_set_min_replicas(ctx, n, 100) */
+	int		   *order;			/* if set: counts acquisitions, shared */
+	pthread_t	thread;
+	long long	token;			/* 0: not acquired */
+	int			nth;			/* *order when it acquired */
+	long long	got_ms;			/* ms_now() when acquire returned */
+	long long	released_ms;	/* ms_now() just before release */
+	int			err;			/* ctx->err of a failed acquire */
+	char		errstr[FENCE_ERRSTR_LEN];
+} waiter;
+
+static void *
+waiter_main(void *arg)
+{
+	waiter	   *w = arg;
+	fence_ctx  *c = fence_connect(w->url);
+	fence_lease *l = NULL;
+
+	if (c == NULL || c->err ||
+		(w->min_replicas > 0 && fence_set_min_replicas(c, w->min_replicas, 100) != FENCE_OK))
+	{
+		w->err = c ? c->err : FENCE_ERR_OOM;
+		snprintf(w->errstr, sizeof(w->errstr), "%s", c ? c->errstr : "out of memory");
+		fence_free(c);
+		return NULL;
+	}
+	l = fence_acquire_wait(c, w->resource, w->ttl_ms, w->wait_ms);
+	w->got_ms = ms_now();
+	if (l == NULL)
+	{
+		w->err = c->err;
+		snprintf(w->errstr, sizeof(w->errstr), "%s", c->errstr);
+		fence_free(c);
+		return NULL;
+	}
+	w->token = fence_lease_token(l);
+	if (w->order != NULL)
+		w->nth = __atomic_add_fetch(w->order, 1, __ATOMIC_SEQ_CST);
+	if (w->hold_ms > 0)
+		sleep_ms(w->hold_ms);
+	w->released_ms = ms_now();
+	if (fence_release(c, l) != FENCE_OK)
+	{
+		w->err = c->err;
+		snprintf(w->errstr, sizeof(w->errstr), "release: %.200s", c->errstr);
+	}
+	fence_lease_free(l);
+	fence_free(c);
+	return NULL;
+}
+
+static int
+waiter_start(waiter *w)
+{
+	return pthread_create(&w->thread, NULL, waiter_main, w) == 0 ? 0 : -1;
+}
+
+static void
+waiter_join(waiter *w)
+{
+	pthread_join(w->thread, NULL);
 }
 
 #endif							/* FENCE_TESTLIB_H */
