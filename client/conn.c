@@ -14,7 +14,8 @@
  * "Redis said no".  A failure before anything was sent
  * (FENCE_NODE_UNREACHABLE) is told apart from one after
  * (FENCE_NODE_BROKEN): only the first may be retried elsewhere without
- * knowing whether the command ran.  Every socket is close-on-exec.
+ * knowing whether the command ran.  Every socket is close-on-exec from its
+ * creation (socket.c).
  *
  * Time: connecting may take "connect_ms", each command "command_ms".  Each
  * lease operation also has a deadline of its own (fence_op_begin: the
@@ -32,7 +33,6 @@
  * ppoll's timers are also finer than a socket timeout's.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,21 +154,6 @@ static long
 node_cap(const fence_node *n, long ms)
 {
 	return n->max_ms > 0 && n->max_ms < ms ? n->max_ms : ms;
-}
-
-/*
- * hiredis does not ask for close-on-exec, and a child the application
- * execs must not inherit a connection: it would keep talking on it, or keep
- * it open after we are gone.
- */
-int
-fence_set_cloexec(int fd)
-{
-	int			flags = fcntl(fd, F_GETFD);
-
-	if (flags < 0)
-		return -1;
-	return fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
 }
 
 const char *
@@ -435,43 +420,27 @@ int
 fence_node_connect(fence_ctx *ctx, fence_node *n)
 {
 	const fence_url *u = &n->addr;
-	int64_t		left;
+	int64_t		end;
 	long		backstop = node_cap(n, ctx->conn->command_ms);
 	struct timeval ctv;
 	redisContext *rc;
-	char		name[300];
+	char		name[300],
+				msg[128];
 
 	if (n->rc != NULL)
 		return FENCE_OK;
 	fence_node_name(n, name, sizeof(name));
-	left = step_end(ctx, node_cap(n, ctx->conn->connect_ms)) - fence_now_ns();
-	if (left <= 0)
+	end = step_end(ctx, node_cap(n, ctx->conn->connect_ms));
+	if (end <= fence_now_ns())
 	{
 		timeout_error(ctx, hard_end(ctx), "could not connect to Redis", name);
 		return FENCE_ERR;
 	}
-	ctv.tv_sec = left / 1000000000;
-	ctv.tv_usec = left % 1000000000 / 1000;
-	if (u->is_unix)
-		rc = redisConnectUnixWithTimeout(u->path, ctv);
-	else
-		rc = redisConnectWithTimeout(u->host, u->port, ctv);
-	if (rc == NULL)
+	/* close-on-exec from its creation (socket.c) */
+	if ((rc = fence_socket_connect(u, end, msg, sizeof(msg))) == NULL)
 	{
-		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory connecting to Redis");
-		return FENCE_ERR;
-	}
-	if (rc->err)
-	{
-		fence_set_error(ctx, FENCE_ERR_IO, "could not connect to Redis at %s: %s", name, rc->errstr);
-		redisFree(rc);
-		return FENCE_ERR;
-	}
-	if (fence_set_cloexec(rc->fd) != 0)
-	{
-		fence_set_error(ctx, FENCE_ERR_IO, "could not set close-on-exec on the Redis socket: %s",
-						strerror(errno));
-		redisFree(rc);
+		fence_set_error(ctx, strcmp(msg, "out of memory") == 0 ? FENCE_ERR_OOM : FENCE_ERR_IO,
+						"could not connect to Redis at %s: %s", name, msg);
 		return FENCE_ERR;
 	}
 	/* a backstop: round_trip() waits with ppoll() before every read or write */

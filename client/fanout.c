@@ -7,8 +7,9 @@
  * answers, and a node that is down, frozen or far away costs at most the
  * timeout.  hiredis 0.14 has no parallel synchronous API, so this drives
  * non-blocking contexts by hand with the calls hiredis 0.14 and 1.x both
- * have: redisConnectNonBlock, redisAppendCommandArgv, redisBufferWrite,
- * redisBufferRead and redisGetReplyFromReader, around one poll().
+ * have: redisConnectFd (on a socket of socket.c), redisAppendCommandArgv,
+ * redisBufferWrite, redisBufferRead and redisGetReplyFromReader, around
+ * one poll().
  *
  * A node that is not connected is connected within the round: its AUTH and
  * SELECT go out in the same write as the request, so a reconnect costs no
@@ -83,27 +84,17 @@ fan_start(fence_fan *f, fan_state *st)
 
 	if (n->rc == NULL)
 	{
-		redisContext *rc = u->is_unix ? redisConnectUnixNonBlock(u->path) :
-			redisConnectNonBlock(u->host, u->port);
+		char		msg[sizeof(f->why)];
+		/* non-blocking, close-on-exec from its creation (socket.c) */
+		redisContext *rc = fence_socket_connect(u, 0, msg, sizeof(msg));
 
 		if (rc == NULL)
 		{
-			fan_fail(f, st, "out of memory");
-			return;
-		}
-		if (rc->err)
-		{
-			fence_fan_why(f, rc->errstr);
-			redisFree(rc);
+			fence_fan_why(f, msg);
 			st->phase = PH_DONE;
 			return;
 		}
 		n->rc = rc;
-		if (fence_set_cloexec(rc->fd) != 0)
-		{
-			fan_fail(f, st, "could not set close-on-exec on the socket");
-			return;
-		}
 		st->phase = PH_CONNECTING;
 		if (u->password != NULL)
 		{

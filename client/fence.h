@@ -179,6 +179,12 @@ int			fence_release_owner(fence_ctx *ctx, const char *resource,
 								const char *owner);
 void		fence_lease_free(fence_lease *lease);
 
+/*
+ * Resource and owner never change.  The token changes only when
+ * fence_announce heals it, on the thread that announces: read it on that
+ * thread (the heartbeat never does), not from a lost callback while an
+ * announce may run.  TTL and state may be read from any thread.
+ */
 const char *fence_lease_resource(const fence_lease *lease);
 const char *fence_lease_owner(const fence_lease *lease);
 long long	fence_lease_token(const fence_lease *lease);

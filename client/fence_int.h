@@ -226,10 +226,13 @@ int			fence_node_connect(fence_ctx *ctx, fence_node *n);
 void		fence_node_drop(fence_node *n);
 void		fence_node_free(fence_node *n);
 const char *fence_node_name(const fence_node *n, char *buf, size_t len);
-int			fence_set_cloexec(int fd);
 int			fence_reply_error(fence_ctx *ctx, redisReply *r);
 int			fence_reply_is(const redisReply *r, const char *prefix);
 void		fence_free_replies(int n, redisReply **replies);
+
+/* socket.c */
+redisContext *fence_socket_connect(const fence_url *u, int64_t end_ns,
+								   char *msg, size_t msglen);
 
 /* sha1.c */
 void		fence_sha1_hex(const void *data, size_t len, char hex[41]);

@@ -130,7 +130,12 @@ fence_pg_mark(fence_ctx *ctx, PGconn *pg, const char *resource, long long *token
 	return FENCE_OK;
 }
 
-/* Lift the Redis counter to "mark" and take the next token, lock held. */
+/*
+ * Lift the Redis counter to "mark" and take the next token, lock held.
+ * When too few replicas acknowledged the healed token the lock was given
+ * back (FENCE_ERR_REPLICAS): the lease is lost then, as when the lock was
+ * not ours any more.
+ */
 static int
 heal(fence_ctx *ctx, fence_lease *l, long long mark)
 {
@@ -142,6 +147,8 @@ heal(fence_ctx *ctx, fence_lease *l, long long mark)
 		fence_set_error(ctx, FENCE_ERR_LOST, "lease on \"%s\" was lost before its token could be renewed",
 						l->resource);
 	}
+	else if (rc < 0 && ctx->err == FENCE_ERR_REPLICAS)
+		fence_lease_set_lost(l);
 	return rc == 1 ? FENCE_OK : FENCE_ERR;
 }
 

@@ -22,7 +22,12 @@
  *	    connected to it would extend a lock nobody else can see.  Extends
  *	    come from the heartbeat every TTL/3, so the extra round trip to a
  *	    sentinel (whose connection is kept open) is cheap; acquires and
- *	    releases use the connection they have.
+ *	    releases use the connection they have.  The sentinels may take only
+ *	    a third of the time left to the extend's deadline, all of them
+ *	    together: silent sentinels (frozen, or cut off) must not starve the
+ *	    extend to a healthy master, or the lease would be lost for nothing.
+ *	    When none answers in that time the extend goes to the master known
+ *	    last, connecting to it again if need be (ROLE still checks it).
  *
  * Steps that sent nothing are retried with a short sleep until the
  * operation's deadline (conn.c), so an acquire made during a failover
@@ -47,6 +52,9 @@
 /* A sentinel that does not answer within this is skipped. */
 #define SENTINEL_MAX_MS 1000
 #define SENTINEL_MIN_MS 50
+/* Before an extend, the sentinels get 1/SENTINEL_EXTEND_SHARE of the time
+ * left; the extend keeps the rest. */
+#define SENTINEL_EXTEND_SHARE 3
 #define RETRY_MIN_MS 20
 #define RETRY_MAX_MS 250
 
@@ -109,13 +117,38 @@ sentinel_free(void *state)
 }
 
 /*
- * Ask the sentinels for the master's address, once round.  Returns 1 with
- * s->master.addr set, 0 when none knew it (ctx->err says why).
+ * The time one sentinel may take, when "budget_ms" is left for the
+ * "remaining" ones still to ask: an equal share of it, and at most a third
+ * of the command timeout (leave time for the others and for the command
+ * itself), within [SENTINEL_MIN_MS, SENTINEL_MAX_MS] unless the budget is
+ * smaller still.
+ */
+static long
+sentinel_cap(fence_ctx *ctx, long budget_ms, int remaining)
+{
+	long		cap = ctx->conn->command_ms / 3;
+
+	if (cap > SENTINEL_MAX_MS)
+		cap = SENTINEL_MAX_MS;
+	if (cap < SENTINEL_MIN_MS)
+		cap = SENTINEL_MIN_MS;
+	if (cap > budget_ms / remaining)
+		cap = budget_ms / remaining;
+	if (cap < SENTINEL_MIN_MS)
+		cap = budget_ms < SENTINEL_MIN_MS ? budget_ms : SENTINEL_MIN_MS;
+	return cap;
+}
+
+/*
+ * Ask the sentinels for the master's address, once round, within
+ * "budget_ms" for all of them.  Returns 1 with s->master.addr set, 0 when
+ * none knew it in time (ctx->err says why).
  */
 static int
-ask_sentinels(fence_ctx *ctx, sentinel_store *s)
+ask_sentinels(fence_ctx *ctx, sentinel_store *s, long budget_ms)
 {
 	const char *argv[3] = {"SENTINEL", "get-master-addr-by-name", s->login.master};
+	int64_t		end = fence_now_ns() + (int64_t) budget_ms * 1000000;
 	int			k;
 
 	for (k = 0; k < s->nsentinels; k++)
@@ -125,13 +158,15 @@ ask_sentinels(fence_ctx *ctx, sentinel_store *s)
 		redisReply *r;
 		char		name[300];
 		long		port;
+		long		left_ms = (long) ((end - fence_now_ns()) / 1000000);
 
-		/* leave time for the others, and for the command itself */
-		sn->max_ms = ctx->conn->command_ms / 3;
-		if (sn->max_ms > SENTINEL_MAX_MS)
-			sn->max_ms = SENTINEL_MAX_MS;
-		if (sn->max_ms < SENTINEL_MIN_MS)
-			sn->max_ms = SENTINEL_MIN_MS;
+		if (left_ms <= 0)
+		{
+			fence_set_error(ctx, FENCE_ERR_IO, "no Sentinel named master \"%s\" in %ld ms",
+							s->login.master, budget_ms);
+			return 0;
+		}
+		sn->max_ms = sentinel_cap(ctx, left_ms, s->nsentinels - k);
 		r = fence_node_command(ctx, sn, 3, argv);
 		if (r == NULL)
 		{
@@ -208,7 +243,8 @@ resolve(fence_ctx *ctx, sentinel_store *s)
 	fence_node_drop(&s->master);
 	for (;;)
 	{
-		if (ask_sentinels(ctx, s) && connect_master(ctx, s) == FENCE_OK)
+		if (ask_sentinels(ctx, s, fence_op_left_ms(ctx, ctx->conn->command_ms)) &&
+			connect_master(ctx, s) == FENCE_OK)
 			return FENCE_OK;
 		/* a refused login will be refused again: no point waiting */
 		if (ctx->err == FENCE_ERR_AUTH || !fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
@@ -267,8 +303,11 @@ sentinel_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 }
 
 /*
- * Extend on the master the sentinels name now (step 4 above).  When none
- * answers, the connection there is still the best guess.
+ * Extend on the master the sentinels name now (step 4 above), asking them
+ * for at most a share of the time left.  When none answers in that time,
+ * the master known last is still the best guess: connect to it again if
+ * the connection was lost, rather than wait for the sentinels until the
+ * extend has no time left.
  */
 static int
 sentinel_extend(fence_ctx *ctx, const char *lock_key, const char *owner,
@@ -276,10 +315,13 @@ sentinel_extend(fence_ctx *ctx, const char *lock_key, const char *owner,
 {
 	sentinel_store *s = ctx->conn->store;
 
-	if (s->master.rc != NULL)
+	if (s->master.addr.host != NULL || s->master.addr.path != NULL)
 	{
 		/* a new address drops the connection to the old one */
-		(void) ask_sentinels(ctx, s);
+		(void) ask_sentinels(ctx, s, fence_op_left_ms(ctx, ctx->conn->command_ms) /
+							 SENTINEL_EXTEND_SHARE);
+		if (s->master.rc == NULL)
+			(void) connect_master(ctx, s);
 		fence_clear_error(ctx);
 	}
 	return fence_master_extend(ctx, lock_key, owner, ttl_ms);

@@ -96,6 +96,7 @@ suite_topo() {
 		FENCE_TEST_SENTINEL=$(sentinel_url ts) \
 		FENCE_TEST_SENTINEL_PORTS="$REDIS_PORT_tm $REDIS_PORT_tr" \
 		FENCE_TEST_SENTINEL_PIDS="$REDIS_PID_tm $REDIS_PID_tr" \
+		FENCE_TEST_SENTINELS_PIDS="$REDIS_PID_ts1 $REDIS_PID_ts2 $REDIS_PID_ts3" \
 		FENCE_TEST_QUORUM=$urls FENCE_TEST_QUORUM_PIDS=$pids \
 		make -s -C client check-topo 2>&1 | report
 	made_it topo "${PIPESTATUS[0]}" "$before"

@@ -5,7 +5,8 @@
  *	  fence acquire RESOURCE [--ttl D] [--wait D] [--pg CONNINFO]
  *	  fence release RESOURCE OWNER
  *	  fence extend  RESOURCE OWNER [--ttl D]
- *	  fence run     RESOURCE [--ttl D] [--wait D] [--pg CONNINFO] [--grace D] [--] CMD [ARG...]
+ *	  fence run     RESOURCE [--ttl D] [--wait D] [--pg CONNINFO] [--grace D]
+ *	                [--death-signal SIG] [--] CMD [ARG...]
  *	  fence exec    RESOURCE --pg CONNINFO [--] SQL [PARAM...]
  *	  fence show    RESOURCE [--pg CONNINFO]
  *
@@ -20,13 +21,16 @@
  * subreaper of its orphans, so that it sees every process the command
  * started: it keeps the lease until all of them have exited, and when the
  * lease is lost it stops all of them (the group, and descendants that left
- * it): SIGTERM, then SIGKILL after --grace.
+ * it): SIGTERM, then SIGKILL after --grace.  In the foreground of a
+ * terminal it leaves a stand-in in the shell's job, for job control (see
+ * run_standin).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +40,7 @@
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #endif
 
 #include "fence.h"
@@ -58,6 +63,10 @@
 
 static const char *progname = "fence";
 
+/* The signals that end fence; run passes them on to the command. */
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define NFORWARDED ((int) (sizeof(forwarded) / sizeof(forwarded[0])))
+
 typedef struct options
 {
 	const char *redis;
@@ -69,6 +78,7 @@ typedef struct options
 	int			min_replicas;
 	long long	replica_timeout_ms;
 	int			json;
+	int			death_signal;	/* run: what COMMAND gets if fence dies */
 } options;
 
 static void
@@ -90,6 +100,9 @@ usage(void)
 	printf("  -w, --wait=DURATION      how long to retry while the lease is busy (default: 0)\n");
 	printf("  -g, --grace=DURATION     run: time between SIGTERM and SIGKILL when the\n");
 	printf("                           lease is lost (default: 10s)\n");
+	printf("      --death-signal=SIGNAL\n");
+	printf("                           run: the signal COMMAND gets if fence itself dies\n");
+	printf("                           (kill -9, a crash), by name or number (default: TERM)\n");
 	printf("\nConnection options:\n");
 	printf("  -r, --redis=URL          where the leases live (see URLs below); given\n");
 	printf("                           more than once: a quorum of independent nodes\n");
@@ -127,7 +140,12 @@ usage(void)
 	printf("(background jobs too, and processes that left its process group); if the\n");
 	printf("lease is lost, all of them get SIGTERM, then SIGKILL after --grace.\n");
 	printf("SIGINT, SIGTERM, SIGHUP and SIGQUIT are passed on to them; a signal ignored\n");
-	printf("when fence starts (nohup) stays ignored, in fence and in COMMAND.\n");
+	printf("when fence starts (nohup) stays ignored, in fence and in COMMAND.  In a\n");
+	printf("terminal, job control works as for COMMAND (Ctrl-C, Ctrl-Z, fg, bg); the lease\n");
+	printf("is renewed while the job is stopped.\n");
+	printf("\nOne of those signals while acquire, run or exec takes the lease is acted on\n");
+	printf("once the acquire returns (with --wait, when the wait ends; a second one stops\n");
+	printf("fence at once): the lease is given back, exit 128+N.  exec cancels its statement.\n");
 	printf("\nExit status:\n");
 	printf("  0   success (run: the status of COMMAND, 128+N if killed by signal N)\n");
 	printf("  64  usage error (also a TTL not above the drift margin, 1%% + 2 ms)\n");
@@ -140,6 +158,38 @@ usage(void)
 	printf("  78  configuration refused: Redis refused the login (password, ACL user,\n");
 	printf("      database); run --pg: PostgreSQL (or a pooler) refuses PGOPTIONS\n");
 	printf("  1   any other error\n");
+}
+
+/*
+ * A signal by name (TERM, SIGTERM; the ones a user would send to stop a
+ * process) or number.  Returns the signal, or 0.
+ */
+static int
+parse_signal(const char *s)
+{
+	static const struct
+	{
+		const char *name;
+		int			sig;
+	}			names[] = {
+		{"HUP", SIGHUP}, {"INT", SIGINT}, {"QUIT", SIGQUIT}, {"KILL", SIGKILL},
+		{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"TERM", SIGTERM}
+	};
+	char	   *end;
+	long		n;
+	size_t		i;
+
+	if (*s >= '0' && *s <= '9')
+	{
+		n = strtol(s, &end, 10);
+		return *end == '\0' && n >= 1 && n <= SIGRTMAX ? (int) n : 0;
+	}
+	if (strncmp(s, "SIG", 3) == 0)
+		s += 3;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(s, names[i].name) == 0)
+			return names[i].sig;
+	return 0;
 }
 
 static int
@@ -411,8 +461,8 @@ print_lease(const options *o, fence_lease *l)
  * status is returned in "*code".
  */
 static fence_lease *
-take_lease(fence_ctx *ctx, const options *o, const char *resource,
-		   PGconn **pgp, int *code)
+acquire_and_announce(fence_ctx *ctx, const options *o, const char *resource,
+					 PGconn **pgp, int *code)
 {
 	fence_lease *l;
 	PGconn	   *pg = NULL;
@@ -443,18 +493,189 @@ take_lease(fence_ctx *ctx, const options *o, const char *resource,
 	return l;
 }
 
+/*
+ * Signals during the acquire.  Until fence can act on SIGINT, SIGTERM,
+ * SIGHUP or SIGQUIT, one of them would end it by default, and if the lock
+ * was taken by then (or the script taking it was on its way) nobody gives
+ * it back: it stays in Redis until its TTL, and "fence acquire" never says
+ * whose it is.  So they are blocked from before the acquire, and the
+ * acquire and announce run in a thread while the main thread waits for
+ * either to end: the first signal is noted (the lease is given back once
+ * the acquire returns, and fence exits 128+N), a second one ends fence at
+ * once, as asked, whatever that strands.  Signals ignored when fence
+ * started stay ignored.
+ */
+typedef struct stop_guard
+{
+	sigset_t	set;			/* the signals that end fence, not ignored */
+	sigset_t	old;			/* the mask before */
+	int			sig;			/* the first that came, or 0 */
+} stop_guard;
+
+typedef struct acquire_job
+{
+	fence_ctx  *ctx;
+	const options *o;
+	const char *resource;
+	PGconn	  **pgp;
+	int			code;
+	fence_lease *lease;
+	int			done_fd;		/* written to once done, if >= 0 */
+} acquire_job;
+
+static void *
+acquire_thread(void *arg)
+{
+	acquire_job *j = arg;
+	char		c = 1;
+
+	j->lease = acquire_and_announce(j->ctx, j->o, j->resource, j->pgp, &j->code);
+	if (j->done_fd >= 0 && write(j->done_fd, &c, 1) != 1)
+		j->done_fd = -1;		/* cannot happen with an empty pipe */
+	return NULL;
+}
+
+#ifdef __linux__
+/* Take the signals that came; "waiting": the acquire is still going on. */
+static void
+take_signals(int sfd, stop_guard *g, int waiting)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sfd, &si, sizeof(si)) == (ssize_t) sizeof(si))
+	{
+		int			sig = (int) si.ssi_signo;
+
+		if (g->sig == 0)
+		{
+			g->sig = sig;
+			if (waiting)
+				fprintf(stderr, "%s: %s: the lease will be given back once the acquire returns"
+						" (again to stop at once)\n", progname, strsignal(sig));
+		}
+		else if (waiting)
+		{
+			/* asked twice: now */
+			signal(sig, SIG_DFL);
+			pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+			raise(sig);
+		}
+	}
+}
+#endif
+
+/*
+ * acquire_and_announce, guarded against the signals that end fence (see
+ * above).  Returns with them blocked, the first that came in g->sig.
+ */
+static fence_lease *
+take_lease(fence_ctx *ctx, const options *o, const char *resource,
+		   PGconn **pgp, int *code, stop_guard *g)
+{
+	acquire_job j = {ctx, o, resource, pgp, 0, NULL, -1};
+	struct sigaction cur;
+	int			i;
+
+	sigemptyset(&g->set);
+	for (i = 0; i < NFORWARDED; i++)
+		if (sigaction(forwarded[i], NULL, &cur) == 0 && cur.sa_handler != SIG_IGN)
+			sigaddset(&g->set, forwarded[i]);
+	g->sig = 0;
+	pthread_sigmask(SIG_BLOCK, &g->set, &g->old);
+#ifdef __linux__
+	{
+		int			done[2] = {-1, -1},
+					sfd = -1;
+		pthread_t	th;
+
+		if (pipe2(done, O_CLOEXEC) == 0 &&
+			(sfd = signalfd(-1, &g->set, SFD_CLOEXEC | SFD_NONBLOCK)) >= 0)
+		{
+			j.done_fd = done[1];
+			if (pthread_create(&th, NULL, acquire_thread, &j) == 0)
+			{
+				for (;;)
+				{
+					struct pollfd p[2] = {{done[0], POLLIN, 0}, {sfd, POLLIN, 0}};
+
+					if (poll(p, 2, -1) < 0 && errno != EINTR)
+						break;	/* pthread_join waits instead */
+					if (p[1].revents)
+						take_signals(sfd, g, 1);
+					if (p[0].revents)
+						break;
+				}
+				pthread_join(th, NULL);
+			}
+			else
+			{
+				j.done_fd = -1;
+				acquire_thread(&j);
+			}
+			take_signals(sfd, g, 0);
+		}
+		else
+			acquire_thread(&j);	/* blocked throughout, acted on after */
+		if (sfd >= 0)
+			close(sfd);
+		if (done[0] >= 0)
+		{
+			close(done[0]);
+			close(done[1]);
+		}
+	}
+#else
+	acquire_thread(&j);
+#endif
+	/* one that came since, or without a signalfd */
+	if (g->sig == 0)
+	{
+		struct timespec now = {0, 0};
+		int			sig = sigtimedwait(&g->set, NULL, &now);
+
+		if (sig > 0)
+			g->sig = sig;
+	}
+	*code = j.code;
+	return j.lease;
+}
+
+/* A signal came while the lease was taken: give it back, exit 128+N. */
+static int
+give_back(fence_ctx *ctx, fence_lease *l, PGconn *pg, int sig)
+{
+	if (l != NULL)
+	{
+		if (fence_release(ctx, l) != FENCE_OK)
+			fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
+		fence_lease_free(l);
+	}
+	PQfinish(pg);
+	return 128 + sig;
+}
+
 static int
 cmd_acquire(fence_ctx *ctx, const options *o, int argc, char **argv)
 {
 	fence_lease *l;
-	int			code = 0;
+	stop_guard	g;
+	struct timespec now = {0, 0};
+	int			code = 0,
+				sig;
 
 	if (argc != 1)
 		return usage_error("acquire needs exactly one argument: RESOURCE%s", "");
-	l = take_lease(ctx, o, argv[0], NULL, &code);
+	l = take_lease(ctx, o, argv[0], NULL, &code, &g);
+	if (g.sig != 0)
+		return give_back(ctx, l, NULL, g.sig);
 	if (l == NULL)
 		return code;
 	print_lease(o, l);
+	fflush(stdout);
+	/* until printed, a signal means "not acquired": exit 128+N */
+	if ((sig = sigtimedwait(&g.set, NULL, &now)) > 0)
+		return give_back(ctx, l, NULL, sig);
+	pthread_sigmask(SIG_SETMASK, &g.old, NULL);
 	fence_lease_free(l);		/* the lock stays in Redis until its TTL */
 	return 0;
 }
@@ -585,7 +806,12 @@ cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 			json_string(stdout, info.owner);
 		else
 			printf("null");
-		printf(",\"ttl_ms\":%lld,\"token\":%lld", info.pttl_ms, info.token);
+		/* a free lease has no TTL: null, as its owner (never PTTL's -2) */
+		if (info.owner)
+			printf(",\"ttl_ms\":%lld", info.pttl_ms);
+		else
+			printf(",\"ttl_ms\":null");
+		printf(",\"token\":%lld", info.token);
 		if (mark >= 0)
 			printf(",\"pg_token\":%lld", mark);
 		if (stats != NULL)
@@ -684,21 +910,58 @@ print_result(const options *o, PGresult *res, long long token)
 	}
 }
 
+/*
+ * exec: a signal during the statement cancels it (PQcancel is safe in a
+ * signal handler), so that the lease is given back and fence exits 128+N
+ * rather than leave the lock behind.
+ */
+static PGcancel *volatile exec_cancel;
+static volatile sig_atomic_t exec_signal;
+
+static void
+on_exec_signal(int sig)
+{
+	int			saved = errno;
+	char		errbuf[256];
+
+	if (exec_signal == 0)
+		exec_signal = sig;
+	if (exec_cancel != NULL)
+		(void) PQcancel(exec_cancel, errbuf, sizeof(errbuf));
+	errno = saved;
+}
+
 static int
 cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv)
 {
 	fence_lease *l;
 	PGconn	   *pg = NULL;
 	PGresult   *res;
-	int			code = 0;
+	stop_guard	g;
+	struct sigaction sa;
+	int			code = 0,
+				i;
 
 	if (o->pg == NULL)
 		return usage_error("exec needs --pg CONNINFO%s", "");
 	if (argc < 2)
 		return usage_error("exec needs RESOURCE and SQL%s", "");
-	l = take_lease(ctx, o, argv[0], &pg, &code);
+	l = take_lease(ctx, o, argv[0], &pg, &code, &g);
+	if (g.sig != 0)
+		return give_back(ctx, l, pg, g.sig);
 	if (l == NULL)
 		return code;
+
+	/* From here a signal cancels the statement; the lease is given back. */
+	exec_cancel = PQgetCancel(pg);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_exec_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < NFORWARDED; i++)
+		if (sigismember(&g.set, forwarded[i]))
+			sigaction(forwarded[i], &sa, NULL);
+	pthread_sigmask(SIG_SETMASK, &g.old, NULL);
+
 	/* A long statement must not outlive the lease unnoticed. */
 	if (fence_heartbeat_start(ctx, l, NULL, NULL) != FENCE_OK)
 	{
@@ -708,12 +971,16 @@ cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv)
 	res = fence_exec(ctx, l, pg, argv[1], argc - 2, (const char *const *) argv + 2);
 	if (res == NULL)
 	{
-		code = pg_fail(ctx, pg);
+		code = exec_signal != 0 ? 128 + exec_signal : pg_fail(ctx, pg);
 		goto done;
 	}
 	print_result(o, res, fence_lease_token(l));
 	PQclear(res);
 done:
+	/* the handler must not use the cancel object once it is freed */
+	pthread_sigmask(SIG_BLOCK, &g.set, NULL);
+	PQfreeCancel(exec_cancel);
+	exec_cancel = NULL;
 	if (fence_release(ctx, l) != FENCE_OK && code == 0)
 		fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
 	fence_lease_free(l);
@@ -869,9 +1136,6 @@ probe_pgoptions(const char *conninfo, fence_lease *l)
 	return rc;
 }
 
-static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-#define NFORWARDED ((int) (sizeof(forwarded) / sizeof(forwarded[0])))
-
 static long long
 now_ms(void)
 {
@@ -1014,19 +1278,25 @@ signal_all(pid_t pgid, int sig)
 
 /*
  * Is everything the command started gone?  Our children are reaped as they
- * go (the command's status goes to "*status"); with PR_SET_CHILD_SUBREAPER
+ * go (the command's status goes to "*status"); when "stopsig" is not NULL,
+ * a stop of the command itself is reported there.  With PR_SET_CHILD_SUBREAPER
  * its orphans become our children, so no child left means no descendant
  * left.  Where that is missing, an empty process group is the sign.
  */
 static int
-all_gone(pid_t pid, int *status, int *main_done)
+all_gone(pid_t pid, int *status, int *main_done, int *stopsig)
 {
 	pid_t		w;
 	int			st;
 
-	while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+	while ((w = waitpid(-1, &st, WNOHANG | (stopsig ? WUNTRACED : 0))) > 0)
 	{
-		if (w == pid)
+		if (WIFSTOPPED(st))
+		{
+			if (w == pid)
+				*stopsig = WSTOPSIG(st);
+		}
+		else if (w == pid)
 		{
 			*status = st;
 			*main_done = 1;
@@ -1037,6 +1307,75 @@ all_gone(pid_t pid, int *status, int *main_done)
 	return kill(-pid, 0) != 0 && errno == ESRCH;
 }
 
+/*
+ * Job control.  A shell knows only the process it started, and takes the
+ * job for stopped when that process stops.  But a stopped fence would stop
+ * renewing the lease, and a fence that does not stop while its command is
+ * stopped leaves the shell waiting, the terminal with nobody (Ctrl-Z
+ * "hangs").  So in the foreground of a terminal, run splits in two once it
+ * holds the lease: the process the shell started stays in the job's process
+ * group as its stand-in (run_standin), and a child, the supervisor, in a
+ * process group of its own, renews the lease and runs the command, which
+ * gets the terminal.  When the command stops (Ctrl-Z, or a read from the
+ * terminal in the background), the supervisor gives the terminal back to
+ * the job's group and stops the stand-in with the same signal: the shell
+ * sees its job stopped, and the heartbeat goes on renewing the lease.  fg
+ * and bg continue the stand-in, which tells the supervisor: it continues
+ * the command, handing it the terminal first when the shell made the job
+ * the foreground again.  Signals sent to the stand-in are passed on to the
+ * supervisor, and its exit status becomes the stand-in's.  The supervisor
+ * dies with the stand-in (PR_SET_PDEATHSIG, SIGTERM: the command is
+ * stopped and the lease given back).
+ */
+static pid_t standin_supervisor;
+
+static void
+standin_pass_on(int sig)
+{
+	int			saved = errno;
+
+	kill(standin_supervisor, sig);
+	errno = saved;
+}
+
+/*
+ * The stand-in's part: pass signals on to "supervisor" until it exits, and
+ * exit as it did.  The signals it passes on were blocked across the fork;
+ * "oldmask" is the mask to restore once its handlers are in place.
+ */
+static int
+run_standin(pid_t supervisor, const sigset_t *oldmask, const struct sigaction *orig_chld)
+{
+	struct sigaction sa,
+				cur;
+	pid_t		w;
+	int			st,
+				i;
+
+	standin_supervisor = supervisor;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = standin_pass_on;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < NFORWARDED; i++)
+	{
+		/* ignored when we started: ignored still, and not passed on */
+		sigaction(forwarded[i], NULL, &cur);
+		if (cur.sa_handler != SIG_IGN)
+			sigaction(forwarded[i], &sa, NULL);
+	}
+	sigaction(SIGCONT, &sa, NULL);
+	sigaction(SIGCHLD, orig_chld, NULL);
+	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	while ((w = waitpid(supervisor, &st, 0)) != supervisor)
+		if (w < 0 && errno != EINTR)
+			return EXIT_FAIL;
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return EXIT_FAIL;
+}
+
 static int
 cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 {
@@ -1045,10 +1384,17 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 				orig[NFORWARDED],
 				orig_chld,
 				orig_ttou;
-	pid_t		pid;
+	sigset_t	job_signals,
+				oldmask;
+	stop_guard	g;
+	pid_t		pid,
+				supervisor,
+				standin = 0,
+				job_pgrp = 0;
 	int			code = 0,
 				i,
-				status = 0;
+				status = 0,
+				stopsig;
 	int			lost = 0,
 				main_done = 0,
 				done = 0,
@@ -1057,7 +1403,9 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 
 	if (argc < 2)
 		return usage_error("run needs RESOURCE and a command after --%s", "");
-	l = take_lease(ctx, o, argv[0], NULL, &code);
+	l = take_lease(ctx, o, argv[0], NULL, &code, &g);
+	if (g.sig != 0)
+		return give_back(ctx, l, NULL, g.sig);
 	if (l == NULL)
 		return code;
 
@@ -1071,11 +1419,12 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 	/*
 	 * Forward the signals that stop a job, except those ignored when we
 	 * started (nohup, a shell's trap ''): those stay ignored, here and in
-	 * the command, which inherits every disposition we found.
+	 * the command, which inherits every disposition we found.  Children
+	 * that stop wake us too (job control, below).
 	 */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGCHLD, &sa, &orig_chld);
 	sigaction(SIGTTOU, NULL, &orig_ttou);
@@ -1085,6 +1434,8 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		if (orig[i].sa_handler != SIG_IGN)
 			sigaction(forwarded[i], &sa, NULL);
 	}
+	/* handlers in place: signals may come (to the command, once started) */
+	pthread_sigmask(SIG_SETMASK, &g.old, NULL);
 
 	if (set_child_env(l) != 0)
 	{
@@ -1098,19 +1449,62 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		code = EXIT_CONFIG;
 		goto release;
 	}
+
+	/* In the foreground of a terminal: a stand-in for the shell's job. */
+	own_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+	if (own_tty)
+	{
+		job_pgrp = getpgrp();
+		sigemptyset(&job_signals);
+		for (i = 0; i < NFORWARDED; i++)
+			sigaddset(&job_signals, forwarded[i]);
+		sigaddset(&job_signals, SIGCONT);
+		sigaddset(&job_signals, SIGCHLD);
+		/* no signal may fall between the fork and either side's handlers */
+		sigprocmask(SIG_BLOCK, &job_signals, &oldmask);
+		standin = getpid();
+		pid = fork();
+		if (pid < 0)
+		{
+			sigprocmask(SIG_SETMASK, &oldmask, NULL);
+			fprintf(stderr, "%s: could not fork: %s\n", progname, strerror(errno));
+			code = EXIT_FAIL;
+			goto release;
+		}
+		if (pid > 0)
+		{
+			/* the lease is the supervisor's now: not given back here */
+			code = run_standin(pid, &oldmask, &orig_chld);
+			fence_lease_free(l);
+			return code;
+		}
+		setpgid(0, 0);
+#ifdef PR_SET_PDEATHSIG
+		(void) prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+#endif
+		/* the terminal is handed over from a background group */
+		signal(SIGTTOU, SIG_IGN);
+		sigaction(SIGCONT, &sa, NULL);
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+		/* the stand-in died before PR_SET_PDEATHSIG took hold */
+		if (getppid() != standin)
+		{
+			code = EXIT_FAIL;
+			goto release;
+		}
+	}
+
 	if (fence_heartbeat_start(ctx, l, on_lost, NULL) != FENCE_OK)
 	{
 		code = fail(ctx);
 		goto release;
 	}
-
-	/* In the foreground of a terminal, hand the terminal to the command. */
-	own_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 #ifdef PR_SET_CHILD_SUBREAPER
 	/* the command's orphans become ours: we see them, and wait for them */
 	(void) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 #endif
 
+	supervisor = getpid();
 	pid = fork();
 	if (pid < 0)
 	{
@@ -1123,6 +1517,17 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		sigaction(SIGCHLD, &orig_chld, NULL);
 		for (i = 0; i < NFORWARDED; i++)
 			sigaction(forwarded[i], &orig[i], NULL);
+		sigaction(SIGTTOU, &orig_ttou, NULL);
+#ifdef PR_SET_PDEATHSIG
+		/*
+		 * If fence dies (kill -9, a crash) nobody renews the lease: the
+		 * command must not work on.  The signal comes when the thread that
+		 * forked exits, our main thread, which lives as long as we do.  A
+		 * fence that died before this took hold is no parent any more.
+		 */
+		if (prctl(PR_SET_PDEATHSIG, o->death_signal, 0, 0, 0) == 0 && getppid() != supervisor)
+			_exit(128 + o->death_signal);
+#endif
 		setpgid(0, 0);
 		if (own_tty)
 		{
@@ -1139,10 +1544,7 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 	/* Both sides set the group, so neither can race the other. */
 	setpgid(pid, pid);
 	if (own_tty)
-	{
-		signal(SIGTTOU, SIG_IGN);
 		tcsetpgrp(STDIN_FILENO, pid);
-	}
 
 	/*
 	 * The lease covers the command and everything it started: renew it
@@ -1176,19 +1578,41 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 					fprintf(stderr, "%s: lease on \"%s\" lost; stopping the command\n",
 							progname, fence_lease_resource(l));
 					signal_all(pid, SIGTERM);
+					/* a stopped command sees SIGTERM only once continued */
+					signal_all(pid, SIGCONT);
 					kill_at = now_ms() + o->grace_ms;
+				}
+				else if (buf[i] == SIGCONT && own_tty)
+				{
+					/* fg: the shell gave the job's group the terminal */
+					if (tcgetpgrp(STDIN_FILENO) == job_pgrp)
+						tcsetpgrp(STDIN_FILENO, pid);
+					signal_all(pid, SIGCONT);
 				}
 				else if (buf[i] != 0 && buf[i] != SIGCHLD)
 					signal_all(pid, buf[i]);
 			}
 		}
-		done = all_gone(pid, &status, &main_done);
+		stopsig = 0;
+		done = all_gone(pid, &status, &main_done, own_tty ? &stopsig : NULL);
+		if (stopsig != 0 && !lost)
+		{
+			/* the command stopped: so does the job, for its shell */
+			if (tcgetpgrp(STDIN_FILENO) == pid)
+				tcsetpgrp(STDIN_FILENO, job_pgrp);
+			kill(standin, stopsig);
+		}
 		/* past the grace period, SIGKILL whatever is left, until it is gone */
 		if (lost && !done && now_ms() >= kill_at)
 			signal_all(pid, SIGKILL);
 	}
 	if (own_tty)
-		tcsetpgrp(STDIN_FILENO, getpgrp());
+	{
+		if (tcgetpgrp(STDIN_FILENO) == pid)
+			tcsetpgrp(STDIN_FILENO, job_pgrp);
+		/* a job that stopped ends now: its stand-in must run to exit */
+		kill(standin, SIGCONT);
+	}
 
 	if (lost)
 		code = EXIT_LOST;
@@ -1305,6 +1729,7 @@ main(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},
 		{"min-replicas", required_argument, NULL, 'm' + 256},
 		{"replica-timeout", required_argument, NULL, 'T' + 256},
+		{"death-signal", required_argument, NULL, 'D' + 256},
 		{"help", no_argument, NULL, '?' + 256},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0}
@@ -1330,6 +1755,7 @@ main(int argc, char **argv)
 	o.ttl_ms = DEFAULT_TTL_MS;
 	o.grace_ms = DEFAULT_GRACE_MS;
 	o.replica_timeout_ms = DEFAULT_REPLICA_TIMEOUT_MS;
+	o.death_signal = SIGTERM;
 
 	/*
 	 * Options may come anywhere among the verb's own arguments.  "-" at the
@@ -1377,6 +1803,12 @@ main(int argc, char **argv)
 			case 'T' + 256:
 				dst = &o.replica_timeout_ms;
 				what = "--replica-timeout";
+				break;
+			case 'D' + 256:
+				if ((o.death_signal = parse_signal(optarg)) == 0 && !*usage_err)
+					snprintf(usage_err, sizeof(usage_err),
+							 "--death-signal must be a signal name (TERM, KILL...) or number, not \"%s\"",
+							 optarg);
 				break;
 			case 'p':
 				o.pg = optarg;

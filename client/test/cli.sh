@@ -320,9 +320,15 @@ test_cli_json() {
 	grep -q '^{"resource":"'"$res"'","token":[0-9]*,"owner":"[0-9a-f]\{32\}","ttl_ms":30000}$' "$TMP/out"
 	owner=$(sed 's/.*"owner":"\([0-9a-f]*\)".*/\1/' "$TMP/out")
 	expect_rc 0 "$F" show "$res" --json
-	grep -q '"owner":"'"$owner"'"' "$TMP/out"
+	grep -q '"owner":"'"$owner"'","ttl_ms":[1-9][0-9]*,' "$TMP/out"
 	expect_rc 0 "$F" release "$res" "$owner" --json
 	grep -qx '{"released":true}' "$TMP/out"
+	# free: no owner and no TTL, in both forms (never PTTL's -2)
+	expect_rc 0 "$F" show "$res" --json
+	grep -q '"owner":null,"ttl_ms":null,' "$TMP/out"
+	expect_rc 0 "$F" show "$res"
+	grep -qx "FENCE_OWNER=''" "$TMP/out"
+	grep -qx 'FENCE_TTL_MS=0' "$TMP/out"
 }
 
 # --json is valid JSON whatever the bytes: names, owners and values that
@@ -558,6 +564,116 @@ test_cli_run_ignored_signals() {
 	kill -TERM $fpid
 	wait $fpid || rc=$?
 	[ $rc = 143 ]
+}
+
+# Hold fence.fences locked (a psql session in the background), so that an
+# announce waits: fence has taken the lock in Redis and is not done yet.
+lock_fences() {
+	psql -XAtq -c "BEGIN" -c "LOCK TABLE fence.fences IN ACCESS EXCLUSIVE MODE" \
+		-c "SELECT pg_sleep(60)" >/dev/null 2>&1 &
+	LOCKER=$!
+	wait_for fences_locked
+}
+fences_locked() {
+	[ "$(psql -XAtc "SELECT count(*) FROM pg_locks WHERE relation = 'fence.fences'::regclass
+		AND mode = 'AccessExclusiveLock' AND granted")" = 1 ]
+}
+announce_waits() {
+	[ "$(psql -XAtc "SELECT count(*) FROM pg_stat_activity
+		WHERE wait_event_type = 'Lock' AND query LIKE '%fence.advance%'")" -ge 1 ]
+}
+unlock_fences() {
+	psql -XAtqc "SELECT pg_terminate_backend(pid) FROM pg_locks
+		WHERE relation = 'fence.fences'::regclass AND mode = 'AccessExclusiveLock' AND granted" >/dev/null
+	wait $LOCKER 2>/dev/null || true
+}
+
+# A signal that comes while fence acquires and announces (before it could
+# act on one) must not strand the lock in Redis until its TTL: fence gives
+# the lease back and exits 128+N, printing nothing and starting nothing.
+# A second signal ends it at once.  exec cancels a running statement.
+test_cli_signal_during_acquire() {
+	local res fpid rc verb
+	res=$(rname sigacq)
+	for verb in acquire run exec; do
+		lock_fences
+		rc=0
+		case $verb in
+		acquire) "$F" acquire "$res" --pg "$PGC" >"$TMP/out" & ;;
+		run) "$F" run "$res" --pg "$PGC" -- sh -c "echo ran > $TMP/ran" & ;;
+		exec) "$F" exec "$res" --pg "$PGC" 'SELECT 1' >"$TMP/out" & ;;
+		esac
+		fpid=$!
+		wait_for announce_waits
+		! lock_free "$res"
+		kill -TERM $fpid
+		unlock_fences
+		wait $fpid || rc=$?
+		[ $rc = 143 ] || { echo "$verb exited $rc, expected 143"; return 1; }
+		lock_free "$res" || { echo "$verb left the lock in Redis"; return 1; }
+		[ ! -s "$TMP/out" ] && [ ! -e "$TMP/ran" ]
+	done
+	# asked twice: at once, the announce still waiting (SIGTERM: a job in
+	# the background of a script ignores SIGINT)
+	lock_fences
+	rc=0
+	"$F" acquire "$res-twice" --pg "$PGC" >"$TMP/out" 2>"$TMP/err" &
+	fpid=$!
+	wait_for announce_waits
+	kill -TERM $fpid
+	wait_for grep -q 'again to stop at once' "$TMP/err"
+	kill -TERM $fpid
+	wait_for dead $fpid
+	unlock_fences
+	wait $fpid || rc=$?
+	[ $rc = 143 ]
+	# exec: a signal cancels the statement, then the lease is given back
+	rc=0
+	"$F" exec "$res" --pg "$PGC" 'SELECT pg_sleep(60)' >"$TMP/out" 2>"$TMP/err" &
+	fpid=$!
+	wait_for lock_exists "$res"
+	wait_for sleeping
+	kill -TERM $fpid
+	wait $fpid || rc=$?
+	[ $rc = 143 ]
+	lock_free "$res"
+}
+lock_exists() { ! lock_free "$1"; }
+sleeping() {
+	[ "$(psql -XAtc "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%'
+		AND pid <> pg_backend_pid() AND state = 'active'")" -ge 1 ]
+}
+
+# fence run killed with SIGKILL: the command must not work on without a
+# lease.  It gets SIGTERM (PR_SET_PDEATHSIG), or the --death-signal given.
+test_cli_run_fence_killed() {
+	local res fpid
+	res=$(rname k9)
+	rm -f "$TMP/k9"
+	"$F" run "$res" --ttl 2s -- sh -c "echo \$\$ > $TMP/k9; exec sleep 60" &
+	fpid=$!
+	wait_for test -s "$TMP/k9"
+	kill -9 $fpid
+	wait $fpid || true
+	wait_for dead "$(cat "$TMP/k9")"
+	# a command that ignores SIGTERM, with --death-signal KILL (the killed
+	# fence's lock is there until its TTL: another resource)
+	rm -f "$TMP/k9"
+	"$F" run "$res-kill" --ttl 2s --death-signal KILL -- sh -c "trap '' TERM; echo \$\$ > $TMP/k9; exec sleep 60" &
+	fpid=$!
+	wait_for test -s "$TMP/k9"
+	kill -9 $fpid
+	wait $fpid || true
+	wait_for dead "$(cat "$TMP/k9")"
+	expect_rc 64 "$F" run "$res" --death-signal NOSUCH -- true
+	grep -q 'death-signal' "$TMP/err"
+}
+
+# In a terminal, run behaves like the command under job control: Ctrl-Z
+# stops it (and bash sees the job stopped) while the lease is kept, fg and
+# bg resume it, Ctrl-C ends it (client/test/pty_job.py drives a real bash).
+test_cli_run_job_control() {
+	python3 test/pty_job.py "$F" "$(rname job)" "$FENCE_REDIS_URL"
 }
 
 test_cli_run_psql() {
@@ -820,6 +936,9 @@ run_test cli_run_lost_sigkill
 run_test cli_run_waits_for_group
 run_test cli_run_lost_escaped
 run_test cli_run_ignored_signals
+run_test cli_run_job_control
+run_test cli_run_fence_killed
+run_test cli_signal_during_acquire pg
 run_test cli_quorum
 run_test cli_min_replicas
 run_test cli_run_psql pg

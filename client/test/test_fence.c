@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1341,6 +1342,105 @@ fail:
 	return rc;
 }
 
+/*
+ * The race: a thread of the application forks and execs while libfence
+ * is connecting.  Each child counts, before its exec, the sockets it would
+ * keep across it that were not there (and inheritable) before the test;
+ * a socket that got FD_CLOEXEC only once its connect was over is caught
+ * in that window.
+ */
+static volatile int race_stop;
+static int	race_known[64],
+			race_nknown;
+
+static void *
+fork_exec_loop(void *arg)
+{
+	int		   *leaked = arg;
+
+	while (!race_stop)
+	{
+		pid_t		pid = fork();
+		int			st;
+
+		if (pid == 0)
+		{
+			int			n = 0;
+
+			/* only async-signal-safe calls between fork and exec */
+			for (int fd = 3; fd < 1024; fd++)
+			{
+				struct stat sb;
+				int			flags = fcntl(fd, F_GETFD);
+
+				if (flags >= 0 && !(flags & FD_CLOEXEC) && fstat(fd, &sb) == 0 &&
+					S_ISSOCK(sb.st_mode) && !fd_in(race_known, race_nknown, fd))
+					n++;
+			}
+			if (n > 0)
+				_exit(100 + (n < 100 ? n : 99));
+			execl("/bin/true", "true", (char *) NULL);
+			_exit(127);
+		}
+		if (pid < 0 || waitpid(pid, &st, 0) != pid)
+			break;
+		if (WIFEXITED(st) && WEXITSTATUS(st) > 100 && WEXITSTATUS(st) != 127)
+			(*leaked)++;
+	}
+	return NULL;
+}
+
+static int
+test_cloexec_fork_race(void)
+{
+	pthread_t	th;
+	int			all[64],
+				nall,
+				leaked = 0,
+				started = 0,
+				connects = 0,
+				rc = 1;
+	long long	t0;
+
+	/* the test's own inheritable sockets (its raw hiredis connection) */
+	race_nknown = 0;
+	nall = list_sockets(all, 64);
+	for (int i = 0; i < nall; i++)
+		if (!(fcntl(all[i], F_GETFD) & FD_CLOEXEC))
+			race_known[race_nknown++] = all[i];
+	race_stop = 0;
+	CHECK(pthread_create(&th, NULL, fork_exec_loop, &leaked) == 0);
+	started = 1;
+	t0 = ms_now();
+	/* each connect leaves a socket in TIME_WAIT: not too many of them */
+	while (ms_now() - t0 < 3000 && connects < 1500 && leaked == 0)
+	{
+		fence_ctx  *a = fence_connect(redis_url);
+
+		CHECKC(a->err == 0, a);
+		fence_free(a);
+		connects++;
+	}
+	race_stop = 1;
+	pthread_join(th, NULL);
+	started = 0;
+	if (leaked > 0)
+	{
+		snprintf(tap_why, sizeof(tap_why), "%d exec'd children inherited a Redis socket (%d connects)",
+				 leaked, connects);
+		goto fail;
+	}
+	CHECK(connects > 100);
+	rc = 0;
+fail:
+	if (started)
+	{
+		race_stop = 1;
+		pthread_join(th, NULL);
+	}
+	return rc;
+}
+
 /* Calls of "cmd" so far, from INFO commandstats (0 if none). */
 static long long
 cmd_calls(const char *cmd)
@@ -2561,6 +2661,57 @@ fail:
 	return rc;
 }
 
+/*
+ * Heals while the heartbeat renews the lease, which a lost callback could
+ * read from its thread: the token changes only on the announcing thread
+ * (the heartbeat reads the owner, TTL and deadline, never the token), and
+ * the lease stays held throughout.  (Built with -fsanitize=thread, this
+ * test reports no race.)
+ */
+static int
+test_heal_under_heartbeat(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("healbeat");
+	long long	t0,
+				before;
+	int			heals = 0,
+				rc = 1;
+
+	if (!pg_ready)
+		SKIP("extension fence not available");
+	l = fence_acquire(a, res, 300);		/* a beat every 100 ms */
+	CHECKC(l != NULL, a);
+	CHECKC(fence_heartbeat_start(a, l, count_lost, NULL) == FENCE_OK, a);
+	t0 = ms_now();
+	while (ms_now() - t0 < 1000)
+	{
+		char		ahead[24];
+		const char *params[3] = {res, ahead, "someone-else"};
+		PGresult   *r;
+
+		/* PostgreSQL ahead of Redis: the announce must heal */
+		before = fence_lease_token(l);
+		snprintf(ahead, sizeof(ahead), "%lld", before + 2);
+		r = PQexecParams(pg, "SELECT fence.advance($1::text, $2::bigint, $3::text)",
+						 3, NULL, params, NULL, NULL, 0);
+		CHECK(PQresultStatus(r) == PGRES_TUPLES_OK);
+		PQclear(r);
+		CHECKC(fence_announce(a, l, pg) == FENCE_OK, a);
+		CHECK(fence_lease_token(l) == before + 3);
+		heals++;
+	}
+	CHECK(heals >= 3);
+	CHECK(fence_lease_state(l) == FENCE_LEASE_HELD);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
 int
 main(void)
 {
@@ -2610,6 +2761,7 @@ main(void)
 	TEST(round_trips);
 	TEST(owner_after_fork);
 	TEST(sockets_cloexec);
+	TEST(cloexec_fork_race);
 	TEST(auth_select);
 	TEST(heartbeat_renews);
 	TEST(heartbeat_expired);
@@ -2626,6 +2778,7 @@ main(void)
 	TEST(stale_after_takeover);
 	TEST(heal_flushall);
 	TEST(heal_needs_lock);
+	TEST(heal_under_heartbeat);
 
 	PQfinish(pg);
 	redisFree(raw);

@@ -8,6 +8,7 @@
  *	  FENCE_TEST_SENTINEL         redis-sentinel:// URL (3 sentinels)
  *	  FENCE_TEST_SENTINEL_PORTS   master port, replica port
  *	  FENCE_TEST_SENTINEL_PIDS    master pid, replica pid
+ *	  FENCE_TEST_SENTINELS_PIDS   the 3 sentinels' pids
  *	  FENCE_TEST_QUORUM           5 redis:// URLs, space-separated
  *	  FENCE_TEST_QUORUM_PIDS      their pids
  *
@@ -40,6 +41,7 @@ unsigned int fence_key_slot(const char *key, size_t len);
 static const char *cluster_url, *sentinel_url, *quorum_url;
 static int	cluster_port[MAXN], ncluster;
 static int	sentinel_port[2], sentinel_pid[2];
+static int	sentinels_pid[MAXN], nsentinels;
 static int	quorum_port[MAXN], quorum_pid[MAXN], nquorum;
 
 /* Parse "a b c" into up to MAXN ints. */
@@ -663,6 +665,127 @@ test_sentinel_min_replicas(void)
 fail:
 	if (frozen)
 		kill(sentinel_pid[1], SIGCONT);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/*
+ * A heal that too few replicas acknowledge gives the lease back: the lease
+ * must say LOST then, not HELD (fenced SQL would go on under a lock that
+ * is gone).
+ */
+static int
+test_sentinel_heal_replicas(void)
+{
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	const char *res = R("shealwait");
+	char		ahead[24];
+	const char *params[3] = {res, ahead, "someone-else"};
+	PGresult   *r;
+	int			frozen = 0,
+				rc = 1;
+
+	if (sentinel_url == NULL)
+		SKIP("no sentinels (FENCE_TEST_SENTINEL)");
+	if (!pg_ready)
+		SKIP("extension fence not available");
+	a = fence_connect(sentinel_url);
+	CHECKC(a->err == 0, a);
+	CHECKC(fence_set_min_replicas(a, 1, 200) == FENCE_OK, a);
+	l = fence_acquire(a, res, 10000);
+	CHECKC(l != NULL, a);
+	/* PostgreSQL is ahead of Redis (a failover lost the counter) */
+	snprintf(ahead, sizeof(ahead), "%lld", fence_lease_token(l) + 5);
+	r = PQexecParams(pg, "SELECT fence.advance($1::text, $2::bigint, $3::text)",
+					 3, NULL, params, NULL, NULL, 0);
+	CHECK(PQresultStatus(r) == PGRES_TUPLES_OK);
+	PQclear(r);
+	/* the heal raises the counter, but no replica acknowledges it */
+	CHECK(kill(sentinel_pid[1], SIGSTOP) == 0);
+	frozen = 1;
+	CHECK(fence_announce(a, l, pg) == FENCE_ERR && a->err == FENCE_ERR_REPLICAS);
+	CHECK(cmd_int(sentinel_port[0], "EXISTS %s", key(res, "lock")) == 0);
+	CHECK(fence_lease_state(l) == FENCE_LEASE_LOST);
+	rc = 0;
+fail:
+	if (frozen)
+		kill(sentinel_pid[1], SIGCONT);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/*
+ * Silent sentinels must not starve the heartbeat: with every sentinel
+ * frozen, the extends still reach the (healthy) master in time, and when
+ * the connection to it is lost, the heartbeat connects to the master it
+ * knew last.  Before the sentinels' time was capped, asking them took the
+ * whole time the extend had and the lease was lost.
+ */
+static int
+test_sentinel_silent(void)
+{
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	const char *res = R("ssilent");
+	const long	ttl = 1500;
+	long long	t0;
+	int			frozen = 0,
+				killed = 0,
+				i,
+				rc = 1;
+
+	if (sentinel_url == NULL || nsentinels != 3)
+		SKIP("no sentinels (FENCE_TEST_SENTINEL, FENCE_TEST_SENTINELS_PIDS)");
+	a = fence_connect(sentinel_url);
+	CHECKC(a->err == 0, a);
+	l = fence_acquire(a, res, ttl);
+	CHECKC(l != NULL, a);
+	CHECKC(fence_heartbeat_start(a, l, NULL, NULL) == FENCE_OK, a);
+	for (i = 0; i < nsentinels; i++)
+		CHECK(kill(sentinels_pid[i], SIGSTOP) == 0);
+	frozen = 1;
+
+	/*
+	 * Three TTLs: every extend asks the frozen sentinels first.  Halfway,
+	 * cut the heartbeat's connection to the master, so that it must
+	 * connect again without a sentinel's word.
+	 */
+	t0 = ms_now();
+	while (ms_now() - t0 < 3 * ttl)
+	{
+		CHECK(fence_lease_state(l) != FENCE_LEASE_LOST);
+		if (!killed && ms_now() - t0 > 3 * ttl / 2)
+		{
+			redisReply *r = cmd(sentinel_port[0], "CLIENT KILL TYPE normal");
+
+			CHECK(r != NULL && r->type == REDIS_REPLY_INTEGER && r->integer >= 1);
+			freeReplyObject(r);
+			killed = 1;
+		}
+		sleep_ms(20);
+	}
+	CHECK(fence_lease_state(l) == FENCE_LEASE_HELD);
+	/* and it is the master's lock that was renewed all along */
+	CHECK(cmd_int(sentinel_port[0], "PTTL %s", key(res, "lock")) > ttl / 3);
+	for (i = 0; i < nsentinels; i++)
+		kill(sentinels_pid[i], SIGCONT);
+	frozen = 0;
+	/* CLIENT KILL cut our own connection too: the first command notices */
+	{
+		fence_info	info;
+
+		if (fence_show(a, res, &info) == FENCE_OK)
+			fence_info_free(&info);
+	}
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	if (frozen)
+		for (i = 0; i < nsentinels; i++)
+			kill(sentinels_pid[i], SIGCONT);
 	fence_lease_free(l);
 	fence_free(a);
 	return rc;
@@ -1399,6 +1522,7 @@ main(void)
 	if (sentinel_url && (ints(getenv("FENCE_TEST_SENTINEL_PORTS"), sentinel_port) != 2 ||
 						 ints(getenv("FENCE_TEST_SENTINEL_PIDS"), sentinel_pid) != 2))
 		sentinel_url = NULL;
+	nsentinels = ints(getenv("FENCE_TEST_SENTINELS_PIDS"), sentinels_pid);
 	if (quorum_url)
 	{
 		nquorum = url_ports(quorum_url, quorum_port);
@@ -1415,6 +1539,8 @@ main(void)
 	TEST(cluster_min_replicas);
 	TEST(sentinel_resolve);
 	TEST(sentinel_min_replicas);
+	TEST(sentinel_silent);
+	TEST(sentinel_heal_replicas);
 	TEST(quorum_basic);
 	TEST(quorum_minority_restart);
 	TEST(quorum_minority_frozen);
