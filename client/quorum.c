@@ -605,10 +605,13 @@ quorum_heal(fence_ctx *ctx, fence_lease *l, long long mark)
 {
 	quorum_store *s = ctx->conn->store;
 	int64_t		until;
+	long long	ttl_ms;
 	int			i;
 
+	/* both change under the heartbeat's extends */
 	pthread_mutex_lock(&l->mu);
 	until = l->deadline_ns;
+	ttl_ms = l->ttl_ms;
 	pthread_mutex_unlock(&l->mu);
 	for (i = 0; i < s->n; i++)
 		s->ours[i] = 1;			/* QCLAIM tells where it is not */
@@ -618,7 +621,7 @@ quorum_heal(fence_ctx *ctx, fence_lease *l, long long mark)
 		return -1;
 	}
 	return claim(ctx, s, l->keys.lock, l->keys.token, l->owner, mark + 1, until,
-				 node_ms(ctx, l->ttl_ms), &l->token);
+				 node_ms(ctx, ttl_ms), &l->token);
 }
 
 /*
