@@ -170,6 +170,14 @@ fence_lease *fence_acquire(fence_ctx *ctx, const char *resource, long long ttl_m
  */
 fence_lease *fence_acquire_wait(fence_ctx *ctx, const char *resource,
 								long long ttl_ms, long long wait_ms);
+
+/*
+ * Make the fence_acquire_wait running on "ctx" in another thread (or the
+ * next one to start) give up within about 500 ms, as if its wait had run
+ * out: it takes the lease only if it is free for it by then.  Safe to call
+ * from any thread and from a signal handler.
+ */
+void		fence_cancel_wait(fence_ctx *ctx);
 long long	fence_busy_pttl(const fence_ctx *ctx);
 int			fence_extend(fence_ctx *ctx, fence_lease *lease, long long ttl_ms);
 int			fence_release(fence_ctx *ctx, fence_lease *lease);

@@ -155,6 +155,7 @@ struct fence_conn
 	long		replica_timeout_ms;
 	int64_t		op_deadline_ns; /* end of the lease operation under way */
 	long		block_ms;		/* how long its command may block in Redis */
+	int			cancel_wait;	/* fence_cancel_wait(), atomic */
 	uint64_t	rng;			/* xorshift state for backoff jitter */
 	unsigned char pool[512];	/* kernel randomness for owner ids */
 	size_t		pool_used;		/* bytes of "pool" already handed out */

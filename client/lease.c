@@ -297,6 +297,12 @@ fence_acquire(fence_ctx *ctx, const char *resource, long long ttl_ms)
 	return fence_acquire_wait(ctx, resource, ttl_ms, 0);
 }
 
+void
+fence_cancel_wait(fence_ctx *ctx)
+{
+	__atomic_store_n(&ctx->conn->cancel_wait, 1, __ATOMIC_RELEASE);
+}
+
 long long
 fence_busy_pttl(const fence_ctx *ctx)
 {
@@ -383,8 +389,13 @@ fence_acquire_wait(fence_ctx *ctx, const char *resource, long long ttl_ms,
 	rc = try_acquire(ctx, l, how);
 	while (rc == 0 && how != FENCE_ATTEMPT_TRY)
 	{
-		int64_t		left = deadline - fence_now_ns();
+		int64_t		left;
 		long		block_ms;
+
+		/* cancelled: the wait runs out now (every block is short) */
+		if (__atomic_load_n(&ctx->conn->cancel_wait, __ATOMIC_ACQUIRE))
+			deadline = fence_now_ns();
+		left = deadline - fence_now_ns();
 
 		if (how == FENCE_ATTEMPT_LAST)
 		{
@@ -414,6 +425,7 @@ fence_acquire_wait(fence_ctx *ctx, const char *resource, long long ttl_ms,
 			rc = try_acquire(ctx, l, how);
 		}
 	}
+	__atomic_store_n(&ctx->conn->cancel_wait, 0, __ATOMIC_RELEASE);
 	if (rc == 1)
 		return l;
 	if (rc < 0)

@@ -144,8 +144,9 @@ usage(void)
 	printf("terminal, job control works as for COMMAND (Ctrl-C, Ctrl-Z, fg, bg); the lease\n");
 	printf("is renewed while the job is stopped.\n");
 	printf("\nOne of those signals while acquire, run or exec takes the lease is acted on\n");
-	printf("once the acquire returns (with --wait, when the wait ends; a second one stops\n");
-	printf("fence at once): the lease is given back, exit 128+N.  exec cancels its statement.\n");
+	printf("once the acquire returns (--wait gives up within half a second; a second one\n");
+	printf("stops fence at once): the lease is given back, exit 128+N.  exec cancels its\n");
+	printf("statement.\n");
 	printf("\nExit status:\n");
 	printf("  0   success (run: the status of COMMAND, 128+N if killed by signal N)\n");
 	printf("  64  usage error (also a TTL not above the drift margin, 1%% + 2 ms)\n");
@@ -510,6 +511,7 @@ typedef struct stop_guard
 	sigset_t	set;			/* the signals that end fence, not ignored */
 	sigset_t	old;			/* the mask before */
 	int			sig;			/* the first that came, or 0 */
+	fence_ctx  *ctx;			/* whose wait a signal cuts short */
 } stop_guard;
 
 typedef struct acquire_job
@@ -550,8 +552,12 @@ take_signals(int sfd, stop_guard *g, int waiting)
 		{
 			g->sig = sig;
 			if (waiting)
+			{
+				/* a --wait of hours must not keep the user waiting */
+				fence_cancel_wait(g->ctx);
 				fprintf(stderr, "%s: %s: the lease will be given back once the acquire returns"
 						" (again to stop at once)\n", progname, strsignal(sig));
+			}
 		}
 		else if (waiting)
 		{
@@ -581,6 +587,7 @@ take_lease(fence_ctx *ctx, const options *o, const char *resource,
 		if (sigaction(forwarded[i], NULL, &cur) == 0 && cur.sa_handler != SIG_IGN)
 			sigaddset(&g->set, forwarded[i]);
 	g->sig = 0;
+	g->ctx = ctx;
 	pthread_sigmask(SIG_BLOCK, &g->set, &g->old);
 #ifdef __linux__
 	{

@@ -627,6 +627,19 @@ test_cli_signal_during_acquire() {
 	unlock_fences
 	wait $fpid || rc=$?
 	[ $rc = 143 ]
+	# waiting with --wait: one signal gives up the wait (within half a
+	# second), not after the minute asked for
+	"$F" acquire "$res-held" --ttl 60s >/dev/null
+	rc=0
+	"$F" run "$res-held" --wait 60s -- sh -c "echo ran > $TMP/ran" 2>"$TMP/err" &
+	fpid=$!
+	wait_for queued "$res-held"
+	kill -TERM $fpid
+	wait_for grep -q 'again to stop at once' "$TMP/err"
+	wait_for dead $fpid
+	wait $fpid || rc=$?
+	[ $rc = 143 ] && [ ! -e "$TMP/ran" ]
+	rcli DEL "$(lockkey "$res-held")" >/dev/null
 	# exec: a signal cancels the statement, then the lease is given back
 	rc=0
 	"$F" exec "$res" --pg "$PGC" 'SELECT pg_sleep(60)' >"$TMP/out" 2>"$TMP/err" &
@@ -639,6 +652,7 @@ test_cli_signal_during_acquire() {
 	lock_free "$res"
 }
 lock_exists() { ! lock_free "$1"; }
+queued() { [ "$(rcli ZCARD "fence:{$1}:queue")" -ge 1 ]; }
 sleeping() {
 	[ "$(psql -XAtc "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%'
 		AND pid <> pg_backend_pid() AND state = 'active'")" -ge 1 ]
