@@ -1597,7 +1597,19 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 					signal_all(pid, SIGCONT);
 				}
 				else if (buf[i] != 0 && buf[i] != SIGCHLD)
+				{
 					signal_all(pid, buf[i]);
+
+					/*
+					 * A stopped command sees a signal that ends it only once
+					 * continued, as the shell's kill does for a stopped job:
+					 * without it, "kill -9 %1" of a stopped job (fence gets
+					 * SIGTERM as its stand-in dies) would leave the command
+					 * stopped and the lease renewed for ever.
+					 */
+					if (buf[i] != SIGCONT)
+						signal_all(pid, SIGCONT);
+				}
 			}
 		}
 		stopsig = 0;

@@ -10,7 +10,9 @@
 #   fg      the command resumes in the foreground: it reads what is typed;
 #   bg      the command resumes in the background; reading the terminal
 #           stops it again (SIGTTIN), bash says so; fg resumes it;
-#   Ctrl-C  the command dies of SIGINT: fence exits 130, the lock is freed.
+#   Ctrl-C  the command dies of SIGINT: fence exits 130, the lock is freed;
+#   kill -9 of a stopped job (its stand-in): the command ends, the lock is
+#           freed, nothing is left renewing it.
 #
 # Usage: pty_job.py FENCE RESOURCE REDIS_URL.  Exits 0 when all held, else
 # 1 with what was expected and the terminal's output.  Every wait is for
@@ -167,6 +169,26 @@ expect(r"RC=130\r?\n")
 expect(PROMPT)
 if owner():
     fail("the lock is still there after Ctrl-C")
+
+# a stopped job killed with -9: bash kills the stand-in, and the command,
+# stopped, must still end and give the lease back
+send(run + "sh -c 'echo RUN:$$; exec sleep 30'\n")
+cmd = int(expect(r"RUN:(\d+)").group(1))
+send("\x1a")
+expect(r"Stopped")
+expect(PROMPT)
+wait_state(cmd, "T")
+send("kill -9 %1\n")
+expect(PROMPT)
+end = time.monotonic() + 15
+while os.path.exists("/proc/%d" % cmd) and state(cmd) != "Z":
+    if time.monotonic() > end:
+        fail("the stopped command outlived its killed job")
+    time.sleep(0.02)
+while owner():
+    if time.monotonic() > end:
+        fail("the lock is still renewed after the job was killed")
+    time.sleep(0.05)
 
 send("exit\n")
 os.waitpid(bash, 0)
