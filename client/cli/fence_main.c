@@ -51,6 +51,8 @@
 #define EXIT_DATAERR	65		/* fence's keys in Redis hold what fence never
 								 * writes */
 #define EXIT_UNAVAIL	69
+#define EXIT_IOERR		74		/* acquire, exec: the output could not be
+								 * written */
 #define EXIT_BUSY		75
 #define EXIT_LOST		76
 #define EXIT_STALE		77
@@ -153,6 +155,8 @@ usage(void)
 	printf("  65  fence's keys in Redis hold what fence never writes (wrong type,\n");
 	printf("      lock without expiry, token counter not a positive integer)\n");
 	printf("  69  Redis or PostgreSQL unreachable\n");
+	printf("  74  acquire, exec: the output could not be written (acquire gives the\n");
+	printf("      lease back)\n");
 	printf("  75  lease not acquired before --wait ran out\n");
 	printf("  76  lease lost (run), or not held by OWNER (release, extend)\n");
 	printf("  77  PostgreSQL rejected a stale token\n");
@@ -672,13 +676,24 @@ cmd_acquire(fence_ctx *ctx, const options *o, int argc, char **argv)
 
 	if (argc != 1)
 		return usage_error("acquire needs exactly one argument: RESOURCE%s", "");
+	/* a closed pipe must not kill fence with the lock taken and unsaid */
+	signal(SIGPIPE, SIG_IGN);
 	l = take_lease(ctx, o, argv[0], NULL, &code, &g);
 	if (g.sig != 0)
 		return give_back(ctx, l, NULL, g.sig);
 	if (l == NULL)
 		return code;
 	print_lease(o, l);
-	fflush(stdout);
+	if (fflush(stdout) != 0 || ferror(stdout))
+	{
+		/* nobody learnt the owner: nobody could release it */
+		fprintf(stderr, "%s: could not write the lease: %s; giving it back\n",
+				progname, strerror(errno));
+		if (fence_release(ctx, l) != FENCE_OK)
+			fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
+		fence_lease_free(l);
+		return EXIT_IOERR;
+	}
 	/* until printed, a signal means "not acquired": exit 128+N */
 	if ((sig = sigtimedwait(&g.set, NULL, &now)) > 0)
 		return give_back(ctx, l, NULL, sig);
@@ -953,6 +968,8 @@ cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv)
 		return usage_error("exec needs --pg CONNINFO%s", "");
 	if (argc < 2)
 		return usage_error("exec needs RESOURCE and SQL%s", "");
+	/* a closed pipe must not kill fence before it gives the lease back */
+	signal(SIGPIPE, SIG_IGN);
 	l = take_lease(ctx, o, argv[0], &pg, &code, &g);
 	if (g.sig != 0)
 		return give_back(ctx, l, pg, g.sig);
@@ -975,6 +992,12 @@ cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv)
 		code = fail(ctx);
 		goto done;
 	}
+	/* a signal while the heartbeat started: there is nothing to cancel yet */
+	if (exec_signal != 0)
+	{
+		code = 128 + exec_signal;
+		goto done;
+	}
 	res = fence_exec(ctx, l, pg, argv[1], argc - 2, (const char *const *) argv + 2);
 	if (res == NULL)
 	{
@@ -983,6 +1006,11 @@ cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv)
 	}
 	print_result(o, res, fence_lease_token(l));
 	PQclear(res);
+	if (fflush(stdout) != 0 || ferror(stdout))
+	{
+		fprintf(stderr, "%s: could not write the result: %s\n", progname, strerror(errno));
+		code = EXIT_IOERR;
+	}
 done:
 	/* the handler must not use the cancel object once it is freed */
 	pthread_sigmask(SIG_BLOCK, &g.set, NULL);
@@ -1736,6 +1764,23 @@ check_command_line(options *o, const verb *v, const char *err, int nargs, char *
 	return 0;
 }
 
+/*
+ * A standard descriptor that was closed (">&-") would be the first socket
+ * fence opens, and what it prints would go to Redis or PostgreSQL.  Hold
+ * each closed one with /dev/null, opened read-only, so that writing to it
+ * still fails as it would have.
+ */
+static void
+hold_std_fds(void)
+{
+	int			fd;
+
+	for (fd = 0; fd <= 2; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF &&
+			open("/dev/null", O_RDONLY) != fd)
+			exit(EXIT_FAIL);	/* cannot happen: the lowest free one */
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1763,8 +1808,10 @@ main(int argc, char **argv)
 				help = 0,
 				version = 0,
 				nargs = 0;
-	char	  **args = calloc(argc + 1, sizeof(char *));
+	char	  **args;
 
+	hold_std_fds();
+	args = calloc(argc + 1, sizeof(char *));
 	if (args == NULL)
 	{
 		fprintf(stderr, "%s: out of memory\n", progname);

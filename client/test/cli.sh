@@ -739,6 +739,41 @@ SELECT $1::text' --ttl
 	expect_rc 64 "$F" exec "$res" 'SELECT 1' --pg "$PGC"
 }
 
+# Output that cannot be written: acquire gives the lease back (nobody
+# learnt its owner) and exec gives it back too (a closed pipe must not kill
+# fence first); both exit 74.  The closed pipe is made in Python, whose
+# subprocess gives the child SIGPIPE's default action.
+closed_pipe() {
+	python3 -c 'import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+sys.exit(subprocess.call(sys.argv[1:], stdout=w))' "$@"
+}
+test_cli_output_unwritable() {
+	local res rc
+	res=$(rname out)
+	for how in full closed pipe; do
+		rc=0
+		case $how in
+		full) "$F" acquire "$res" --ttl 60s >/dev/full 2>"$TMP/err" || rc=$? ;;
+		closed) "$F" acquire "$res" --ttl 60s >&- 2>"$TMP/err" || rc=$? ;;
+		pipe) closed_pipe "$F" acquire "$res" --ttl 60s 2>"$TMP/err" || rc=$? ;;
+		esac
+		[ $rc = 74 ] || { echo "acquire >$how exited $rc"; cat "$TMP/err"; return 1; }
+		lock_free "$res" || { echo "acquire >$how left the lock"; return 1; }
+	done
+	[ $pg_ready = 1 ] || return 0
+	for how in full pipe; do
+		rc=0
+		case $how in
+		full) "$F" exec "$res" --pg "$PGC" 'SELECT 1' >/dev/full 2>"$TMP/err" || rc=$? ;;
+		pipe) closed_pipe "$F" exec "$res" --pg "$PGC" 'SELECT 1' 2>"$TMP/err" || rc=$? ;;
+		esac
+		[ $rc = 74 ] || { echo "exec >$how exited $rc"; cat "$TMP/err"; return 1; }
+		lock_free "$res" || { echo "exec >$how left the lock"; return 1; }
+	done
+}
+
 # COPY cannot run through exec (one result, no data streamed): refused at
 # once with 64, nothing written, the lease given back.
 test_cli_exec_copy() {
@@ -958,6 +993,7 @@ run_test cli_min_replicas
 run_test cli_run_psql pg
 run_test cli_exec pg
 run_test cli_exec_copy pg
+run_test cli_output_unwritable
 run_test cli_exec_args pg
 run_test cli_exec_stale pg
 run_test cli_exec_unreachable pg
