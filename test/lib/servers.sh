@@ -61,11 +61,27 @@ spare_port() {
 	local port
 	while :; do
 		port=$((12000 + RANDOM % 20000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-			echo "$port"
-			return
-		fi
+		port_free "$port" && { echo "$port"; return; }
 	done
+}
+
+# port_free PORT: nothing listens on 127.0.0.1:PORT.
+port_free() {
+	! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# redis_until PORT SECONDS PATTERN MESSAGE CMD...: ask the redis-server on
+# PORT "CMD..." every 0.1 s until the answer matches PATTERN (grep), for
+# at most SECONDS; then say MESSAGE and fail.
+redis_until() {
+	local port=$1 secs=$2 pattern=$3 message=$4 i
+	shift 4
+	for i in $(seq $((secs * 10))); do
+		redis-cli -p "$port" "$@" 2>/dev/null | grep -q "$pattern" && return 0
+		sleep 0.1
+	done
+	echo "$message" >&2
+	return 1
 }
 
 pg_start() {
@@ -124,13 +140,7 @@ redis_start() {
 
 # redis_wait PORT: wait until the server on PORT answers PING (10 s).
 redis_wait() {
-	local i
-	for i in $(seq 100); do
-		[ "$(redis-cli -p "$1" ping 2>/dev/null)" = PONG ] && return 0
-		sleep 0.1
-	done
-	echo "redis on port $1 did not start" >&2
-	return 1
+	redis_until "$1" 10 '^PONG$' "redis on port $1 did not start" ping
 }
 
 # redis_restart NAME [ARG ...]: kill -9 and start again on the same port,
@@ -154,13 +164,7 @@ redis_restart() {
 
 # redis_wait_replica PORT: wait until the replica on PORT has synced (20 s).
 redis_wait_replica() {
-	local i
-	for i in $(seq 200); do
-		redis-cli -p "$1" info replication 2>/dev/null | grep -q '^master_link_status:up' && return 0
-		sleep 0.1
-	done
-	echo "replica on port $1 did not sync" >&2
-	return 1
+	redis_until "$1" 20 '^master_link_status:up' "replica on port $1 did not sync" info replication
 }
 
 redis_pid() {
@@ -179,11 +183,7 @@ cluster_port() {
 	local port
 	while :; do
 		port=$((12000 + RANDOM % 10000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null &&
-			! (exec 3<>"/dev/tcp/127.0.0.1/$((port + 10000))") 2>/dev/null; then
-			echo "$port"
-			return
-		fi
+		port_free "$port" && port_free "$((port + 10000))" && { echo "$port"; return; }
 	done
 }
 
@@ -210,13 +210,7 @@ cluster_start() {
 
 # cluster_wait_ok PORT: wait until the node on PORT says cluster_state:ok (20 s).
 cluster_wait_ok() {
-	local i
-	for i in $(seq 200); do
-		redis-cli -p "$1" cluster info 2>/dev/null | grep -q '^cluster_state:ok' && return 0
-		sleep 0.1
-	done
-	echo "cluster node on port $1 is not ok" >&2
-	return 1
+	redis_until "$1" 20 '^cluster_state:ok' "cluster node on port $1 is not ok" cluster info
 }
 
 cluster_url() {
