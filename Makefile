@@ -8,9 +8,21 @@
 #   make bench      benchmarks against baselines measured in the same run
 #
 # Strict builds (as CI does): make test PG_CFLAGS=-Werror FENCE_CFLAGS=-Werror
+#
+# Where "make install" (and so test, demo and bench) installs: as root, into
+# the system's PostgreSQL and /usr/local; as any other user, or with
+# PGTREE=DIR, into a private PostgreSQL tree in DIR (test/lib/pgtree.sh: a
+# relocated copy of the server's binaries, the rest linked), where the
+# throwaway servers of the tests run from and nothing of the system's is
+# touched.
 
 PG_CONFIG ?= pg_config
 export PG_CONFIG
+
+ifneq ($(shell id -u),0)
+PGTREE ?= $(CURDIR)/build/pgtree
+endif
+export PGTREE
 
 .PHONY: all extension client install deps test demo bench clean
 
@@ -22,9 +34,18 @@ extension:
 client:
 	$(MAKE) -C client
 
+ifeq ($(PGTREE),)
 install: all
+	@echo "install: into the system's PostgreSQL ($$($(PG_CONFIG) --pkglibdir)) and /usr/local (make PGTREE=DIR for a private tree)"
 	$(MAKE) -C extension install
 	$(MAKE) -C client install
+else
+install: all
+	@tree_config=$$(PG_CONFIG_SYSTEM=$(PG_CONFIG) test/lib/pgtree.sh $(PGTREE)) && \
+	echo "install: into the private tree $(PGTREE)" && \
+	$(MAKE) -C extension install PG_CONFIG=$$tree_config && \
+	$(MAKE) -C client install PREFIX=$(PGTREE)/usr/local
+endif
 
 deps:
 	@test/lib/deps.sh

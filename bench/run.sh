@@ -32,9 +32,9 @@ started=$(date +%s)
 
 log "building the bench programs and the reference trigger"
 make -s -C bench all >&2
+. test/lib/servers.sh
 make -s -C bench/noop_trigger install >&2
 
-. test/lib/servers.sh
 servers_init
 pg_start -c fsync=on -c synchronous_commit="$sync" -c full_page_writes=on \
 	-c shared_buffers=512MB -c max_wal_size=8GB -c checkpoint_timeout=30min \

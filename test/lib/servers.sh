@@ -21,7 +21,14 @@ FENCE_TMP=
 FENCE_PGDATA=
 FENCE_REDIS_PIDS=()
 
-PG_BINDIR=$(pg_config --bindir)
+# With PGTREE set ("make test" as a user other than root, or PGTREE=DIR),
+# PostgreSQL runs from that private tree, where "make install" put the
+# extension (test/lib/pgtree.sh).
+if [ -n "${PGTREE:-}" ]; then
+	PG_CONFIG=$(PG_CONFIG_SYSTEM=${PG_CONFIG:-pg_config} "${BASH_SOURCE[0]%/*}/pgtree.sh" "$PGTREE") || exit 1
+	export PG_CONFIG
+fi
+PG_BINDIR=$("${PG_CONFIG:-pg_config}" --bindir)
 
 # as_pg CMD...: run CMD as the user that owns the PostgreSQL data directory.
 as_pg() {
