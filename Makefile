@@ -3,6 +3,7 @@
 #
 #   make            build both
 #   make install    install the extension into PostgreSQL, libfence + fence
+#   make uninstall  remove what "make install" put there (same variables)
 #   make test       install what is missing, build, start throwaway servers, run every suite
 #   make demo       the same set-up, then a stale writer being fenced off
 #   make bench      benchmarks against baselines measured in the same run
@@ -24,7 +25,7 @@ PGTREE ?= $(CURDIR)/build/pgtree
 endif
 export PGTREE
 
-.PHONY: all extension client install deps test demo bench clean
+.PHONY: all extension client install uninstall deps test demo bench clean
 
 all: extension client
 
@@ -45,6 +46,19 @@ install: all
 	echo "install: into the private tree $(PGTREE)" && \
 	$(MAKE) -C extension install PG_CONFIG=$$tree_config && \
 	$(MAKE) -C client install PREFIX=$(PGTREE)/usr/local
+endif
+
+ifeq ($(PGTREE),)
+uninstall:
+	@echo "uninstall: from the system's PostgreSQL ($$($(PG_CONFIG) --pkglibdir)) and /usr/local"
+	$(MAKE) -C extension uninstall
+	$(MAKE) -C client uninstall
+else
+uninstall:
+	@tree_config=$$(PG_CONFIG_SYSTEM=$(PG_CONFIG) test/lib/pgtree.sh $(PGTREE)) && \
+	echo "uninstall: from the private tree $(PGTREE)" && \
+	$(MAKE) -C extension uninstall PG_CONFIG=$$tree_config && \
+	$(MAKE) -C client uninstall PREFIX=$(PGTREE)/usr/local
 endif
 
 deps:
