@@ -7,6 +7,7 @@
 #   make test       install what is missing, build, start throwaway servers, run every suite
 #   make demo       the same set-up, then a stale writer being fenced off
 #   make bench      benchmarks against baselines measured in the same run
+#   make dist       pgfence-VERSION.tar.gz from git (DIST_REF=v0.3.0 for a tag)
 #
 # Strict builds (as CI does): make test PG_CFLAGS=-Werror FENCE_CFLAGS=-Werror
 #
@@ -25,7 +26,7 @@ PGTREE ?= $(CURDIR)/build/pgtree
 endif
 export PGTREE
 
-.PHONY: all extension client install uninstall deps test demo bench clean
+.PHONY: all extension client install uninstall deps test demo bench dist clean
 
 all: extension client
 
@@ -75,6 +76,23 @@ demo: deps
 bench: deps
 	$(MAKE) install
 	bench/run.sh
+
+# The release tarball: what git tracks at DIST_REF, under pgfence-VERSION/
+# (the version of fence.h there), less what .gitattributes marks
+# export-ignore, into DIST_DIR.  It is also the .orig.tar.gz of the Debian
+# source package.  A release tag (CHANGELOG.md: vX.Y.Z) must hold version
+# X.Y.Z.
+DIST_REF ?= HEAD
+DIST_DIR ?= .
+dist:
+	@version=$$(git show $(DIST_REF):client/fence.h | sed -n 's/^\#define FENCE_VERSION "\(.*\)"/\1/p') && \
+	[ -n "$$version" ] || { echo "dist: no FENCE_VERSION in $(DIST_REF):client/fence.h" >&2; exit 1; } && \
+	case "$(DIST_REF)" in v[0-9]*) [ "v$$version" = "$(DIST_REF)" ] || \
+		{ echo "dist: tag $(DIST_REF) holds version $$version (client/fence.h)" >&2; exit 1; } ;; esac && \
+	git archive --format=tar.gz --prefix=pgfence-$$version/ \
+		-o $(DIST_DIR)/pgfence-$$version.tar.gz $(DIST_REF) && \
+	echo $(DIST_DIR)/pgfence-$$version.tar.gz
+
 
 clean:
 	$(MAKE) -C extension clean
