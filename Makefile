@@ -8,6 +8,9 @@
 #   make demo       the same set-up, then a stale writer being fenced off
 #   make bench      benchmarks against baselines measured in the same run
 #   make dist       pgfence-VERSION.tar.gz from git (DIST_REF=v0.3.0 for a tag)
+#   make check-packaging
+#                   META.json, man page, completion, install layout, make dist,
+#                   and the Debian packages built with dpkg-buildpackage
 #
 # Strict builds (as CI does): make test PG_CFLAGS=-Werror FENCE_CFLAGS=-Werror
 #
@@ -26,7 +29,8 @@ PGTREE ?= $(CURDIR)/build/pgtree
 endif
 export PGTREE
 
-.PHONY: all extension client install uninstall deps test demo bench dist clean
+.PHONY: all extension client install uninstall deps deps-packaging test demo bench \
+	dist check-packaging clean
 
 all: extension client
 
@@ -65,6 +69,9 @@ endif
 deps:
 	@test/lib/deps.sh
 
+deps-packaging:
+	@test/lib/deps.sh packaging
+
 test: deps
 	$(MAKE) install
 	test/run.sh
@@ -93,6 +100,8 @@ dist:
 		-o $(DIST_DIR)/pgfence-$$version.tar.gz $(DIST_REF) && \
 	echo $(DIST_DIR)/pgfence-$$version.tar.gz
 
+check-packaging: deps deps-packaging all
+	test/packaging/run.sh
 
 clean:
 	$(MAKE) -C extension clean

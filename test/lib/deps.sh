@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# test/lib/deps.sh: install the Debian packages pgfence builds and tests with.
+# test/lib/deps.sh [packaging]: install the Debian packages pgfence builds
+# and tests with ("make test"), or those that "make check-packaging" needs
+# on top of them.
 #
 # Idempotent: a package already installed is left alone, and apt is not
 # touched at all when nothing is missing.  Run as root, or with sudo on PATH.
@@ -12,6 +14,12 @@ packages=(
 	faketime python3 python3-psycopg2 gnuplot-nox
 	python3-psycopg python3-asyncpg libpostgresql-jdbc-java pgbouncer
 )
+if [ "${1:-}" = packaging ]; then
+	packages=(
+		debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all
+		git groff-base binutils
+	)
+fi
 
 # Tools wanted as commands: a machine may bring its own (a newer JDK, or
 # Node.js from elsewhere with its npm); Debian's packages only when the
@@ -26,6 +34,7 @@ for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 		missing+=("$p")
 done
+[ "${1:-}" = packaging ] && commands=()
 for c in "${commands[@]}"; do
 	command -v "${c%%:*}" >/dev/null || missing+=("${c#*:}")
 done
