@@ -13,6 +13,7 @@ packages=(
 	redis-server redis-tools libhiredis-dev
 	faketime python3 python3-psycopg2 gnuplot-nox
 	python3-psycopg python3-asyncpg libpostgresql-jdbc-java pgbouncer
+	golang-go golang-github-jackc-pgx-v4-dev
 )
 if [ "${1:-}" = packaging ]; then
 	packages=(
