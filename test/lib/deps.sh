@@ -4,7 +4,8 @@
 # on top of them.
 #
 # Idempotent: a package already installed is left alone, and apt is not
-# touched at all when nothing is missing.  Run as root, or with sudo on PATH.
+# touched at all when nothing is missing.  Run as root, or as a user who
+# may sudo; any other user gets the list to install, and a failure.
 set -euo pipefail
 
 packages=(
@@ -41,9 +42,15 @@ for c in "${commands[@]}"; do
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
-echo "deps: installing ${missing[*]}"
 sudo=
-[ "$(id -u)" -eq 0 ] || sudo=sudo
+if [ "$(id -u)" -ne 0 ]; then
+	if ! command -v sudo >/dev/null; then
+		echo "deps: missing ${missing[*]}; as root: apt-get install ${missing[*]}" >&2
+		exit 1
+	fi
+	sudo=sudo
+fi
+echo "deps: installing ${missing[*]}${sudo:+ (with sudo)}"
 export DEBIAN_FRONTEND=noninteractive
 # Another apt run (unattended upgrades, a parallel build) may hold the dpkg
 # lock: wait for it rather than fail.
