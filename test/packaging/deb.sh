@@ -70,7 +70,7 @@ holds "$WORK/libfence-dev_${debversion}_$arch.deb" /usr/include/fence/fence.h "/
 	"/usr/lib/$multiarch/libfence.a" "/usr/lib/$multiarch/pkgconfig/libfence.pc"
 holds "$WORK/fence_${debversion}_$arch.deb" /usr/bin/fence /usr/share/man/man1/fence.1.gz \
 	/usr/share/bash-completion/completions/fence /usr/share/doc/fence/copyright
-dpkg-deb -f "$WORK/libfence-dev_${debversion}_$arch.deb" Depends | grep -q "libfence1 (= $debversion)" ||
+grep -qF "libfence1 (= $debversion)" <<<"$(dpkg-deb -f "$WORK/libfence-dev_${debversion}_$arch.deb" Depends)" ||
 	fail "libfence-dev does not depend on its libfence1"
 say "each package holds its files"
 
