@@ -2,8 +2,8 @@
 # deb: the Debian packages build with "dpkg-buildpackage -us -uc" from the
 # make dist tarball and work from what they hold.
 #
-# Must hold: the source package (3.0 (quilt): pgfence_VERSION.orig.tar.gz
-# from make dist, plus debian/) builds postgresql-NN-fence for each
+# Must hold: the README's commands (3.0 (quilt): pgfence_VERSION.orig.tar.gz
+# from make dist, plus debian/) build postgresql-NN-fence for each
 # supported PostgreSQL version, libfence1, libfence-dev and fence; lintian
 # finds no error or warning; each package holds its files (the extension's
 # library and scripts, the shared object under its soname in the
@@ -24,23 +24,30 @@ multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 pgversions=$(cd "$TOP" && pg_buildext supported-versions)
 [ -n "$pgversions" ] || fail "no PostgreSQL version of debian/pgversions is supported here"
 
-# --- the source package: the release tarball plus debian/
+# --- the source package, built with exactly the README's commands (the
+# release tarball as .orig.tar.gz, plus debian/), in a clone of the tree
+# whose parent directory is ours
 ref=$(git -C "$TOP" stash create)
 [ -n "$ref" ] || ref=$(git -C "$TOP" rev-parse HEAD)
-make -s -C "$TOP" dist DIST_REF="$ref" DIST_DIR="$WORK" >/dev/null
-mv "$WORK/pgfence-$version.tar.gz" "$WORK/pgfence_$version.orig.tar.gz"
-tar -xzf "$WORK/pgfence_$version.orig.tar.gz" -C "$WORK"
-src=$WORK/pgfence-$version
-mkdir "$src/debian"
-git -C "$TOP" archive "$ref:debian" | tar -x -C "$src/debian"
-say "building in $src"
-(cd "$src" && dpkg-buildpackage -us -uc) >"$WORK/build.log" 2>&1 ||
-	{ tail -n 60 "$WORK/build.log"; fail "dpkg-buildpackage -us -uc failed"; }
+awk '$0 == "<!-- debian build -->" { found = 1; next }
+	found == 1 && /^```/ { found = 2; next }
+	found == 2 && /^```/ { exit }
+	found == 2 { print }' "$TOP/README.md" >"$WORK/build.sh"
+[ -s "$WORK/build.sh" ] || fail "the README has no Debian build block"
+mkdir "$WORK/src"
+git clone -q --shared --no-checkout "$TOP" "$WORK/src/pgfence"
+git -C "$WORK/src/pgfence" checkout -q --detach "$ref"
+say "running the README's block in $WORK/src/pgfence:"
+sed 's/^/    | /' "$WORK/build.sh"
+(cd "$WORK/src/pgfence" && sh -e "$WORK/build.sh") >"$WORK/build.log" 2>&1 ||
+	{ tail -n 60 "$WORK/build.log"; fail "the README's commands do not build the packages"; }
 say "dpkg-buildpackage: $(grep -c "^dpkg-deb: building package" "$WORK/build.log") packages"
+out=$WORK/src
+[ -f "$out/pgfence_$version.orig.tar.gz" ] || fail "no pgfence_$version.orig.tar.gz"
 
 debs=()
 for p in $(for v in $pgversions; do echo "postgresql-$v-fence"; done) libfence1 libfence-dev fence; do
-	deb=$WORK/${p}_${debversion}_$arch.deb
+	deb=$out/${p}_${debversion}_$arch.deb
 	[ -f "$deb" ] || fail "no $p package (${deb##*/})"
 	debs+=("$deb")
 done
@@ -48,7 +55,7 @@ done
 # lintian: nothing above info.  initial-upload-closes-no-bugs is about the
 # bug that opens a package's way into Debian's archive, which has none.
 lintian --fail-on error,warning --suppress-tags initial-upload-closes-no-bugs \
-	"$WORK/pgfence_${debversion}_$arch.changes" >"$WORK/lintian.log" 2>&1 ||
+	"$out/pgfence_${debversion}_$arch.changes" >"$WORK/lintian.log" 2>&1 ||
 	{ cat "$WORK/lintian.log"; fail "lintian complains"; }
 say "lintian: clean ($(grep -c . "$WORK/lintian.log") lines of info)"
 
@@ -62,15 +69,15 @@ holds() {
 	done
 }
 for v in $pgversions; do
-	holds "$WORK/postgresql-$v-fence_${debversion}_$arch.deb" "/usr/lib/postgresql/$v/lib/fence.so" \
+	holds "$out/postgresql-$v-fence_${debversion}_$arch.deb" "/usr/lib/postgresql/$v/lib/fence.so" \
 		/usr/share/postgresql/$v/extension/fence.control /usr/share/postgresql/$v/extension/fence--0.1.0--0.2.0.sql
 done
-holds "$WORK/libfence1_${debversion}_$arch.deb" "/usr/lib/$multiarch/libfence.so.1.${version#*.}" "/usr/lib/$multiarch/libfence.so.1"
-holds "$WORK/libfence-dev_${debversion}_$arch.deb" /usr/include/fence/fence.h "/usr/lib/$multiarch/libfence.so" \
+holds "$out/libfence1_${debversion}_$arch.deb" "/usr/lib/$multiarch/libfence.so.1.${version#*.}" "/usr/lib/$multiarch/libfence.so.1"
+holds "$out/libfence-dev_${debversion}_$arch.deb" /usr/include/fence/fence.h "/usr/lib/$multiarch/libfence.so" \
 	"/usr/lib/$multiarch/libfence.a" "/usr/lib/$multiarch/pkgconfig/libfence.pc"
-holds "$WORK/fence_${debversion}_$arch.deb" /usr/bin/fence /usr/share/man/man1/fence.1.gz \
+holds "$out/fence_${debversion}_$arch.deb" /usr/bin/fence /usr/share/man/man1/fence.1.gz \
 	/usr/share/bash-completion/completions/fence /usr/share/doc/fence/copyright
-grep -qF "libfence1 (= $debversion)" <<<"$(dpkg-deb -f "$WORK/libfence-dev_${debversion}_$arch.deb" Depends)" ||
+grep -qF "libfence1 (= $debversion)" <<<"$(dpkg-deb -f "$out/libfence-dev_${debversion}_$arch.deb" Depends)" ||
 	fail "libfence-dev does not depend on its libfence1"
 say "each package holds its files"
 
