@@ -69,6 +69,12 @@ for f in "$(dirname "$("$tree"/usr/lib/postgresql/*/bin/pg_config --sharedir)/x"
 	"$tree/usr/local/lib/pkgconfig/libfence.pc" "$tree/usr/local/share/man/man1/fence.1"; do
 	grep -qxF "$f" "$WORK/installed" || fail "make install did not install $f"
 done
+# the JIT bitcode (where PostgreSQL has it) goes into the tree as well, not
+# through a link into the system's bitcode directory
+if [ -d "$(pg_config --pkglibdir)/bitcode" ]; then
+	f="$("$tree"/usr/lib/postgresql/*/bin/pg_config --pkglibdir)/bitcode/fence.index.bc"
+	grep -qxF "$f" "$WORK/installed" || fail "make install did not put $f into the tree"
+fi
 say "installed $(wc -l <"$WORK/installed") files into $tree"
 make -C "$src" uninstall PGTREE="$tree" >"$WORK/uninstall.log" 2>&1 ||
 	{ tail -n 30 "$WORK/uninstall.log"; fail "make uninstall PGTREE=$tree failed"; }
