@@ -20,6 +20,8 @@ prefix=$WORK/prefix
 command=$(grep -o 'cc example.c $(pkg-config --cflags --libs libfence)' "$TOP/README.md" | head -n 1)
 [ -n "$command" ] || fail "the README no longer shows the pkg-config command this test runs"
 
+# (without the variables of the "make test" this runs under)
+unset MAKEFLAGS MFLAGS MAKELEVEL
 make -s -C "$TOP/client" install PREFIX="$prefix" >"$WORK/install.log" 2>&1 ||
 	{ cat "$WORK/install.log"; fail "make install PREFIX=$prefix failed"; }
 pc=$prefix/lib/pkgconfig/libfence.pc

@@ -8,6 +8,10 @@
 # log is shown when it fails.
 set -uo pipefail
 cd "$(dirname "$0")"
+# The checks run make on trees of their own: the variables given to "make
+# check-packaging" (PGTREE=..., PG_CFLAGS=...) must not reach those runs
+# through MAKEFLAGS.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 logs=$(mktemp -d "${TMPDIR:-/tmp}/pgfence-packaging.XXXXXX")
 trap 'rm -rf "$logs"' EXIT
 passed=0 failed=0 skipped=0
