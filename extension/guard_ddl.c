@@ -193,8 +193,11 @@ fence_guard_ddl(PG_FUNCTION_ARGS)
 {
 	Oid			guard_oid;
 	uint64		i;
+	List	   *tables = NIL;
+	List	   *triggers = NIL;
 	List	   *relids = NIL;
 	ListCell   *lc;
+	MemoryContext caller_cxt = CurrentMemoryContext;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -208,6 +211,10 @@ fence_guard_ddl(PG_FUNCTION_ARGS)
 	if (SPI_execute("SELECT classid, objid FROM pg_catalog.pg_event_trigger_ddl_commands()",
 					true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the commands of the event");	/* internal error */
+	/*
+	 * Copy what the commands made or changed out of SPI's memory, which
+	 * SPI_finish() frees, and look at them only once SPI is closed.
+	 */
 	for (i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
@@ -217,22 +224,32 @@ fence_guard_ddl(PG_FUNCTION_ARGS)
 		Oid			objid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
 															SPI_tuptable->tupdesc,
 															2, &isnull));
+		MemoryContext spi_cxt;
 
-		/*
-		 * The table itself (INHERIT, a new table) or a parent (ATTACH
-		 * PARTITION), or the table of a trigger, with every table below it:
-		 * a row trigger made on a partitioned table is cloned to its
-		 * partitions.
-		 */
+		spi_cxt = MemoryContextSwitchTo(caller_cxt);
 		if (classid == TriggerRelationId)
-			objid = trigger_relid(objid);
-		else if (classid != RelationRelationId)
-			continue;
+			triggers = lappend_oid(triggers, objid);
+		else if (classid == RelationRelationId)
+			tables = lappend_oid(tables, objid);
+		MemoryContextSwitchTo(spi_cxt);
+	}
+	SPI_finish();
+
+	/*
+	 * The table itself (INHERIT, a new table) or a parent (ATTACH
+	 * PARTITION), or the table of a trigger, with every table below it: a
+	 * row trigger made on a partitioned table is cloned to its partitions.
+	 */
+	foreach(lc, triggers)
+		tables = lappend_oid(tables, trigger_relid(lfirst_oid(lc)));
+	foreach(lc, tables)
+	{
+		Oid			objid = lfirst_oid(lc);
+
 		if (OidIsValid(objid))
 			relids = list_concat(relids,
 								 find_all_inheritors(objid, AccessShareLock, NULL));
 	}
-	SPI_finish();
 
 	foreach(lc, relids)
 	{
