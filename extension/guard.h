@@ -12,6 +12,10 @@
 
 #include "utils/reltrigger.h"
 
+/* The triggers that fence.protect() installs (protect.c). */
+#define FENCE_GUARD_TRIGGER				"fence_guard"
+#define FENCE_GUARD_TRUNCATE_TRIGGER	"fence_guard_truncate"
+
 extern Oid	fence_guard_oid(Oid fence_nsp);
 extern bool fence_key_type_allowed(Oid typid);
 extern const char *fence_key_type_detail(void);

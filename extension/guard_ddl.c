@@ -43,16 +43,24 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_depend.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_trigger.h"
 #include "commands/event_trigger.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "tcop/deparse_utility.h"
+#include "utils/acl.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
+#include "compat.h"
 #include "guard.h"
 
 PG_FUNCTION_INFO_V1(fence_guard_ddl);
@@ -106,26 +114,6 @@ parents_list(Oid relid)
 	systable_endscan(scan);
 	table_close(inhrel, AccessShareLock);
 	return result;
-}
-
-/* trigger_relid: the table of trigger "tgoid", or InvalidOid if it is gone. */
-static Oid
-trigger_relid(Oid tgoid)
-{
-	Relation	tgrel = table_open(TriggerRelationId, AccessShareLock);
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	Oid			relid = InvalidOid;
-
-	ScanKeyInit(&key, Anum_pg_trigger_oid, BTEqualStrategyNumber,
-				F_OIDEQ, ObjectIdGetDatum(tgoid));
-	scan = systable_beginscan(tgrel, TriggerOidIndexId, true, NULL, 1, &key);
-	if (HeapTupleIsValid(tup = systable_getnext(scan)))
-		relid = ((Form_pg_trigger) GETSTRUCT(tup))->tgrelid;
-	systable_endscan(scan);
-	table_close(tgrel, AccessShareLock);
-	return relid;
 }
 
 /* Refuse the command if "relid" is a table-mode protected table with a parent. */
@@ -183,19 +171,214 @@ check_trigger_order(Oid relid, Oid guard_oid)
 }
 
 /*
+ * database_has_guard: whether any trigger of this database runs fence.guard
+ * ("guard_oid").  One probe of pg_depend's index on what objects refer to:
+ * every trigger depends on its function.
+ */
+static bool
+database_has_guard(Oid guard_oid)
+{
+	Relation	deprel = table_open(DependRelationId, AccessShareLock);
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		found = false;
+
+	ScanKeyInit(&key[0], Anum_pg_depend_refclassid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(ProcedureRelationId));
+	ScanKeyInit(&key[1], Anum_pg_depend_refobjid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(guard_oid));
+	scan = systable_beginscan(deprel, DependReferenceIndexId, true, NULL, 2, key);
+	while (!found && HeapTupleIsValid(tup = systable_getnext(scan)))
+		found = ((Form_pg_depend) GETSTRUCT(tup))->classid == TriggerRelationId;
+	systable_endscan(scan);
+	table_close(deprel, AccessShareLock);
+	return found;
+}
+
+/*
+ * check_guard_owner: refuse trigger "tgname" of "relid" if it is a guard
+ * (by its name, or because it runs fence.guard) and the current user does
+ * not own the table.  A role with the TRIGGER privilege may create
+ * triggers on a table it does not own, and CREATE OR REPLACE TRIGGER
+ * fence_guard would swap the guard for a function of its own (and drop
+ * ENABLE ALWAYS); only the owner may do what fence.unprotect() does.
+ */
+static void
+check_guard_owner(Oid relid, const char *tgname, Oid tgfoid, Oid guard_oid)
+{
+	if (tgfoid != guard_oid && strcmp(tgname, FENCE_GUARD_TRIGGER) != 0 &&
+		strcmp(tgname, FENCE_GUARD_TRUNCATE_TRIGGER) != 0)
+		return;
+	if (fence_rel_ownercheck(relid, GetUserId()))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("only the owner of table \"%s\" may create or replace its fence guard \"%s\"",
+					get_rel_name(relid), tgname),
+			 errdetail("The names \"%s\" and \"%s\" and the function fence.guard() belong to the guard that fence.protect() installs.",
+					   FENCE_GUARD_TRIGGER, FENCE_GUARD_TRUNCATE_TRIGGER),
+			 errhint("Give the trigger another name, or ask the owner of the table.")));
+}
+
+/*
+ * The tables that a trigger command ("tgoid": CREATE [OR REPLACE] TRIGGER,
+ * ALTER TRIGGER ... RENAME) changed: the trigger's table and, for a row
+ * trigger on a partitioned table, every partition below it, where it is
+ * cloned under the same name.  The command itself locked those.  Each of
+ * them is checked for its guard's owner (with the quick exit not yet
+ * taken: replacing the last guard leaves none behind to notice it).
+ */
+static List *
+trigger_tables(Oid tgoid, Oid guard_oid)
+{
+	Relation	tgrel = table_open(TriggerRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			relid = InvalidOid;
+	NameData	tgname;
+	bool		row = false;
+	List	   *tables = NIL;
+	ListCell   *lc;
+
+	ScanKeyInit(&key, Anum_pg_trigger_oid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(tgoid));
+	scan = systable_beginscan(tgrel, TriggerOidIndexId, true, NULL, 1, &key);
+	if (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_trigger tg = (Form_pg_trigger) GETSTRUCT(tup);
+
+		relid = tg->tgrelid;
+		tgname = tg->tgname;
+		row = TRIGGER_FOR_ROW(tg->tgtype);
+		check_guard_owner(relid, NameStr(tgname), tg->tgfoid, guard_oid);
+	}
+	systable_endscan(scan);
+	if (!OidIsValid(relid))
+	{
+		table_close(tgrel, AccessShareLock);
+		return NIL;
+	}
+
+	if (!row || get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		tables = list_make1_oid(relid);
+	else
+		tables = find_all_inheritors(relid, AccessShareLock, NULL);
+
+	/* the clones: same name, on the partitions */
+	for_each_from(lc, tables, 1)
+	{
+		ScanKeyData keys[2];
+
+		ScanKeyInit(&keys[0], Anum_pg_trigger_tgrelid, BTEqualStrategyNumber,
+					F_OIDEQ, ObjectIdGetDatum(lfirst_oid(lc)));
+		ScanKeyInit(&keys[1], Anum_pg_trigger_tgname, BTEqualStrategyNumber,
+					F_NAMEEQ, NameGetDatum(&tgname));
+		scan = systable_beginscan(tgrel, TriggerRelidNameIndexId, true, NULL, 2, keys);
+		if (HeapTupleIsValid(tup = systable_getnext(scan)))
+			check_guard_owner(lfirst_oid(lc), NameStr(tgname),
+							  ((Form_pg_trigger) GETSTRUCT(tup))->tgfoid, guard_oid);
+		systable_endscan(scan);
+	}
+	table_close(tgrel, AccessShareLock);
+	return tables;
+}
+
+/*
+ * "relid", with every table below it when "below" and it has any.  Used
+ * only where the command itself locked those already (ATTACH PARTITION of
+ * a partitioned table, ENABLE TRIGGER recursing to partitions), so that
+ * fence adds no lock waits to other people's DDL.
+ */
+static List *
+table_tree(Oid relid, bool below)
+{
+	if (below && get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE)
+		return find_all_inheritors(relid, AccessShareLock, NULL);
+	return list_make1_oid(relid);
+}
+
+/*
+ * alter_table_tables: the tables whose parents or trigger order an ALTER
+ * TABLE command ("cmd") may have changed, "parents" and "order" the lists
+ * to add them to.  Every other subcommand (columns, constraints, storage,
+ * DETACH, DISABLE TRIGGER...) cannot give a table a parent or make a
+ * trigger fire after a guard: the guard checks its columns itself when it
+ * fires.
+ */
+static void
+alter_table_tables(CollectedCommand *cmd, List **parents, List **order)
+{
+	Oid			relid = cmd->d.alterTable.objectId;
+	bool		recurse = true;
+	ListCell   *lc;
+
+	if (cmd->parsetree != NULL && IsA(cmd->parsetree, AlterTableStmt) &&
+		((AlterTableStmt *) cmd->parsetree)->relation != NULL)
+		recurse = ((AlterTableStmt *) cmd->parsetree)->relation->inh;
+
+	foreach(lc, cmd->d.alterTable.subcmds)
+	{
+		CollectedATSubcmd *sub = lfirst(lc);
+		AlterTableCmd *at = (AlterTableCmd *) sub->parsetree;
+
+		if (at == NULL || !IsA(at, AlterTableCmd))
+			continue;
+		switch (at->subtype)
+		{
+			case AT_AttachPartition:
+				{
+					/*
+					 * The partition, which gets a parent and its row
+					 * triggers; the command has it locked.
+					 */
+					PartitionCmd *part = (PartitionCmd *) at->def;
+					Oid			partid = RangeVarGetRelid(part->name, NoLock, true);
+
+					if (!OidIsValid(partid))
+						break;
+					*parents = lappend_oid(*parents, partid);
+					*order = list_concat(*order, table_tree(partid, true));
+					break;
+				}
+			case AT_AddInherit:
+				*parents = lappend_oid(*parents, relid);
+				break;
+			case AT_EnableTrig:
+			case AT_EnableAlwaysTrig:
+			case AT_EnableReplicaTrig:
+			case AT_EnableTrigAll:
+			case AT_EnableTrigUser:
+				*order = list_concat(*order, table_tree(relid, recurse));
+				break;
+			default:
+				break;
+		}
+	}
+}
+
+/*
  * fence.guard_ddl() RETURNS event_trigger
  *	  Fired at ddl_command_end of the commands that can give a table a
  *	  parent or a trigger: ALTER TABLE, CREATE TABLE, CREATE TRIGGER, ALTER
  *	  TRIGGER, and CREATE SCHEMA, whose elements run under its tag.
+ *
+ * It must cost nothing measurable to DDL on tables it does not protect:
+ * it looks only at the tables a command changed in a way that matters
+ * (alter_table_tables(), trigger_tables()), takes no lock that the
+ * command did not take already, and, beyond the owner check of
+ * trigger_tables(), stops at once in a database where no table has a
+ * guard.
  */
 Datum
 fence_guard_ddl(PG_FUNCTION_ARGS)
 {
 	Oid			guard_oid;
 	uint64		i;
-	List	   *tables = NIL;
-	List	   *triggers = NIL;
-	List	   *relids = NIL;
+	List	   *commands = NIL;
+	List	   *parents = NIL;	/* may not be table-mode protected */
+	List	   *order = NIL;	/* may not have a trigger after a row guard */
 	ListCell   *lc;
 	MemoryContext caller_cxt = CurrentMemoryContext;
 
@@ -206,56 +389,63 @@ fence_guard_ddl(PG_FUNCTION_ARGS)
 
 	guard_oid = fence_guard_oid(get_func_namespace(fcinfo->flinfo->fn_oid));
 
+	/*
+	 * The commands of the event, as the event trigger manager collected
+	 * them; they live in its memory, not in SPI's, which SPI_finish()
+	 * frees: only the list of pointers is built here, in the caller's.
+	 */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");	/* internal error */
-	if (SPI_execute("SELECT classid, objid FROM pg_catalog.pg_event_trigger_ddl_commands()",
+	if (SPI_execute("SELECT command FROM pg_catalog.pg_event_trigger_ddl_commands()",
 					true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the commands of the event");	/* internal error */
-	/*
-	 * Copy what the commands made or changed out of SPI's memory, which
-	 * SPI_finish() frees, and look at them only once SPI is closed.
-	 */
 	for (i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
-		Oid			classid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-															  SPI_tuptable->tupdesc,
-															  1, &isnull));
-		Oid			objid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-															SPI_tuptable->tupdesc,
-															2, &isnull));
+		Datum		command = SPI_getbinval(SPI_tuptable->vals[i],
+											SPI_tuptable->tupdesc, 1, &isnull);
 		MemoryContext spi_cxt;
 
+		if (isnull)
+			continue;
 		spi_cxt = MemoryContextSwitchTo(caller_cxt);
-		if (classid == TriggerRelationId)
-			triggers = lappend_oid(triggers, objid);
-		else if (classid == RelationRelationId)
-			tables = lappend_oid(tables, objid);
+		commands = lappend(commands, DatumGetPointer(command));
 		MemoryContextSwitchTo(spi_cxt);
 	}
 	SPI_finish();
 
-	/*
-	 * The table itself (INHERIT, a new table) or a parent (ATTACH
-	 * PARTITION), or the table of a trigger, with every table below it: a
-	 * row trigger made on a partitioned table is cloned to its partitions.
-	 */
-	foreach(lc, triggers)
-		tables = lappend_oid(tables, trigger_relid(lfirst_oid(lc)));
-	foreach(lc, tables)
+	foreach(lc, commands)
 	{
-		Oid			objid = lfirst_oid(lc);
+		CollectedCommand *cmd = lfirst(lc);
 
-		if (OidIsValid(objid))
-			relids = list_concat(relids,
-								 find_all_inheritors(objid, AccessShareLock, NULL));
+		if (cmd->type == SCT_AlterTable)
+			alter_table_tables(cmd, &parents, &order);
+		else if (cmd->type == SCT_Simple &&
+				 cmd->d.simple.address.classId == TriggerRelationId)
+		{
+			/* a hand-made statement-level guard on a child, too */
+			List	   *tables = trigger_tables(cmd->d.simple.address.objectId,
+												guard_oid);
+
+			parents = list_concat(parents, tables);
+			order = list_concat(order, tables);
+		}
+		else if (cmd->type == SCT_Simple &&
+				 cmd->d.simple.address.classId == RelationRelationId &&
+				 cmd->parsetree != NULL && IsA(cmd->parsetree, CreateStmt))
+		{
+			/* PARTITION OF clones the parent's row triggers */
+			order = lappend_oid(order, cmd->d.simple.address.objectId);
+		}
 	}
 
-	foreach(lc, relids)
-	{
+	if ((parents == NIL && order == NIL) || !database_has_guard(guard_oid))
+		PG_RETURN_VOID();
+
+	foreach(lc, parents)
 		check_table(lfirst_oid(lc), guard_oid);
+	foreach(lc, order)
 		check_trigger_order(lfirst_oid(lc), guard_oid);
-	}
 
 	PG_RETURN_VOID();
 }

@@ -50,9 +50,6 @@
 #include "fence.h"
 #include "guard.h"
 
-#define GUARD_TRIGGER			"fence_guard"
-#define GUARD_TRUNCATE_TRIGGER	"fence_guard_truncate"
-
 PG_FUNCTION_INFO_V1(fence_protect);
 PG_FUNCTION_INFO_V1(fence_unprotect);
 
@@ -119,12 +116,12 @@ fence_protect(PG_FUNCTION_ARGS)
 
 	if (row_level)
 	{
-		const Trigger *later = fence_trigger_after(rel->trigdesc, GUARD_TRIGGER,
+		const Trigger *later = fence_trigger_after(rel->trigdesc, FENCE_GUARD_TRIGGER,
 												   TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE);
 
 		if (later != NULL)
 			fence_report_trigger_after(RelationGetRelationName(rel),
-									   GUARD_TRIGGER, later->tgname);
+									   FENCE_GUARD_TRIGGER, later->tgname);
 	}
 
 	/*
@@ -153,18 +150,18 @@ fence_protect(PG_FUNCTION_ARGS)
 		elog(ERROR, "SPI_connect failed");	/* internal error */
 	protect_execute(psprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OR DELETE ON %s "
 							 "FOR EACH %s EXECUTE FUNCTION %s(%s, %s, %s)",
-							 GUARD_TRIGGER, table,
+							 FENCE_GUARD_TRIGGER, table,
 							 row_level ? "ROW" : "STATEMENT", guard,
 							 quote_literal_cstr(resource),
 							 quote_literal_cstr(token_column ? token_column : ""),
 							 quote_literal_cstr(key_column ? key_column : "")));
 	protect_execute(psprintf("CREATE TRIGGER %s BEFORE TRUNCATE ON %s "
 							 "FOR EACH STATEMENT EXECUTE FUNCTION %s(%s, '', '')",
-							 GUARD_TRUNCATE_TRIGGER, table, guard,
+							 FENCE_GUARD_TRUNCATE_TRIGGER, table, guard,
 							 quote_literal_cstr(resource)));
 	protect_execute(psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s, "
 							 "ENABLE ALWAYS TRIGGER %s",
-							 table, GUARD_TRIGGER, GUARD_TRUNCATE_TRIGGER));
+							 table, FENCE_GUARD_TRIGGER, FENCE_GUARD_TRUNCATE_TRIGGER));
 	SPI_finish();
 
 	PG_RETURN_VOID();
