@@ -425,7 +425,8 @@ guard_later_trigger(Relation rel, Trigger *guard, int16 tgevent)
 /*
  * guard_column: the attribute number of column "colname" of "rel", which
  * the trigger names as its "role" ("token" or "key") column.  A column that
- * was dropped or renamed after fence.protect() stops every write rather than
+ * was dropped or renamed after fence.protect(), or made again as a generated
+ * column (which fence.protect() refuses), stops every write rather than
  * letting them through unchecked.
  */
 static AttrNumber
@@ -439,8 +440,17 @@ guard_column(Relation rel, Trigger *trigger, const char *colname,
 	{
 		Form_pg_attribute attr = TupleDescAttr(tupdesc, i);
 
-		if (!attr->attisdropped && strcmp(NameStr(attr->attname), colname) == 0)
-			return attr->attnum;
+		if (attr->attisdropped || strcmp(NameStr(attr->attname), colname) != 0)
+			continue;
+		if (attr->attgenerated != '\0')
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
+					 errmsg("%s column \"%s\" of protected table \"%s\" is a generated column",
+							role, colname, RelationGetRelationName(rel)),
+					 errdetail("Generated columns are computed after BEFORE triggers run, so trigger \"%s\" cannot check it.",
+							   trigger->tgname),
+					 errhint("Call fence.unprotect() and fence.protect() again with a column that is not generated.")));
+		return attr->attnum;
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_COLUMN),
