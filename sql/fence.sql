@@ -219,7 +219,7 @@ AS 'MODULE_PATHNAME', 'fence_stats_reset'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fence.stats_reset() FROM PUBLIC;
 COMMENT ON FUNCTION fence.stats_reset() IS
-    'Administrators only: forget every count in fence.stats';
+    'Administrators only: forget every count in fence.stats, in every database of the server';
 
 -- DDL guard -------------------------------------------------------------------
 -- A table protected in table mode must not get a parent: statement-level
