@@ -171,7 +171,7 @@ fence_guard(PG_FUNCTION_ARGS)
 	if (TRIGGER_FIRED_BY_INSERT(event))
 	{
 		if (unlikely(state->later_insert != NULL))
-			fence_report_trigger_after(RelationGetRelationName(rel),
+			fence_report_trigger_after(ERROR, RelationGetRelationName(rel),
 									   trigdata->tg_trigger->tgname,
 									   state->later_insert);
 		newtuple = trigdata->tg_trigtuple;
@@ -192,7 +192,7 @@ fence_guard(PG_FUNCTION_ARGS)
 	if (TRIGGER_FIRED_BY_UPDATE(event))
 	{
 		if (unlikely(state->later_update != NULL))
-			fence_report_trigger_after(RelationGetRelationName(rel),
+			fence_report_trigger_after(ERROR, RelationGetRelationName(rel),
 									   trigdata->tg_trigger->tgname,
 									   state->later_update);
 		oldtuple = trigdata->tg_trigtuple;
@@ -391,13 +391,14 @@ fence_trigger_after(const TriggerDesc *trigdesc, const char *guard_name,
 
 /*
  * fence_report_trigger_after: refuse trigger "later" of table "relname",
- * which fires after row guard "guard_name" (fence_trigger_after()).
+ * which fires after row guard "guard_name" (fence_trigger_after()), or with
+ * "elevel" WARNING only say so.
  */
 void
-fence_report_trigger_after(const char *relname, const char *guard_name,
-						   const char *later_name)
+fence_report_trigger_after(int elevel, const char *relname,
+						   const char *guard_name, const char *later_name)
 {
-	ereport(ERROR,
+	ereport(elevel,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("trigger \"%s\" on protected table \"%s\" fires after its fence guard \"%s\"",
 					later_name, relname, guard_name),

@@ -24,7 +24,7 @@ extern char *fence_key_resource_name(const char *base, const char *key);
 extern const Trigger *fence_trigger_after(const TriggerDesc *trigdesc,
 										  const char *guard_name,
 										  int16 tgevent);
-extern void fence_report_trigger_after(const char *relname,
+extern void fence_report_trigger_after(int elevel, const char *relname,
 									   const char *guard_name,
 									   const char *later_name);
 

@@ -43,6 +43,7 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_depend.h"
@@ -59,6 +60,7 @@
 #include "utils/acl.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 
 #include "compat.h"
 #include "guard.h"
@@ -140,10 +142,11 @@ check_table(Oid relid, Oid guard_oid)
 
 /*
  * Refuse the command if "relid" has a row-level guard and a BEFORE ROW
- * trigger that fires after it (guard.c says why).
+ * trigger that fires after it (guard.c says why), or with "elevel" WARNING
+ * only say so.
  */
 static void
-check_trigger_order(Oid relid, Oid guard_oid)
+check_trigger_order(Oid relid, Oid guard_oid, int elevel)
 {
 	Relation	rel;
 	TriggerDesc *trigdesc;
@@ -164,7 +167,7 @@ check_trigger_order(Oid relid, Oid guard_oid)
 		later = fence_trigger_after(trigdesc, guard->tgname,
 									guard->tgtype & (TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE));
 		if (later != NULL)
-			fence_report_trigger_after(RelationGetRelationName(rel),
+			fence_report_trigger_after(elevel, RelationGetRelationName(rel),
 									   guard->tgname, later->tgname);
 	}
 	table_close(rel, AccessShareLock);
@@ -301,14 +304,15 @@ table_tree(Oid relid, bool below)
 
 /*
  * alter_table_tables: the tables whose parents or trigger order an ALTER
- * TABLE command ("cmd") may have changed, "parents" and "order" the lists
- * to add them to.  Every other subcommand (columns, constraints, storage,
+ * TABLE command ("cmd") may have changed, "parents", "order" and "relaxed"
+ * (trigger order, to warn about only) the lists to add them to.  Every other subcommand (columns, constraints, storage,
  * DETACH, DISABLE TRIGGER...) cannot give a table a parent or make a
  * trigger fire after a guard: the guard checks its columns itself when it
  * fires.
  */
 static void
-alter_table_tables(CollectedCommand *cmd, List **parents, List **order)
+alter_table_tables(CollectedCommand *cmd, List **parents, List **order,
+				   List **relaxed)
 {
 	Oid			relid = cmd->d.alterTable.objectId;
 	bool		recurse = true;
@@ -348,14 +352,74 @@ alter_table_tables(CollectedCommand *cmd, List **parents, List **order)
 			case AT_EnableTrig:
 			case AT_EnableAlwaysTrig:
 			case AT_EnableReplicaTrig:
+				*order = list_concat(*order, table_tree(relid, recurse));
+				break;
 			case AT_EnableTrigAll:
 			case AT_EnableTrigUser:
-				*order = list_concat(*order, table_tree(relid, recurse));
+
+				/*
+				 * pg_restore --disable-triggers runs this after loading a
+				 * table's data.  Refusing it would leave the guard itself
+				 * disabled; the guard refuses writes while a trigger it
+				 * enabled fires after it, so say so and go on.
+				 */
+				*relaxed = list_concat(*relaxed, table_tree(relid, recurse));
 				break;
 			default:
 				break;
 		}
 	}
+}
+
+/*
+ * Tables whose trigger order a CREATE TRIGGER may have broken, checked when
+ * the transaction commits rather than at once: pg_dump writes a disabled
+ * trigger as CREATE TRIGGER followed by ALTER TABLE ... DISABLE TRIGGER,
+ * and pg_restore runs the two in one transaction (psql -1 too).  Refusing
+ * the CREATE would make a database that fence accepts impossible to
+ * restore; refusing the commit still keeps a trigger that fires after a
+ * guard from being made.  The list lives in TopTransactionContext.
+ */
+static List *deferred_order = NIL;
+static Oid	deferred_guard_oid = InvalidOid;
+static bool deferred_callback_registered = false;
+
+static void
+deferred_order_callback(XactEvent event, void *arg)
+{
+	List	   *tables;
+	ListCell   *lc;
+
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			tables = deferred_order;
+			deferred_order = NIL;
+			foreach(lc, tables)
+				check_trigger_order(lfirst_oid(lc), deferred_guard_oid, ERROR);
+			break;
+		default:
+			deferred_order = NIL;
+			break;
+	}
+}
+
+static void
+defer_trigger_order(List *tables, Oid guard_oid)
+{
+	MemoryContext oldcxt;
+
+	if (!deferred_callback_registered)
+	{
+		RegisterXactCallback(deferred_order_callback, NULL);
+		deferred_callback_registered = true;
+	}
+	oldcxt = MemoryContextSwitchTo(TopTransactionContext);
+	deferred_order = list_concat(deferred_order, tables);
+	MemoryContextSwitchTo(oldcxt);
+	deferred_guard_oid = guard_oid;
 }
 
 /*
@@ -379,6 +443,8 @@ fence_guard_ddl(PG_FUNCTION_ARGS)
 	List	   *commands = NIL;
 	List	   *parents = NIL;	/* may not be table-mode protected */
 	List	   *order = NIL;	/* may not have a trigger after a row guard */
+	List	   *triggers = NIL; /* ... checked at commit */
+	List	   *relaxed = NIL;	/* ... said, not refused */
 	ListCell   *lc;
 	MemoryContext caller_cxt = CurrentMemoryContext;
 
@@ -419,7 +485,7 @@ fence_guard_ddl(PG_FUNCTION_ARGS)
 		CollectedCommand *cmd = lfirst(lc);
 
 		if (cmd->type == SCT_AlterTable)
-			alter_table_tables(cmd, &parents, &order);
+			alter_table_tables(cmd, &parents, &order, &relaxed);
 		else if (cmd->type == SCT_Simple &&
 				 cmd->d.simple.address.classId == TriggerRelationId)
 		{
@@ -428,7 +494,7 @@ fence_guard_ddl(PG_FUNCTION_ARGS)
 												guard_oid);
 
 			parents = list_concat(parents, tables);
-			order = list_concat(order, tables);
+			triggers = list_concat(triggers, tables);
 		}
 		else if (cmd->type == SCT_Simple &&
 				 cmd->d.simple.address.classId == RelationRelationId &&
@@ -439,13 +505,18 @@ fence_guard_ddl(PG_FUNCTION_ARGS)
 		}
 	}
 
-	if ((parents == NIL && order == NIL) || !database_has_guard(guard_oid))
+	if ((parents == NIL && order == NIL && triggers == NIL && relaxed == NIL) ||
+		!database_has_guard(guard_oid))
 		PG_RETURN_VOID();
 
 	foreach(lc, parents)
 		check_table(lfirst_oid(lc), guard_oid);
 	foreach(lc, order)
-		check_trigger_order(lfirst_oid(lc), guard_oid);
+		check_trigger_order(lfirst_oid(lc), guard_oid, ERROR);
+	foreach(lc, relaxed)
+		check_trigger_order(lfirst_oid(lc), guard_oid, WARNING);
+	if (triggers != NIL)
+		defer_trigger_order(triggers, guard_oid);
 
 	PG_RETURN_VOID();
 }

@@ -185,6 +185,18 @@ REVOKE ALL ON FUNCTION fence.unprotect(regclass) FROM PUBLIC;
 COMMENT ON FUNCTION fence.unprotect(regclass) IS
     'Remove the guard from a table you own';
 
+-- A data-only pg_restore into protected tables needs --disable-triggers,
+-- which ends with ENABLE TRIGGER ALL and leaves the guards at plain ENABLE,
+-- where session_replication_role = replica skips them: this sets them all
+-- back.  With the caller's privileges, like fence.protect().
+CREATE FUNCTION fence.reprotect_all()
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fence_reprotect_all'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.reprotect_all() FROM PUBLIC;
+COMMENT ON FUNCTION fence.reprotect_all() IS
+    'Set every fence guard of this database back to ENABLE ALWAYS (after pg_restore --disable-triggers or ENABLE TRIGGER ALL); returns how many tables it changed';
+
 -- Statistics --------------------------------------------------------------
 -- Counts of accepted and refused tokens per resource, in shared memory
 -- (extension/stats.c): they need fence in shared_preload_libraries, and
