@@ -1,8 +1,8 @@
 /*
  * extension/guard_ddl.c
  *	  fence.guard_ddl(): the event trigger that refuses to give a table
- *	  protected in table mode a parent, or a row guard a trigger that fires
- *	  after it.
+ *	  protected in table mode a parent, a row guard a trigger that fires
+ *	  after it, or a guard a replacement by a role that does not own it.
  *
  * A table protected without a token or key column (table mode) is guarded
  * by statement-level triggers, and PostgreSQL fires those only on the table
@@ -21,11 +21,22 @@
  * ALTER TRIGGER (RENAME changes the order in which triggers fire), and
  * CREATE SCHEMA, whose elements (CREATE TABLE, CREATE TRIGGER) run under
  * its tag.  The function does not look at the tags of the commands but at
- * what they made or changed (pg_event_trigger_ddl_commands()): every table,
- * and the table of every trigger, with all the tables below it, is checked.
+ * what they made or changed, as the event trigger manager collected them
+ * (pg_event_trigger_ddl_commands()), and only at the tables that a command
+ * can have given a parent or a trigger: the partition an ATTACH PARTITION
+ * attached, the table an INHERIT changed, the table of a new or renamed
+ * trigger (with the partitions a row trigger is cloned to), the table
+ * whose triggers ENABLE enabled, a new table.  DDL on tables that fence
+ * does not protect must cost nothing measurable, and must not wait: the
+ * trigger takes no lock that the command did not hold already, and in a
+ * database where no table has a guard it stops after the owner check.
  * Row-level guards (key or token column) fire for rows written through a
  * parent, and the TRUNCATE guard fires when a parent's TRUNCATE reaches the
  * table, so those may have parents.
+ *
+ * The order of a CREATE TRIGGER is checked when its transaction commits
+ * (deferred_order_callback), so that a trigger made and disabled in one
+ * transaction, as pg_restore replays a disabled trigger, is accepted.
  *
  * A superuser can disable event triggers (ALTER EVENT TRIGGER ... DISABLE,
  * or the setting event_triggers where the server has it).  The guard checks

@@ -57,11 +57,9 @@ sql -d fr_src <<-'SQL' >/dev/null
 	CREATE TABLE part1 PARTITION OF parted FOR VALUES FROM (0) TO (100);
 	SELECT fence.protect('part1', 'frp', 'tok', 'id');
 	CREATE TABLE t_late (id int PRIMARY KEY, qty int);
-	SELECT fence.protect('t_late', 'frl', key_column => 'id');
-	BEGIN;
 	CREATE TRIGGER zz_audit BEFORE INSERT OR UPDATE ON t_late FOR EACH ROW EXECUTE FUNCTION audit();
 	ALTER TABLE t_late DISABLE TRIGGER zz_audit;
-	COMMIT;
+	SELECT fence.protect('t_late', 'frl', key_column => 'id');
 	BEGIN;
 	SELECT fence.advance(r, 5) FROM unnest(ARRAY['fr:table', 'frk:1', 'frt', 'frb:1', 'frp:1', 'frl:1']) r;
 	INSERT INTO t_table VALUES (1, 10);
