@@ -316,10 +316,10 @@ table_tree(Oid relid, bool below)
 /*
  * alter_table_tables: the tables whose parents or trigger order an ALTER
  * TABLE command ("cmd") may have changed, "parents", "order" and "relaxed"
- * (trigger order, to warn about only) the lists to add them to.  Every other subcommand (columns, constraints, storage,
- * DETACH, DISABLE TRIGGER...) cannot give a table a parent or make a
- * trigger fire after a guard: the guard checks its columns itself when it
- * fires.
+ * (trigger order, to warn about only) the lists to add them to.  Every
+ * other subcommand (columns, constraints, storage, DETACH, DISABLE
+ * TRIGGER...) cannot give a table a parent or make a trigger fire after a
+ * guard: the guard checks its columns itself when it fires.
  */
 static void
 alter_table_tables(CollectedCommand *cmd, List **parents, List **order,
