@@ -127,6 +127,20 @@ fence_registry_lookup(const char *resource)
 	return g != NULL && g->pub.token != 0 ? &g->pub : NULL;
 }
 
+/*
+ * fence_registry_lookup() and fence_registry_holds_lock() in one probe:
+ * the token registered for "resource", and in "holds_lock" whether this
+ * transaction holds its row lock (also when it no longer names a token).
+ */
+const FenceGrant *
+fence_registry_find(const char *resource, bool *holds_lock)
+{
+	Grant	   *g = find_grant(resource, resource_hash(resource));
+
+	*holds_lock = g != NULL;
+	return g != NULL && g->pub.token != 0 ? &g->pub : NULL;
+}
+
 bool
 fence_registry_holds_lock(const char *resource)
 {
