@@ -360,7 +360,7 @@ insert_mark(Oid relid, const char *resource, int64 token, const char *owner)
 
 		/* after a conflict: wait for the other inserter, see who won */
 		if (checked &&
-			!ExecCheckIndexConstraints(rri, slot, estate, &conflict_tid, arbiters))
+			!FenceExecCheckIndexConstraints(rri, slot, estate, &conflict_tid, arbiters))
 			break;
 		conflict = false;
 		spec_token = SpeculativeInsertionLockAcquire(xid);
