@@ -165,3 +165,24 @@ elapsed_ms() {
 		awk '/^Time: / { t = $2 } /ERROR/ { err = 1; print > "/dev/stderr" }
 			END { if (err || t == "") exit 1; print t }'
 }
+
+# backend_cpu_ms WARMUP MEASURED: run the SQL WARMUP and then MEASURED (each
+# ending with a semicolon) in one
+# psql session and print the CPU time (user + system, in milliseconds, to
+# the kernel's clock tick) that the session's backend spent on MEASURED.
+# Unlike the elapsed time, it does not grow when other processes share the
+# cores, which on a shared machine varies more than a small overhead.
+backend_cpu_ms() {
+	local stat=$BENCH_OUT/backend_cpu.$$
+	psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<-SQL || return 1
+		SELECT pg_backend_pid() AS bench_pid \gset
+		\setenv BENCH_PID :bench_pid
+		$1
+		\! awk '{ print \$14 + \$15 }' /proc/\$BENCH_PID/stat >$stat.0
+		$2
+		\! awk '{ print \$14 + \$15 }' /proc/\$BENCH_PID/stat >$stat.1
+	SQL
+	awk -v hz="$(getconf CLK_TCK)" 'NR == FNR { a = $1; next } { printf "%.1f\n", ($1 - a) * 1000 / hz }' \
+		"$stat.0" "$stat.1"
+	rm -f "$stat.0" "$stat.1"
+}

@@ -59,4 +59,24 @@ typedef OverrideSearchPath FenceSearchPath;
 	pg_class_ownercheck((relid), (roleid))
 #endif
 
+/*
+ * PostgreSQL 16 added "onlySummarizing" to ExecInsertIndexTuples(), and 18
+ * the row being updated ("tupleid") to ExecCheckIndexConstraints(); fence
+ * inserts a new row (rule.c), for which every index gets an entry.
+ */
+#if PG_VERSION_NUM >= 180000
+#define FenceExecCheckIndexConstraints(rri, slot, estate, conflictTid, arbiters) \
+	ExecCheckIndexConstraints((rri), (slot), (estate), (conflictTid), NULL, (arbiters))
+#else
+#define FenceExecCheckIndexConstraints(rri, slot, estate, conflictTid, arbiters) \
+	ExecCheckIndexConstraints((rri), (slot), (estate), (conflictTid), (arbiters))
+#endif
+#if PG_VERSION_NUM >= 160000
+#define FenceExecInsertIndexTuples(rri, slot, estate, noDupErr, specConflict, arbiters) \
+	ExecInsertIndexTuples((rri), (slot), (estate), false, (noDupErr), (specConflict), (arbiters), false)
+#else
+#define FenceExecInsertIndexTuples(rri, slot, estate, noDupErr, specConflict, arbiters) \
+	ExecInsertIndexTuples((rri), (slot), (estate), false, (noDupErr), (specConflict), (arbiters))
+#endif
+
 #endif							/* FENCE_COMPAT_H */

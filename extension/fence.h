@@ -30,6 +30,7 @@ extern void fence_check_resource_name(const char *resource);
 
 /* registry.c: tokens accepted in this transaction and its live subtransactions */
 extern const FenceGrant *fence_registry_lookup(const char *resource);
+extern const FenceGrant *fence_registry_find(const char *resource, bool *holds_lock);
 extern bool fence_registry_holds_lock(const char *resource);
 extern void fence_registry_remember(const char *resource, int64 token,
 									const char *owner);

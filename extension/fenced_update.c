@@ -208,11 +208,19 @@ prepare_query(const char *query, int nargs, Oid *types)
 				 errmsg("query must be exactly one SQL statement"),
 				 errdetail("The query has %d statements.", list_length(sources))));
 	source = linitial(sources);
-	if (!allowed_command(source->commandTag))
+
+	/*
+	 * SELECT ... INTO has the tag of a SELECT but is CREATE TABLE AS once
+	 * analyzed: a utility statement, refused like the others.
+	 */
+	if (!allowed_command(source->commandTag) ||
+		(list_length(source->query_list) == 1 &&
+		 linitial_node(Query, source->query_list)->commandType == CMD_UTILITY))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("query must be an INSERT, UPDATE, DELETE, MERGE or SELECT statement"),
 				 errdetail("The query is a %s statement.",
+						   source->commandTag == CMDTAG_SELECT ? "SELECT INTO" :
 						   GetCommandTagName(source->commandTag))));
 	return plan;
 }

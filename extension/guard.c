@@ -171,7 +171,7 @@ fence_guard(PG_FUNCTION_ARGS)
 	if (TRIGGER_FIRED_BY_INSERT(event))
 	{
 		if (unlikely(state->later_insert != NULL))
-			fence_report_trigger_after(RelationGetRelationName(rel),
+			fence_report_trigger_after(ERROR, RelationGetRelationName(rel),
 									   trigdata->tg_trigger->tgname,
 									   state->later_insert);
 		newtuple = trigdata->tg_trigtuple;
@@ -192,7 +192,7 @@ fence_guard(PG_FUNCTION_ARGS)
 	if (TRIGGER_FIRED_BY_UPDATE(event))
 	{
 		if (unlikely(state->later_update != NULL))
-			fence_report_trigger_after(RelationGetRelationName(rel),
+			fence_report_trigger_after(ERROR, RelationGetRelationName(rel),
 									   trigdata->tg_trigger->tgname,
 									   state->later_update);
 		oldtuple = trigdata->tg_trigtuple;
@@ -391,13 +391,14 @@ fence_trigger_after(const TriggerDesc *trigdesc, const char *guard_name,
 
 /*
  * fence_report_trigger_after: refuse trigger "later" of table "relname",
- * which fires after row guard "guard_name" (fence_trigger_after()).
+ * which fires after row guard "guard_name" (fence_trigger_after()), or with
+ * "elevel" WARNING only say so.
  */
 void
-fence_report_trigger_after(const char *relname, const char *guard_name,
-						   const char *later_name)
+fence_report_trigger_after(int elevel, const char *relname,
+						   const char *guard_name, const char *later_name)
 {
-	ereport(ERROR,
+	ereport(elevel,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("trigger \"%s\" on protected table \"%s\" fires after its fence guard \"%s\"",
 					later_name, relname, guard_name),
@@ -425,7 +426,8 @@ guard_later_trigger(Relation rel, Trigger *guard, int16 tgevent)
 /*
  * guard_column: the attribute number of column "colname" of "rel", which
  * the trigger names as its "role" ("token" or "key") column.  A column that
- * was dropped or renamed after fence.protect() stops every write rather than
+ * was dropped or renamed after fence.protect(), or made again as a generated
+ * column (which fence.protect() refuses), stops every write rather than
  * letting them through unchecked.
  */
 static AttrNumber
@@ -439,8 +441,17 @@ guard_column(Relation rel, Trigger *trigger, const char *colname,
 	{
 		Form_pg_attribute attr = TupleDescAttr(tupdesc, i);
 
-		if (!attr->attisdropped && strcmp(NameStr(attr->attname), colname) == 0)
-			return attr->attnum;
+		if (attr->attisdropped || strcmp(NameStr(attr->attname), colname) != 0)
+			continue;
+		if (attr->attgenerated != '\0')
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
+					 errmsg("%s column \"%s\" of protected table \"%s\" is a generated column",
+							role, colname, RelationGetRelationName(rel)),
+					 errdetail("Generated columns are computed after BEFORE triggers run, so trigger \"%s\" cannot check it.",
+							   trigger->tgname),
+					 errhint("Call fence.unprotect() and fence.protect() again with a column that is not generated.")));
+		return attr->attnum;
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_COLUMN),

@@ -12,6 +12,10 @@
 
 #include "utils/reltrigger.h"
 
+/* The triggers that fence.protect() installs (protect.c). */
+#define FENCE_GUARD_TRIGGER				"fence_guard"
+#define FENCE_GUARD_TRUNCATE_TRIGGER	"fence_guard_truncate"
+
 extern Oid	fence_guard_oid(Oid fence_nsp);
 extern bool fence_key_type_allowed(Oid typid);
 extern const char *fence_key_type_detail(void);
@@ -20,7 +24,7 @@ extern char *fence_key_resource_name(const char *base, const char *key);
 extern const Trigger *fence_trigger_after(const TriggerDesc *trigdesc,
 										  const char *guard_name,
 										  int16 tgevent);
-extern void fence_report_trigger_after(const char *relname,
+extern void fence_report_trigger_after(int elevel, const char *relname,
 									   const char *guard_name,
 									   const char *later_name);
 

@@ -28,7 +28,10 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
 #include "access/relation.h"
+#include "access/table.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
@@ -36,6 +39,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "parser/parse_func.h"
@@ -50,11 +54,9 @@
 #include "fence.h"
 #include "guard.h"
 
-#define GUARD_TRIGGER			"fence_guard"
-#define GUARD_TRUNCATE_TRIGGER	"fence_guard_truncate"
-
 PG_FUNCTION_INFO_V1(fence_protect);
 PG_FUNCTION_INFO_V1(fence_unprotect);
+PG_FUNCTION_INFO_V1(fence_reprotect_all);
 
 static Relation protect_open(Oid relid, Oid fence_nsp);
 static void protect_check_column(Relation rel, const char *colname,
@@ -119,12 +121,12 @@ fence_protect(PG_FUNCTION_ARGS)
 
 	if (row_level)
 	{
-		const Trigger *later = fence_trigger_after(rel->trigdesc, GUARD_TRIGGER,
+		const Trigger *later = fence_trigger_after(rel->trigdesc, FENCE_GUARD_TRIGGER,
 												   TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE);
 
 		if (later != NULL)
-			fence_report_trigger_after(RelationGetRelationName(rel),
-									   GUARD_TRIGGER, later->tgname);
+			fence_report_trigger_after(ERROR, RelationGetRelationName(rel),
+									   FENCE_GUARD_TRIGGER, later->tgname);
 	}
 
 	/*
@@ -153,18 +155,18 @@ fence_protect(PG_FUNCTION_ARGS)
 		elog(ERROR, "SPI_connect failed");	/* internal error */
 	protect_execute(psprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OR DELETE ON %s "
 							 "FOR EACH %s EXECUTE FUNCTION %s(%s, %s, %s)",
-							 GUARD_TRIGGER, table,
+							 FENCE_GUARD_TRIGGER, table,
 							 row_level ? "ROW" : "STATEMENT", guard,
 							 quote_literal_cstr(resource),
 							 quote_literal_cstr(token_column ? token_column : ""),
 							 quote_literal_cstr(key_column ? key_column : "")));
 	protect_execute(psprintf("CREATE TRIGGER %s BEFORE TRUNCATE ON %s "
 							 "FOR EACH STATEMENT EXECUTE FUNCTION %s(%s, '', '')",
-							 GUARD_TRUNCATE_TRIGGER, table, guard,
+							 FENCE_GUARD_TRUNCATE_TRIGGER, table, guard,
 							 quote_literal_cstr(resource)));
 	protect_execute(psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s, "
 							 "ENABLE ALWAYS TRIGGER %s",
-							 table, GUARD_TRIGGER, GUARD_TRUNCATE_TRIGGER));
+							 table, FENCE_GUARD_TRIGGER, FENCE_GUARD_TRUNCATE_TRIGGER));
 	SPI_finish();
 
 	PG_RETURN_VOID();
@@ -215,6 +217,77 @@ fence_unprotect(PG_FUNCTION_ARGS)
 	SPI_finish();
 
 	PG_RETURN_VOID();
+}
+
+/*
+ * fence.reprotect_all() RETURNS bigint
+ *
+ * Sets every trigger of this database that runs fence.guard() back to
+ * ENABLE ALWAYS, and returns how many tables it changed.  pg_restore
+ * --disable-triggers (which a data-only restore into protected tables
+ * needs) ends with ALTER TABLE ... ENABLE TRIGGER ALL, which leaves the
+ * guards at plain ENABLE, where session_replication_role = replica skips
+ * them; so does any ENABLE TRIGGER ALL.  Like fence.protect() it runs with
+ * the caller's privileges: ALTER TABLE needs the owner of each table (or a
+ * superuser), and the event trigger still refuses a table where a trigger
+ * enabled meanwhile fires after its guard.
+ */
+Datum
+fence_reprotect_all(PG_FUNCTION_ARGS)
+{
+	Oid			guard_oid = fence_guard_oid(get_func_namespace(fcinfo->flinfo->fn_oid));
+	Relation	tgrel;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	List	   *relids = NIL;
+	List	   *names = NIL;
+	ListCell   *lr;
+	ListCell   *ln;
+	int64		tables = 0;
+	StringInfoData sql;
+
+	/* the guards not ENABLE ALWAYS, in the order of their tables */
+	tgrel = table_open(TriggerRelationId, AccessShareLock);
+	scan = systable_beginscan(tgrel, TriggerRelidNameIndexId, true, NULL, 0, NULL);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_trigger tg = (Form_pg_trigger) GETSTRUCT(tup);
+
+		if (tg->tgfoid != guard_oid || tg->tgenabled == TRIGGER_FIRES_ALWAYS)
+			continue;
+		relids = lappend_oid(relids, tg->tgrelid);
+		names = lappend(names, pstrdup(NameStr(tg->tgname)));
+	}
+	systable_endscan(scan);
+	table_close(tgrel, AccessShareLock);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");	/* internal error */
+	initStringInfo(&sql);
+	forboth(lr, relids, ln, names)
+	{
+		Oid			relid = lfirst_oid(lr);
+
+		if (sql.len == 0)
+			appendStringInfo(&sql, "ALTER TABLE %s",
+							 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+														get_rel_name(relid)));
+		else
+			appendStringInfoChar(&sql, ',');
+		appendStringInfo(&sql, " ENABLE ALWAYS TRIGGER %s",
+						 quote_identifier((char *) lfirst(ln)));
+
+		/* one ALTER TABLE per table */
+		if (lnext(relids, lr) == NULL || lfirst_oid(lnext(relids, lr)) != relid)
+		{
+			protect_execute(sql.data);
+			resetStringInfo(&sql);
+			tables++;
+		}
+	}
+	SPI_finish();
+
+	PG_RETURN_INT64(tables);
 }
 
 /*

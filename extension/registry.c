@@ -15,13 +15,25 @@
  *	  Subtransactions.  PostgreSQL keeps a row lock for as long as the
  *	  (sub)transaction that took it lives, and a lock that a parent took
  *	  survives the rollback of a child that locked the row again.  The
- *	  registry follows the same rule: each resource has a stack of versions,
- *	  one per (sub)transaction that registered something for it, the newest
- *	  on top.  A child that accepts or forgets a token pushes a version over
- *	  its parent's instead of replacing it; when the child rolls back (ROLLBACK
- *	  TO SAVEPOINT, an exception caught by PL/pgSQL) its version is popped
- *	  and the parent's token is in force again, as its row lock is; when the
- *	  child commits (RELEASE) its version replaces the parent's.
+ *	  registry follows the same rule.  Each resource has one entry, holding
+ *	  what is in force now and which (sub)transaction wrote it last.  A
+ *	  subtransaction that writes an entry it did not write before first
+ *	  logs what the entry held (or that it made the entry) in an undo log;
+ *	  when it rolls back (ROLLBACK TO SAVEPOINT, an exception caught by
+ *	  PL/pgSQL) its records put back what the parent had, and its row locks
+ *	  and tokens are gone together; when it commits (RELEASE) its entries
+ *	  become its parent's, and of its records only those the parent will
+ *	  need to roll back to its own parent are kept.
+ *
+ *	  The records of the current subtransaction are always the newest of
+ *	  the log: a child's are popped (rollback) or taken over by its parent
+ *	  (commit) when it ends, before the parent writes again.  So ending a
+ *	  subtransaction costs the entries it wrote, not the size of the
+ *	  registry: a PL/pgSQL loop that fences one resource per EXCEPTION
+ *	  block stays linear.  The top-level transaction logs nothing, as its
+ *	  end drops everything.  What the registry keeps per resource is the
+ *	  entry alone; the log holds only the writes of subtransactions still
+ *	  open.
  *
  *	  It lives in a child of TopTransactionContext and is dropped at the end
  *	  of the transaction.  A generation number that changes whenever what a
@@ -41,18 +53,11 @@
 
 #include "fence.h"
 
-/* What one (sub)transaction registered for a resource. */
-typedef struct Version
-{
-	FenceGrant	pub;			/* token 0: forgotten, row lock still held */
-	SubTransactionId subid;		/* the (sub)transaction that registered it */
-	struct Version *below;		/* its parent's version, or NULL */
-} Version;
-
+/* What the transaction holds for one resource. */
 typedef struct Grant
 {
-	char	   *resource;
-	Version    *top;			/* never NULL while the grant is chained */
+	FenceGrant	pub;			/* token 0: forgotten, row lock still held */
+	SubTransactionId subid;		/* the (sub)transaction that wrote it last */
 	struct Grant *next;			/* next grant whose name has the same hash */
 } Grant;
 
@@ -62,14 +67,25 @@ typedef struct RegistryEntry
 	Grant	   *grants;
 } RegistryEntry;
 
+/*
+ * What a grant held before subtransaction "subid" first wrote it, or, when
+ * "made", that the subtransaction made it.
+ */
+typedef struct Undo
+{
+	Grant	   *grant;
+	SubTransactionId subid;
+	SubTransactionId old_subid;
+	bool		made;
+	int64		old_token;
+	const char *old_owner;
+} Undo;
+
 static MemoryContext registry_cxt = NULL;
 static HTAB *registry = NULL;
-
-/*
- * No version has a subtransaction id above this one: a subtransaction
- * that ends with a higher id registered nothing, and needs no scan.
- */
-static SubTransactionId newest_subid = InvalidSubTransactionId;
+static Undo *undo_log = NULL;
+static int	undo_len = 0;
+static int	undo_size = 0;
 
 static uint64 generation = 1;
 
@@ -87,9 +103,8 @@ fence_registry_generation(void)
 }
 
 static Grant *
-find_grant(const char *resource)
+find_grant(const char *resource, uint64 hash)
 {
-	uint64		hash = resource_hash(resource);
 	RegistryEntry *entry;
 	Grant	   *g;
 
@@ -99,7 +114,7 @@ find_grant(const char *resource)
 	if (entry == NULL)
 		return NULL;
 	for (g = entry->grants; g != NULL; g = g->next)
-		if (strcmp(g->resource, resource) == 0)
+		if (strcmp(g->pub.resource, resource) == 0)
 			return g;
 	return NULL;
 }
@@ -107,15 +122,51 @@ find_grant(const char *resource)
 const FenceGrant *
 fence_registry_lookup(const char *resource)
 {
-	Grant	   *g = find_grant(resource);
+	Grant	   *g = find_grant(resource, resource_hash(resource));
 
-	return g != NULL && g->top->pub.token != 0 ? &g->top->pub : NULL;
+	return g != NULL && g->pub.token != 0 ? &g->pub : NULL;
+}
+
+/*
+ * fence_registry_lookup() and fence_registry_holds_lock() in one probe:
+ * the token registered for "resource", and in "holds_lock" whether this
+ * transaction holds its row lock (also when it no longer names a token).
+ */
+const FenceGrant *
+fence_registry_find(const char *resource, bool *holds_lock)
+{
+	Grant	   *g = find_grant(resource, resource_hash(resource));
+
+	*holds_lock = g != NULL;
+	return g != NULL && g->pub.token != 0 ? &g->pub : NULL;
 }
 
 bool
 fence_registry_holds_lock(const char *resource)
 {
-	return find_grant(resource) != NULL;
+	return find_grant(resource, resource_hash(resource)) != NULL;
+}
+
+/* Log what "g" holds (or, "made", that it is new) before "subid" writes it. */
+static void
+log_undo(Grant *g, SubTransactionId subid, bool made)
+{
+	Undo	   *u;
+
+	if (undo_len == undo_size)
+	{
+		undo_size = undo_size == 0 ? 64 : undo_size * 2;
+		undo_log = undo_log == NULL ?
+			MemoryContextAlloc(registry_cxt, sizeof(Undo) * undo_size) :
+			repalloc(undo_log, sizeof(Undo) * undo_size);
+	}
+	u = &undo_log[undo_len++];
+	u->grant = g;
+	u->subid = subid;
+	u->made = made;
+	u->old_subid = g->subid;
+	u->old_token = g->pub.token;
+	u->old_owner = g->pub.owner;
 }
 
 /*
@@ -123,11 +174,11 @@ fence_registry_holds_lock(const char *resource)
  * subtransaction registered for "resource".
  */
 static void
-set_version(const char *resource, int64 token, const char *owner)
+set_grant(const char *resource, int64 token, const char *owner)
 {
 	SubTransactionId subid = GetCurrentSubTransactionId();
+	uint64		hash = resource_hash(resource);
 	Grant	   *g;
-	Version    *v;
 
 	if (registry == NULL)
 	{
@@ -144,40 +195,36 @@ set_version(const char *resource, int64 token, const char *owner)
 							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
 
-	g = find_grant(resource);
+	g = find_grant(resource, hash);
 	if (g == NULL)
 	{
-		uint64		hash = resource_hash(resource);
 		bool		found;
 		RegistryEntry *entry = hash_search(registry, &hash, HASH_ENTER, &found);
 
 		if (!found)
 			entry->grants = NULL;
 		g = MemoryContextAlloc(registry_cxt, sizeof(Grant));
-		g->resource = MemoryContextStrdup(registry_cxt, resource);
-		g->top = NULL;
+		g->pub.resource = MemoryContextStrdup(registry_cxt, resource);
+		g->pub.token = 0;
+		g->pub.owner = NULL;
+		g->subid = subid;
 		g->next = entry->grants;
 		entry->grants = g;
+		if (subid != TopSubTransactionId)
+			log_undo(g, subid, true);
 	}
-
-	v = g->top;
-	if (v == NULL || v->subid != subid)
+	else if (g->subid != subid)
 	{
-		v = MemoryContextAlloc(registry_cxt, sizeof(Version));
-		v->pub.resource = g->resource;
-		v->pub.owner = NULL;
-		v->subid = subid;
-		v->below = g->top;
-		g->top = v;
+		if (subid != TopSubTransactionId)
+			log_undo(g, subid, false);
+		g->subid = subid;
 	}
-	v->pub.token = token;
-	if (owner == NULL)
-		v->pub.owner = NULL;
-	else if (v->pub.owner == NULL || strcmp(v->pub.owner, owner) != 0)
-		v->pub.owner = MemoryContextStrdup(registry_cxt, owner);
 
-	if (subid > newest_subid)
-		newest_subid = subid;
+	g->pub.token = token;
+	if (owner == NULL)
+		g->pub.owner = NULL;
+	else if (g->pub.owner == NULL || strcmp(g->pub.owner, owner) != 0)
+		g->pub.owner = MemoryContextStrdup(registry_cxt, owner);
 	generation++;
 }
 
@@ -185,7 +232,7 @@ void
 fence_registry_remember(const char *resource, int64 token, const char *owner)
 {
 	Assert(token > 0);
-	set_version(resource, token, owner);
+	set_grant(resource, token, owner);
 }
 
 /*
@@ -195,49 +242,79 @@ fence_registry_remember(const char *resource, int64 token, const char *owner)
 void
 fence_registry_forget(const char *resource)
 {
-	set_version(resource, 0, NULL);
+	set_grant(resource, 0, NULL);
+}
+
+/* Take "g" out of the registry: the subtransaction that made it rolled back. */
+static void
+remove_grant(Grant *g)
+{
+	uint64		hash = resource_hash(g->pub.resource);
+	RegistryEntry *entry = hash_search(registry, &hash, HASH_FIND, NULL);
+	Grant	  **link;
+
+	Assert(entry != NULL);
+	for (link = &entry->grants; *link != g; link = &(*link)->next)
+		Assert(*link != NULL);
+	*link = g->next;
+	if (entry->grants == NULL)
+		hash_search(registry, &hash, HASH_REMOVE, NULL);
 }
 
 /*
- * A subtransaction ended: pop the versions it registered (abort), or hand
- * them to its parent, where they replace the parent's own (commit).
+ * Subtransaction "subid" ended: undo what it wrote (abort), or hand its
+ * grants to "parent" (commit).  Its records are the newest of the log.
  */
 static void
 end_subxact(bool commit, SubTransactionId subid, SubTransactionId parent)
 {
-	HASH_SEQ_STATUS seq;
-	RegistryEntry *entry;
+	int			first = undo_len;
+	int			kept;
+	int			i;
 
-	hash_seq_init(&seq, registry);
-	while ((entry = hash_seq_search(&seq)) != NULL)
-	{
-		Grant	  **link = &entry->grants;
+	while (first > 0 && undo_log[first - 1].subid == subid)
+		first--;
+	if (first == undo_len)
+		return;					/* it wrote nothing */
 
-		while (*link != NULL)
-		{
-			Grant	   *g = *link;
-			Version    *v = g->top;
-
-			if (v->subid == subid)
-			{
-				if (!commit)
-					g->top = v->below;
-				else
-				{
-					if (v->below != NULL && v->below->subid == parent)
-						v->below = v->below->below;
-					v->subid = parent;
-				}
-			}
-			if (g->top == NULL)
-				*link = g->next;
-			else
-				link = &g->next;
-		}
-	}
-	newest_subid = parent;
 	if (!commit)
+	{
+		/* newest first, so that each grant gets back its oldest value */
+		for (i = undo_len - 1; i >= first; i--)
+		{
+			Undo	   *u = &undo_log[i];
+
+			if (u->made)
+				remove_grant(u->grant);
+			else
+			{
+				u->grant->subid = u->old_subid;
+				u->grant->pub.token = u->old_token;
+				u->grant->pub.owner = u->old_owner;
+			}
+		}
+		undo_len = first;
 		generation++;
+		return;
+	}
+
+	/*
+	 * Its grants are the parent's now.  The parent needs a record only for
+	 * a grant it had not written itself, to roll back to what its own
+	 * parent had; the top-level transaction needs none.
+	 */
+	kept = first;
+	for (i = first; i < undo_len; i++)
+	{
+		Undo	   *u = &undo_log[i];
+
+		u->grant->subid = parent;
+		if (parent == TopSubTransactionId || u->old_subid == parent)
+			continue;
+		u->subid = parent;
+		undo_log[kept++] = *u;
+	}
+	undo_len = kept;
 }
 
 static void
@@ -253,7 +330,8 @@ registry_xact_callback(XactEvent event, void *arg)
 			/* the memory goes with TopTransactionContext */
 			registry = NULL;
 			registry_cxt = NULL;
-			newest_subid = InvalidSubTransactionId;
+			undo_log = NULL;
+			undo_len = undo_size = 0;
 			generation++;
 			break;
 		default:
@@ -265,7 +343,7 @@ static void
 registry_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 						  SubTransactionId parentSubid, void *arg)
 {
-	if (registry == NULL || mySubid > newest_subid)
+	if (registry == NULL)
 		return;
 
 	if (event == SUBXACT_EVENT_ABORT_SUB)

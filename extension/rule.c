@@ -78,11 +78,13 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
+#include "nodes/execnodes.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
+#include "utils/timestamp.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -90,6 +92,7 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
+#include "compat.h"
 #include "errcodes.h"
 #include "fence.h"
 
@@ -102,7 +105,6 @@ typedef struct Mark
 } Mark;
 
 /* Plans are prepared once per backend and kept. */
-static SPIPlanPtr insert_plan = NULL;
 static SPIPlanPtr update_plan = NULL;
 static SPIPlanPtr delete_plan = NULL;
 
@@ -149,8 +151,10 @@ run(SPIPlanPtr plan, const char *resource, int64 token, const char *owner)
 }
 
 /* Columns of fence.fences, as sql/fence.sql creates it. */
+#define Anum_fences_resource 1
 #define Anum_fences_token 2
 #define Anum_fences_owner 3
+#define Anum_fences_updated_at 4
 
 /*
  * Would accepting "token" (from "owner") over the mark "hw" (whose owner is
@@ -298,16 +302,91 @@ lock_mark(Oid relid, const char *resource, int64 token, const char *owner,
 	return mark;
 }
 
-/* Create the mark; false if a concurrent transaction created it first. */
+/*
+ * Create the mark; false if a concurrent transaction created it first.
+ *
+ * This is INSERT ... ON CONFLICT (resource) DO NOTHING done by hand, as
+ * lock_mark() does SELECT ... FOR UPDATE: the executor's start-up for a
+ * one-row INSERT costs more than the insertion, and a worker that fences
+ * one resource per item (a new mark each) pays it for every item.  The
+ * protocol is the executor's speculative insertion: insert the row
+ * speculatively, insert its index entry (waiting for the inserter of a
+ * conflicting one), and confirm the insertion, or kill the row if another
+ * transaction's entry came first.  The executor first looks for a
+ * conflicting row with a dirty snapshot, which waits for its inserter;
+ * here lock_mark() has just found none, a conflict is the rare race, and
+ * that look is made only after one, before trying again (without it, a
+ * conflict with an insertion still in progress would be retried at once,
+ * and again, until the other transaction ends).  A conflict under
+ * REPEATABLE READ or SERIALIZABLE is a row this transaction's snapshot does
+ * not show (lock_mark() found none): a serialization failure, as ON
+ * CONFLICT DO NOTHING raises it.  fence.fences has no triggers, rules or
+ * constraints beyond its key and CHECK (token > 0), which the callers have
+ * made sure of.
+ */
 static bool
-insert_mark(const char *resource, int64 token, const char *owner)
+insert_mark(Oid relid, const char *resource, int64 token, const char *owner)
 {
-	prepare_once(&insert_plan,
-				 "INSERT INTO fence.fences (resource, token, owner, updated_at)"
-				 " VALUES ($1, $2, $3, pg_catalog.now())"
-				 " ON CONFLICT (resource) DO NOTHING", 3);
-	run(insert_plan, resource, token, owner);
-	return SPI_processed == 1;
+	Relation	rel = table_open(relid, RowExclusiveLock);
+	EState	   *estate = CreateExecutorState();
+	ResultRelInfo *rri = makeNode(ResultRelInfo);
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	List	   *arbiters = list_make1_oid(RelationGetPrimaryKeyIndex(rel));
+	bool		conflict = false;
+	bool		checked;
+
+	Assert(token > 0);
+	InitResultRelInfo(rri, rel, 1, NULL, 0);
+	ExecOpenIndices(rri, true);
+
+	ExecClearTuple(slot);
+	memset(slot->tts_isnull, 0, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+	slot->tts_values[Anum_fences_resource - 1] = CStringGetTextDatum(resource);
+	slot->tts_values[Anum_fences_token - 1] = Int64GetDatum(token);
+	if (owner != NULL)
+		slot->tts_values[Anum_fences_owner - 1] = CStringGetTextDatum(owner);
+	else
+		slot->tts_isnull[Anum_fences_owner - 1] = true;
+	/* pg_catalog.now() */
+	slot->tts_values[Anum_fences_updated_at - 1] =
+		TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+	ExecStoreVirtualTuple(slot);
+
+	for (checked = false;; checked = true)
+	{
+		TransactionId xid = GetCurrentTransactionId();
+		uint32		spec_token;
+		ItemPointerData conflict_tid;
+
+		/* after a conflict: wait for the other inserter, see who won */
+		if (checked &&
+			!FenceExecCheckIndexConstraints(rri, slot, estate, &conflict_tid, arbiters))
+			break;
+		conflict = false;
+		spec_token = SpeculativeInsertionLockAcquire(xid);
+		table_tuple_insert_speculative(rel, slot, GetCurrentCommandId(true), 0,
+									   NULL, spec_token);
+		(void) FenceExecInsertIndexTuples(rri, slot, estate, true, &conflict, arbiters);
+		table_tuple_complete_speculative(rel, slot, spec_token, !conflict);
+		SpeculativeInsertionLockRelease(xid);
+		if (!conflict || checked)
+			break;
+		conflict = true;
+	}
+
+	ExecDropSingleTupleTableSlot(slot);
+	ExecCloseIndices(rri);
+	FreeExecutorState(estate);
+	table_close(rel, NoLock);
+
+	if (conflict && IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not serialize access due to concurrent update")));
+	/* let the rest of the transaction see it, as a statement would */
+	if (!conflict)
+		CommandCounterIncrement();
+	return !conflict;
 }
 
 static void
@@ -336,10 +415,36 @@ delete_mark(const char *resource)
 static Oid
 fences_relation(Oid *owner)
 {
-	Oid			nsp = get_namespace_oid("fence", false);
-	Oid			relid = get_relname_relid("fences", nsp);
+	static Oid	known_relid = InvalidOid;
+	static Oid	known_nsp = InvalidOid;
+	Oid			nsp;
+	Oid			relid;
 	HeapTuple	tup;
 
+	/*
+	 * Every check comes here: look the table up by name only when the one
+	 * found last is gone or is not fence.fences any more (the extension was
+	 * dropped and made again).
+	 */
+	if (OidIsValid(known_relid))
+	{
+		tup = SearchSysCache1(RELOID, ObjectIdGetDatum(known_relid));
+		if (HeapTupleIsValid(tup))
+		{
+			Form_pg_class form = (Form_pg_class) GETSTRUCT(tup);
+			bool		same = form->relnamespace == known_nsp &&
+				strcmp(NameStr(form->relname), "fences") == 0;
+
+			*owner = form->relowner;
+			ReleaseSysCache(tup);
+			if (same)
+				return known_relid;
+		}
+		known_relid = InvalidOid;
+	}
+
+	nsp = get_namespace_oid("fence", false);
+	relid = get_relname_relid("fences", nsp);
 	if (!OidIsValid(relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
@@ -350,6 +455,8 @@ fences_relation(Oid *owner)
 		elog(ERROR, "cache lookup failed for relation %u", relid);	/* internal error */
 	*owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
 	ReleaseSysCache(tup);
+	known_relid = relid;
+	known_nsp = nsp;
 	return relid;
 }
 
@@ -441,12 +548,11 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 	}
 
 	/* Accepted earlier in this transaction, and its row lock is still ours. */
-	grant = fence_registry_lookup(resource);
+	grant = fence_registry_find(resource, &held);
 	if (grant != NULL && grant->token == token &&
 		(owner == NULL || (grant->owner != NULL && strcmp(grant->owner, owner) == 0)))
 		return token;
 
-	held = grant != NULL || fence_registry_holds_lock(resource);
 	enter_fences(&scope);
 	for (;;)
 	{
@@ -455,7 +561,7 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 			break;
 		if (fence_max_step > 0 && (uint64) token > (uint64) fence_max_step)
 			break;				/* refused below, without creating a row */
-		if (insert_mark(resource, token, owner))
+		if (insert_mark(scope.relid, resource, token, owner))
 			break;
 		/* lost the race to create the row: lock the winner's version */
 	}
@@ -573,7 +679,7 @@ fence_reset(PG_FUNCTION_ARGS)
 	{
 		mark = lock_mark(scope.relid, resource, 0, NULL,
 						 fence_registry_holds_lock(resource));
-		if (mark.exists || token == 0 || insert_mark(resource, token, NULL))
+		if (mark.exists || token == 0 || insert_mark(scope.relid, resource, token, NULL))
 			break;
 	}
 	if (mark.exists && token == 0)

@@ -5,14 +5,20 @@
  *	  abort: the fence.stats view, fence.stats_reset(), and the setting
  *	  fence.log_refusals.
  *
- *	  The counters live in a fixed-size hash table keyed by resource name,
+ *	  The counters live in a fixed-size hash table keyed by database and
+ *	  resource name (two databases' resources of one name are two fences),
  *	  created at server start when the library is in
  *	  shared_preload_libraries (that is the only time an extension can get
- *	  shared memory).  fence.stats_max_resources sets its capacity.  When
- *	  it is full, resources not in it yet are counted together in one row
- *	  whose resource is NULL; entries are never evicted, so the counts of a
- *	  resource never jump back to zero behind an administrator's back, and
- *	  fence.stats_reset() empties the table.
+ *	  shared memory).  fence.stats_max_resources sets its capacity, shared
+ *	  by every database of the server.  When it is full, resources not in
+ *	  it yet are counted together, per database, in one row whose resource
+ *	  is NULL (kept in the table under the empty name, which no resource
+ *	  has, in room set aside for STATS_OVERFLOW_DATABASES databases; beyond
+ *	  that, in one row for the whole server).  Entries are never evicted,
+ *	  so the counts of a resource never jump back to zero behind an
+ *	  administrator's back, and fence.stats_reset() empties the table of
+ *	  every database.  fence.stats shows the rows of the database it is
+ *	  read in.
  *
  *	  Counters are bumped where the rule decides, before the error is
  *	  raised, outside any transaction's control: a refusal aborts its
@@ -31,6 +37,7 @@
 
 #include <limits.h>
 
+#include "common/hashfn.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
@@ -58,16 +65,26 @@ typedef struct StatsCounts
 	bool		last_token_known;	/* false after a missing token */
 } StatsCounts;
 
+/* How many databases get an overflow row of their own. */
+#define STATS_OVERFLOW_DATABASES 64
+
+typedef struct StatsKey
+{
+	Oid			dbid;
+	char		resource[FENCE_MAX_RESOURCE_LEN + 1];	/* "": the overflow row */
+} StatsKey;
+
 typedef struct StatsEntry
 {
-	char		resource[FENCE_MAX_RESOURCE_LEN + 1];	/* hash key */
+	StatsKey	key;			/* hash key */
 	StatsCounts counts;
 } StatsEntry;
 
 typedef struct StatsShared
 {
 	LWLock	   *lock;
-	StatsCounts overflow;
+	int			resources;		/* entries that are not overflow rows */
+	StatsCounts overflow;		/* databases beyond STATS_OVERFLOW_DATABASES */
 } StatsShared;
 
 int			fence_stats_max_resources = 1000;
@@ -89,8 +106,49 @@ static Size
 stats_shmem_size(void)
 {
 	return add_size(MAXALIGN(sizeof(StatsShared)),
-					hash_estimate_size(fence_stats_max_resources,
+					hash_estimate_size(fence_stats_max_resources + STATS_OVERFLOW_DATABASES,
 									   sizeof(StatsEntry)));
+}
+
+/* Hash and compare keys by the name's bytes, not the whole buffer. */
+static uint32
+stats_key_hash(const void *key, Size keysize)
+{
+	const StatsKey *k = (const StatsKey *) key;
+
+	return hash_combine(murmurhash32((uint32) k->dbid),
+						string_hash(k->resource, FENCE_MAX_RESOURCE_LEN + 1));
+}
+
+static int
+stats_key_match(const void *key1, const void *key2, Size keysize)
+{
+	const StatsKey *a = (const StatsKey *) key1;
+	const StatsKey *b = (const StatsKey *) key2;
+
+	return a->dbid == b->dbid ? strcmp(a->resource, b->resource) : 1;
+}
+
+static void *
+stats_key_copy(void *dest, const void *src, Size keysize)
+{
+	StatsKey   *d = (StatsKey *) dest;
+	const StatsKey *k = (const StatsKey *) src;
+
+	d->dbid = k->dbid;
+	strlcpy(d->resource, k->resource, sizeof(d->resource));
+	return dest;
+}
+
+/*
+ * stats_key: the key of "resource" in this database, in "key".  A name over
+ * the limit never gets a row (stats_counts_enter), so cutting it is fine.
+ */
+static void
+stats_key(StatsKey *key, const char *resource)
+{
+	key->dbid = MyDatabaseId;
+	strlcpy(key->resource, resource, sizeof(key->resource));
 }
 
 static void
@@ -128,15 +186,19 @@ stats_shmem_startup(void)
 	if (!found)
 	{
 		stats->lock = &(GetNamedLWLockTranche(STATS_TRANCHE))->lock;
+		stats->resources = 0;
 		stats_counts_init(&stats->overflow);
 	}
 	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = FENCE_MAX_RESOURCE_LEN + 1;
+	ctl.keysize = sizeof(StatsKey);
 	ctl.entrysize = sizeof(StatsEntry);
+	ctl.hash = stats_key_hash;
+	ctl.match = stats_key_match;
+	ctl.keycopy = stats_key_copy;
 	stats_hash = ShmemInitHash("fence stats hash",
-							   fence_stats_max_resources,
-							   fence_stats_max_resources,
-							   &ctl, HASH_ELEM | HASH_STRINGS);
+							   fence_stats_max_resources + STATS_OVERFLOW_DATABASES,
+							   fence_stats_max_resources + STATS_OVERFLOW_DATABASES,
+							   &ctl, HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_KEYCOPY);
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -176,25 +238,40 @@ fence_stats_init(void)
 }
 
 /*
- * The counts of "resource", created if need be, or the overflow counts
- * when the table is full.  A name the rule would refuse (empty, too long:
- * a missing token is refused before the name is looked at) gets no row of
- * its own either.  Needs the lock held exclusively.
+ * The counts of "resource" in this database, created if need be, or the
+ * database's overflow counts when the table is full.  A name the rule
+ * would refuse (empty, too long: a missing token is refused before the
+ * name is looked at) gets no row of its own either.  Needs the lock held
+ * exclusively.
  */
 static StatsCounts *
 stats_counts_enter(const char *resource)
 {
+	StatsKey	key;
 	StatsEntry *entry;
 	bool		found;
 
-	if (resource[0] == '\0' || strlen(resource) > FENCE_MAX_RESOURCE_LEN)
-		return &stats->overflow;
-	entry = hash_search(stats_hash, resource, HASH_FIND, NULL);
-	if (entry != NULL)
-		return &entry->counts;
-	if (hash_get_num_entries(stats_hash) >= fence_stats_max_resources)
-		return &stats->overflow;
-	entry = hash_search(stats_hash, resource, HASH_ENTER_NULL, &found);
+	if (resource[0] != '\0' && strlen(resource) <= FENCE_MAX_RESOURCE_LEN)
+	{
+		stats_key(&key, resource);
+		entry = hash_search(stats_hash, &key, HASH_FIND, NULL);
+		if (entry != NULL)
+			return &entry->counts;
+		if (stats->resources < fence_stats_max_resources)
+		{
+			entry = hash_search(stats_hash, &key, HASH_ENTER_NULL, &found);
+			if (entry != NULL)
+			{
+				stats->resources++;
+				stats_counts_init(&entry->counts);
+				return &entry->counts;
+			}
+		}
+	}
+
+	/* this database's overflow row, if there is room for one */
+	stats_key(&key, "");
+	entry = hash_search(stats_hash, &key, HASH_ENTER_NULL, &found);
 	if (entry == NULL)
 		return &stats->overflow;
 	if (!found)
@@ -206,13 +283,15 @@ stats_counts_enter(const char *resource)
 void
 fence_stats_accepted(const char *resource)
 {
+	StatsKey	key;
 	StatsEntry *entry;
 
 	if (stats == NULL)
 		return;
 
+	stats_key(&key, resource);
 	LWLockAcquire(stats->lock, LW_SHARED);
-	entry = hash_search(stats_hash, resource, HASH_FIND, NULL);
+	entry = hash_search(stats_hash, &key, HASH_FIND, NULL);
 	if (entry != NULL)
 	{
 		pg_atomic_fetch_add_u64(&entry->counts.accepted, 1);
@@ -347,7 +426,10 @@ fence_stats_counts(PG_FUNCTION_ARGS)
 		rows = palloc(sizeof(StatsRow) * (hash_get_num_entries(stats_hash) + 1));
 		hash_seq_init(&seq, stats_hash);
 		while ((entry = hash_seq_search(&seq)) != NULL)
-			stats_row_copy(&rows[n++], entry->resource, &entry->counts);
+			if (entry->key.dbid == MyDatabaseId)
+				stats_row_copy(&rows[n++],
+							   entry->key.resource[0] != '\0' ? entry->key.resource : NULL,
+							   &entry->counts);
 		if (!stats_counts_empty(&stats->overflow))
 			stats_row_copy(&rows[n++], NULL, &stats->overflow);
 		LWLockRelease(stats->lock);
@@ -384,7 +466,7 @@ fence_stats_counts(PG_FUNCTION_ARGS)
 	SRF_RETURN_DONE(funcctx);
 }
 
-/* fence.stats_reset(): forget every count. */
+/* fence.stats_reset(): forget every count, of every database. */
 PG_FUNCTION_INFO_V1(fence_stats_reset);
 
 Datum
@@ -397,7 +479,8 @@ fence_stats_reset(PG_FUNCTION_ARGS)
 	LWLockAcquire(stats->lock, LW_EXCLUSIVE);
 	hash_seq_init(&seq, stats_hash);
 	while ((entry = hash_seq_search(&seq)) != NULL)
-		hash_search(stats_hash, entry->resource, HASH_REMOVE, NULL);
+		hash_search(stats_hash, &entry->key, HASH_REMOVE, NULL);
+	stats->resources = 0;
 	stats_counts_init(&stats->overflow);
 	LWLockRelease(stats->lock);
 	PG_RETURN_VOID();

@@ -71,7 +71,6 @@ AS $$
                       WHERE f.resource OPERATOR(pg_catalog.=) $1), 0)
 $$;
 REVOKE ALL ON FUNCTION fence.mark(text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION fence.mark(text) TO pg_monitor;
 COMMENT ON FUNCTION fence.mark(text) IS
     'Highest accepted token of resource, 0 if none, for roles that may not read fence.fences';
 
@@ -118,7 +117,6 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'fence_stats_counts'
 LANGUAGE C VOLATILE PARALLEL SAFE;
 REVOKE ALL ON FUNCTION fence.stats_counts() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION fence.stats_counts() TO pg_monitor;
 COMMENT ON FUNCTION fence.stats_counts() IS
     'Counts of accepted and refused tokens per resource since start or fence.stats_reset(), from shared memory; read them through fence.stats';
 
@@ -128,7 +126,6 @@ CREATE VIEW fence.stats AS
       FROM fence.stats_counts() s
       LEFT JOIN fence.fences f ON f.resource OPERATOR(pg_catalog.=) s.resource;
 REVOKE ALL ON fence.stats FROM PUBLIC;
-GRANT SELECT ON fence.stats TO pg_monitor;
 COMMENT ON VIEW fence.stats IS
     'Per resource: accepted checks, refusals by kind (stale LF001, missing LF002, invalid LF003), the last refusal and its token, and the committed mark; resource NULL counts the resources that found the table full (fence.stats_max_resources) and invalid names';
 
@@ -165,12 +162,49 @@ ALTER EVENT TRIGGER fence_guard_ddl ENABLE ALWAYS;
 COMMENT ON EVENT TRIGGER fence_guard_ddl IS
     'Keeps tables protected without a token or key column from becoming partitions or inheritance children, and row guards last among BEFORE ROW triggers';
 
+-- The objects made above get the ALTER DEFAULT PRIVILEGES of the role
+-- running the update, which could hand them out behind the REVOKEs: take
+-- every privilege on them from everybody but their owner, then grant what
+-- sql/fence.sql grants.  (Grants on the objects of 0.1.0 are the
+-- administrator's and stay.)
+DO $$
+DECLARE
+    g record;
+BEGIN
+    FOR g IN
+        SELECT 'TABLE' AS kind, c.oid::pg_catalog.regclass::pg_catalog.text AS object, a.grantee
+          FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+         WHERE c.oid OPERATOR(pg_catalog.=) 'fence.stats'::pg_catalog.regclass
+           AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
+        UNION
+        SELECT 'FUNCTION', p.oid::pg_catalog.regprocedure::pg_catalog.text, a.grantee
+          FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
+         WHERE p.oid OPERATOR(pg_catalog.=) ANY (ARRAY['fence.mark(text)',
+                   'fence.fenced_update(text, bigint, text, text[])', 'fence.stats_counts()',
+                   'fence.stats_reset()', 'fence.guard_ddl()',
+                   'fence.key_resource(text, anycompatible)']::pg_catalog.regprocedure[])
+           AND a.grantee OPERATOR(pg_catalog.<>) p.proowner
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE ALL ON %s %s FROM %s', g.kind, g.object,
+            CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+                 ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END);
+    END LOOP;
+END
+$$;
+GRANT EXECUTE ON FUNCTION fence.key_resource(text, anycompatible) TO PUBLIC;
+GRANT EXECUTE ON FUNCTION fence.mark(text) TO pg_monitor;
+GRANT EXECUTE ON FUNCTION fence.stats_counts() TO pg_monitor;
+GRANT SELECT ON fence.stats TO pg_monitor;
+
 -- 0.2.0 refuses or renames what 0.1.0 let through; say so now if this
 -- database has it, instead of at the next write or ALTER TABLE.  The key
 -- types below are those of fence_key_type_allowed() (extension/key_resource.c).
 DO $$
 DECLARE
     g record;
+    args text[];
+    rest bytea;
+    nul int;
     key_type oid;
     base_type oid;
     escaped bigint;
@@ -178,15 +212,29 @@ DECLARE
 BEGIN
     FOR g IN
         SELECT t.tgrelid::pg_catalog.regclass AS tbl, t.tgrelid AS relid, t.tgname, t.tgtype,
-               pg_catalog.split_part(pg_catalog.encode(t.tgargs, 'escape'), '\000', 1) AS resource,
-               pg_catalog.split_part(pg_catalog.encode(t.tgargs, 'escape'), '\000', 2) AS token_column,
-               pg_catalog.split_part(pg_catalog.encode(t.tgargs, 'escape'), '\000', 3) AS key_column,
+               t.tgargs, t.tgnargs, '' AS resource, '' AS token_column, '' AS key_column,
                (t.tgtype OPERATOR(pg_catalog.&) 1) OPERATOR(pg_catalog.=) 0 AS table_mode
           FROM pg_catalog.pg_trigger t
          WHERE t.tgfoid OPERATOR(pg_catalog.=) 'fence.guard()'::pg_catalog.regprocedure
            AND (t.tgtype OPERATOR(pg_catalog.&) 32) OPERATOR(pg_catalog.=) 0     -- not the TRUNCATE guard
          ORDER BY t.tgrelid, t.tgname
     LOOP
+        -- The arguments, each ended by a zero byte, in the database's
+        -- encoding: decode them as text, so that a column named "clé" is
+        -- found (encode(..., 'escape') would give "cl\303\251").
+        args := '{}';
+        rest := g.tgargs;
+        FOR i IN 1 .. g.tgnargs LOOP
+            nul := pg_catalog.position(rest, '\x00'::pg_catalog.bytea);
+            args := pg_catalog.array_append(args,
+                pg_catalog.convert_from(pg_catalog.substr(rest, 1, nul OPERATOR(pg_catalog.-) 1),
+                                        pg_catalog.getdatabaseencoding()));
+            rest := pg_catalog.substr(rest, nul OPERATOR(pg_catalog.+) 1);
+        END LOOP;
+        g.resource := coalesce(args[1], '');
+        g.token_column := coalesce(args[2], '');
+        g.key_column := coalesce(args[3], '');
+
         IF g.key_column OPERATOR(pg_catalog.<>) '' AND pg_catalog.strpos(g.resource, ':') OPERATOR(pg_catalog.>) 0 THEN
             RAISE WARNING 'guard of table % uses resource "%" with a key column', g.tbl, g.resource
                 USING DETAIL = 'Since 0.2.0 a key-mode resource may not contain ":", so that row names are unambiguous; writes to this table are refused until it is protected again.',
@@ -215,7 +263,12 @@ BEGIN
         SELECT a.atttypid INTO key_type FROM pg_catalog.pg_attribute a
          WHERE a.attrelid OPERATOR(pg_catalog.=) g.relid AND a.attname OPERATOR(pg_catalog.=) g.key_column
            AND NOT a.attisdropped;
-        CONTINUE WHEN key_type IS NULL;     -- the guard says so when it fires
+        IF key_type IS NULL THEN
+            RAISE WARNING 'key column "%" of protected table % does not exist', g.key_column, g.tbl
+                USING DETAIL = 'Its guard refuses every write until the table is protected again.',
+                      HINT = 'Call fence.unprotect() and fence.protect() with an existing key column.';
+            CONTINUE;
+        END IF;
         base_type := key_type;
         WHILE (SELECT y.typtype FROM pg_catalog.pg_type y WHERE y.oid OPERATOR(pg_catalog.=) base_type) OPERATOR(pg_catalog.=) 'd' LOOP
             SELECT y.typbasetype INTO base_type FROM pg_catalog.pg_type y WHERE y.oid OPERATOR(pg_catalog.=) base_type;

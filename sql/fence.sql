@@ -98,7 +98,6 @@ AS $$
                       WHERE f.resource OPERATOR(pg_catalog.=) $1), 0)
 $$;
 REVOKE ALL ON FUNCTION fence.mark(text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION fence.mark(text) TO pg_monitor;
 COMMENT ON FUNCTION fence.mark(text) IS
     'Highest accepted token of resource, 0 if none, for roles that may not read fence.fences';
 
@@ -186,6 +185,18 @@ REVOKE ALL ON FUNCTION fence.unprotect(regclass) FROM PUBLIC;
 COMMENT ON FUNCTION fence.unprotect(regclass) IS
     'Remove the guard from a table you own';
 
+-- A data-only pg_restore into protected tables needs --disable-triggers,
+-- which ends with ENABLE TRIGGER ALL and leaves the guards at plain ENABLE,
+-- where session_replication_role = replica skips them: this sets them all
+-- back.  With the caller's privileges, like fence.protect().
+CREATE FUNCTION fence.reprotect_all()
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fence_reprotect_all'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.reprotect_all() FROM PUBLIC;
+COMMENT ON FUNCTION fence.reprotect_all() IS
+    'Set every fence guard of this database back to ENABLE ALWAYS (after pg_restore --disable-triggers or ENABLE TRIGGER ALL); returns how many tables it changed';
+
 -- Statistics --------------------------------------------------------------
 -- Counts of accepted and refused tokens per resource, in shared memory
 -- (extension/stats.c): they need fence in shared_preload_libraries, and
@@ -202,7 +213,6 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'fence_stats_counts'
 LANGUAGE C VOLATILE PARALLEL SAFE;
 REVOKE ALL ON FUNCTION fence.stats_counts() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION fence.stats_counts() TO pg_monitor;
 COMMENT ON FUNCTION fence.stats_counts() IS
     'Counts of accepted and refused tokens per resource since start or fence.stats_reset(), from shared memory; read them through fence.stats';
 
@@ -212,7 +222,6 @@ CREATE VIEW fence.stats AS
       FROM fence.stats_counts() s
       LEFT JOIN fence.fences f ON f.resource OPERATOR(pg_catalog.=) s.resource;
 REVOKE ALL ON fence.stats FROM PUBLIC;
-GRANT SELECT ON fence.stats TO pg_monitor;
 COMMENT ON VIEW fence.stats IS
     'Per resource: accepted checks, refusals by kind (stale LF001, missing LF002, invalid LF003), the last refusal and its token, and the committed mark; resource NULL counts the resources that found the table full (fence.stats_max_resources) and invalid names';
 
@@ -222,7 +231,7 @@ AS 'MODULE_PATHNAME', 'fence_stats_reset'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fence.stats_reset() FROM PUBLIC;
 COMMENT ON FUNCTION fence.stats_reset() IS
-    'Administrators only: forget every count in fence.stats';
+    'Administrators only: forget every count in fence.stats, in every database of the server';
 
 -- DDL guard -------------------------------------------------------------------
 -- A table protected in table mode must not get a parent: statement-level
@@ -248,3 +257,36 @@ CREATE EVENT TRIGGER fence_guard_ddl ON ddl_command_end
 ALTER EVENT TRIGGER fence_guard_ddl ENABLE ALWAYS;
 COMMENT ON EVENT TRIGGER fence_guard_ddl IS
     'Keeps tables protected without a token or key column from becoming partitions or inheritance children, and row guards last among BEFORE ROW triggers';
+
+-- Privileges ------------------------------------------------------------------
+-- ALTER DEFAULT PRIVILEGES of the installing role (or for all roles in
+-- schema fence) apply to what this script creates, and would hand out
+-- fence.fences, fence.reset() or fence.advance() behind the REVOKEs
+-- above: take every privilege on the extension's tables, views and
+-- functions from everybody but their owner, then grant exactly what the
+-- README says.
+DO $$
+DECLARE
+    g record;
+BEGIN
+    FOR g IN
+        SELECT 'TABLE' AS kind, c.oid::pg_catalog.regclass::pg_catalog.text AS object, a.grantee
+          FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+         WHERE c.relnamespace OPERATOR(pg_catalog.=) 'fence'::pg_catalog.regnamespace
+           AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
+        UNION
+        SELECT 'FUNCTION', p.oid::pg_catalog.regprocedure::pg_catalog.text, a.grantee
+          FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
+         WHERE p.pronamespace OPERATOR(pg_catalog.=) 'fence'::pg_catalog.regnamespace
+           AND a.grantee OPERATOR(pg_catalog.<>) p.proowner
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE ALL ON %s %s FROM %s', g.kind, g.object,
+            CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+                 ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END);
+    END LOOP;
+END
+$$;
+GRANT EXECUTE ON FUNCTION fence.key_resource(text, anycompatible) TO PUBLIC;
+GRANT EXECUTE ON FUNCTION fence.mark(text) TO pg_monitor;
+GRANT EXECUTE ON FUNCTION fence.stats_counts() TO pg_monitor;
+GRANT SELECT ON fence.stats TO pg_monitor;

@@ -83,6 +83,15 @@ SELECT fence.fenced_update('stock', 3, 'DROP TABLE stock');
 SELECT fence.fenced_update('stock', 3, 'COMMIT');
 SELECT fence.fenced_update('stock', 3, 'UPDATE stock SET');
 SELECT fence.fenced_update('stock', 3, 'UPDATE stock SET qty = $2', 1);
+-- ... also one that creates a table: CREATE TABLE AS, and SELECT ... INTO,
+-- whose tag is SELECT (issue 17 item 6)
+SELECT fence.fenced_update('stock', 3, 'CREATE TABLE stock_copy AS SELECT * FROM stock');
+\echo :LAST_ERROR_SQLSTATE
+SELECT fence.fenced_update('stock', 3, 'SELECT * INTO stock_copy FROM stock');
+\echo :LAST_ERROR_SQLSTATE
+SELECT fence.fenced_update('stock', 3, 'SELECT qty INTO TEMP stock_copy FROM stock WHERE id = $1', 1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT to_regclass('stock_copy') AS copy;
 SELECT token FROM fence.fences WHERE resource = 'stock';
 
 -- a query that fails rolls back the advance with it

@@ -109,6 +109,40 @@ ALTER TABLE go_t ENABLE TRIGGER zz_rewrite;
 ALTER TABLE go_t ENABLE REPLICA TRIGGER zz_rewrite;
 \echo :LAST_ERROR_SQLSTATE
 DROP TRIGGER zz_rewrite ON go_t;
+-- A trigger made and disabled in one transaction is fine: that is how
+-- pg_dump writes a disabled trigger, and pg_restore runs it (issue 17 item
+-- 10).  The check waits for the commit, so one left enabled is still
+-- refused, there.
+BEGIN;
+CREATE TRIGGER zz_rewrite BEFORE INSERT OR UPDATE ON go_t
+    FOR EACH ROW EXECUTE FUNCTION go_rewrite();
+ALTER TABLE go_t DISABLE TRIGGER zz_rewrite;
+COMMIT;
+SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = 'go_t'::regclass ORDER BY 1;
+DROP TRIGGER zz_rewrite ON go_t;
+BEGIN;
+CREATE TRIGGER zz_rewrite BEFORE INSERT OR UPDATE ON go_t
+    FOR EACH ROW EXECUTE FUNCTION go_rewrite();
+COMMIT;
+\echo :LAST_ERROR_SQLSTATE
+-- ENABLE TRIGGER ALL, which pg_restore --disable-triggers runs after the
+-- data, only warns: refused, it would leave the guard disabled too; the
+-- guard refuses writes while the trigger fires after it
+ALTER TABLE go_t DISABLE TRIGGER ALL;
+ALTER EVENT TRIGGER fence_guard_ddl DISABLE;
+CREATE TRIGGER zz_rewrite BEFORE INSERT OR UPDATE ON go_t
+    FOR EACH ROW EXECUTE FUNCTION go_rewrite();
+ALTER EVENT TRIGGER fence_guard_ddl ENABLE ALWAYS;
+ALTER TABLE go_t DISABLE TRIGGER zz_rewrite;
+ALTER TABLE go_t ENABLE TRIGGER ALL;
+SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = 'go_t'::regclass ORDER BY 1;
+BEGIN;
+SELECT fence.advance('go:1', 5);
+UPDATE go_t SET v = 12;
+ROLLBACK;
+\echo :LAST_ERROR_SQLSTATE
+DROP TRIGGER zz_rewrite ON go_t;
+ALTER TABLE go_t ENABLE ALWAYS TRIGGER fence_guard, ENABLE ALWAYS TRIGGER fence_guard_truncate;
 DROP TRIGGER zz_delete ON go_t;
 
 -- A trigger older than the guard: fence.protect refuses the table in row

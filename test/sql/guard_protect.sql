@@ -158,6 +158,27 @@ SELECT fence.advance('gp:1', 1);
 INSERT INTO gp_r VALUES (1, NULL, 1);
 COMMIT;
 SELECT * FROM gp_r;
+-- ... and so does a key or token column dropped and made again as a
+-- generated column, which fence.protect refuses: it is computed after the
+-- guard, so an UPDATE of its base column would move the row to a key whose
+-- fence was never checked, or write a token the guard never stamped
+-- (issue 17 item 4)
+ALTER TABLE gp_r DROP COLUMN k;
+ALTER TABLE gp_r ADD COLUMN k int GENERATED ALWAYS AS (id + 1) STORED;
+BEGIN;
+SELECT fence.advance('gp:2', 1);
+UPDATE gp_r SET id = 5;
+ROLLBACK;
+\echo :LAST_ERROR_SQLSTATE
+ALTER TABLE gp_r DROP COLUMN k;
+ALTER TABLE gp_r ADD COLUMN k int DEFAULT 1;
+ALTER TABLE gp_r DROP COLUMN tok;
+ALTER TABLE gp_r ADD COLUMN tok bigint GENERATED ALWAYS AS (0) STORED;
+BEGIN;
+SELECT fence.advance('gp:1', 1);
+DELETE FROM gp_r;
+ROLLBACK;
+\echo :LAST_ERROR_SQLSTATE
 DROP TABLE gp_r;
 
 -- fence.guard in a trigger it was not made for: the trigger protocol is

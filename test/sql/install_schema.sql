@@ -48,6 +48,47 @@ CREATE EXTENSION fence;
 SELECT extversion, nspowner = (SELECT oid FROM pg_roles WHERE rolname = CURRENT_USER) AS ours
   FROM pg_extension JOIN pg_namespace ON nspname = 'fence' WHERE extname = 'fence';
 
+
+-- Default privileges of the installing role apply to what the script
+-- creates: the script takes them back, and grants only what it means to
+-- (issue 17 item 3).  Without that, the squatter could write fence.fences
+-- and lower a mark with fence.reset.
+DROP EXTENSION fence;
+ALTER DEFAULT PRIVILEGES GRANT ALL ON TABLES TO regress_fence_squatter;
+ALTER DEFAULT PRIVILEGES GRANT EXECUTE ON FUNCTIONS TO regress_fence_squatter;
+ALTER DEFAULT PRIVILEGES GRANT ALL ON TABLES TO pg_monitor;
+CREATE EXTENSION fence;
+SELECT c.oid::regclass::text AS object, a.privilege_type, r.rolname AS grantee
+  FROM pg_class c, aclexplode(c.relacl) a JOIN pg_roles r ON r.oid = a.grantee
+ WHERE c.relnamespace = 'fence'::regnamespace AND a.grantee <> c.relowner
+UNION ALL
+SELECT p.oid::regprocedure::text, a.privilege_type, coalesce(r.rolname, 'PUBLIC')
+  FROM pg_proc p, aclexplode(p.proacl) a LEFT JOIN pg_roles r ON r.oid = a.grantee
+ WHERE p.pronamespace = 'fence'::regnamespace AND a.grantee <> p.proowner
+ ORDER BY 1, 2, 3;
+SELECT fence.advance('dp', 50);
+SET ROLE regress_fence_squatter;
+SELECT fence.reset('dp', 1);
+\echo :LAST_ERROR_SQLSTATE
+UPDATE fence.fences SET token = 1;
+\echo :LAST_ERROR_SQLSTATE
+SELECT fence.advance('dp', 51);
+\echo :LAST_ERROR_SQLSTATE
+SELECT fence.key_resource('dp', 1);
+RESET ROLE;
+SELECT resource, token FROM fence.fences;
+ALTER DEFAULT PRIVILEGES REVOKE ALL ON TABLES FROM regress_fence_squatter, pg_monitor;
+ALTER DEFAULT PRIVILEGES REVOKE EXECUTE ON FUNCTIONS FROM regress_fence_squatter;
+-- default privileges on schemas would let the squatter create objects in
+-- the schema CREATE EXTENSION makes: that is refused, as above
+DROP EXTENSION fence;
+DROP SCHEMA fence;
+ALTER DEFAULT PRIVILEGES GRANT CREATE ON SCHEMAS TO regress_fence_squatter;
+CREATE EXTENSION fence;
+\echo :LAST_ERROR_SQLSTATE
+ALTER DEFAULT PRIVILEGES REVOKE CREATE ON SCHEMAS FROM regress_fence_squatter;
+SELECT count(*) AS extensions FROM pg_extension WHERE extname = 'fence';
+
 \c :regress_db
 DROP DATABASE fence_install_schema;
 DROP ROLE regress_fence_squatter;

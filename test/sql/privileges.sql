@@ -125,6 +125,54 @@ SET fence.max_step = 0;
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
 
+-- A role granted ALL on a protected table (TRIGGER is part of it) may make
+-- triggers there, but not replace the guard with one of its own: CREATE OR
+-- REPLACE TRIGGER fence_guard would also drop ENABLE ALWAYS.  Nor through
+-- a partitioned parent, whose row trigger replaces the partitions' triggers
+-- of that name.  Only the table's owner may (issue 17 item 2).
+SET ROLE regress_fence_owner;
+CREATE TABLE pv_all (id int PRIMARY KEY, qty int);
+INSERT INTO pv_all VALUES (1, 100);
+SELECT fence.protect('pv_all', 'pva');
+CREATE TABLE pv_parts (id int, qty int) PARTITION BY LIST (id);
+CREATE TABLE pv_part1 PARTITION OF pv_parts FOR VALUES IN (1);
+SELECT fence.protect('pv_part1', 'pvp', key_column => 'id');
+GRANT ALL ON pv_all, pv_parts, pv_part1 TO regress_fence_app;
+RESET ROLE;
+SELECT fence.advance('pva', 50);
+SET ROLE regress_fence_app;
+CREATE FUNCTION pg_temp.nothing() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NULL; END';
+CREATE OR REPLACE TRIGGER fence_guard BEFORE INSERT OR UPDATE OR DELETE ON pv_all
+    FOR EACH STATEMENT EXECUTE FUNCTION pg_temp.nothing();
+\echo :LAST_ERROR_SQLSTATE
+CREATE OR REPLACE TRIGGER fence_guard_truncate BEFORE TRUNCATE ON pv_all
+    FOR EACH STATEMENT EXECUTE FUNCTION pg_temp.nothing();
+\echo :LAST_ERROR_SQLSTATE
+CREATE OR REPLACE TRIGGER fence_guard BEFORE INSERT OR UPDATE OR DELETE ON pv_parts
+    FOR EACH ROW EXECUTE FUNCTION pg_temp.nothing();
+\echo :LAST_ERROR_SQLSTATE
+-- ... so the guards still fence: a stale token is refused
+BEGIN;
+SET LOCAL fence.resource = 'pva';
+SET LOCAL fence.token = '2';
+UPDATE pv_all SET qty = 0;
+ROLLBACK;
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO pv_parts VALUES (1, 0);
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+SELECT tgrelid::regclass AS tbl, tgname, tgfoid::regproc AS function, tgenabled
+  FROM pg_trigger
+ WHERE tgrelid IN ('pv_all'::regclass, 'pv_parts'::regclass, 'pv_part1'::regclass)
+ ORDER BY 1, 2;
+SELECT qty FROM pv_all;
+DROP FUNCTION pg_temp.nothing();
+-- the owner itself may (it may unprotect the table anyway)
+SET ROLE regress_fence_owner;
+CREATE OR REPLACE TRIGGER fence_guard_truncate BEFORE TRUNCATE ON pv_all
+    FOR EACH STATEMENT EXECUTE FUNCTION fence.guard('pva', '', '');
+RESET ROLE;
+
 -- Another owner, even one allowed to protect its own tables, cannot
 -- protect, unprotect or disable the guard of a table it does not own
 SET ROLE regress_fence_other;
@@ -179,7 +227,7 @@ SET ROLE regress_fence_owner;
 SELECT fence.unprotect('pv_stock');
 RESET ROLE;
 
-DROP TABLE pv_stock, pv_jobs, pv_other;
+DROP TABLE pv_stock, pv_jobs, pv_other, pv_all, pv_parts;
 REVOKE CREATE ON SCHEMA public FROM regress_fence_owner, regress_fence_other;
 REVOKE EXECUTE ON FUNCTION fence.protect(regclass, text, name, name),
                            fence.unprotect(regclass), fence.guard()
@@ -192,4 +240,4 @@ REVOKE EXECUTE ON FUNCTION fence.advance(text, bigint, text),
     FROM regress_fence_app;
 DROP ROLE regress_fence_owner, regress_fence_app, regress_fence_other;
 SELECT fence.reset(resource) FROM fence.fences
- WHERE resource IN ('pv', 'pvj') ORDER BY resource;
+ WHERE resource IN ('pv', 'pvj', 'pva') ORDER BY resource;

@@ -87,6 +87,30 @@ SELECT count(*) FROM fence.stats;
 SELECT fence.stats_reset();
 SELECT count(*) FROM fence.stats;
 
+-- Each database counts its own resources: another database's refusals of
+-- a resource of the same name are not shown next to this one's mark
+-- (issue 17 item 7); the capacity and stats_reset() are the server's
+\set regress_db :DBNAME
+SET client_min_messages = warning;
+DROP DATABASE IF EXISTS fence_stats_other;
+CREATE DATABASE fence_stats_other;
+RESET client_min_messages;
+SELECT fence.advance('st:db', 7);
+\c fence_stats_other
+CREATE EXTENSION fence;
+SELECT fence.advance('st:db', 3);
+SELECT fence.advance('st:db', 2);
+SELECT fence.advance('st:db', 1);
+SELECT resource, accepted, stale, last_refused_token, mark FROM fence.stats;
+\c :regress_db
+SELECT resource, accepted, stale, last_refused_token, mark FROM fence.stats;
+SELECT fence.stats_reset();
+\c fence_stats_other
+SELECT count(*) FROM fence.stats;
+\c :regress_db
+DROP DATABASE fence_stats_other;
+DELETE FROM fence.fences WHERE resource = 'st:db';
+
 -- Reading is for pg_monitor, resetting and fence.log_refusals for
 -- administrators
 CREATE ROLE regress_fence_stats_app;

@@ -1,16 +1,20 @@
--- ALTER EXTENSION fence UPDATE from 0.1.0: every mark and guard is kept,
--- and the upgraded extension has exactly the objects of a fresh install.
+-- ALTER EXTENSION fence UPDATE from 0.1.0 (through 0.2.0) and from 0.2.0:
+-- every mark and guard is kept, and the upgraded extension has exactly the
+-- objects, definitions and grants of a fresh install.
 \set regress_db :DBNAME
 SET client_min_messages = warning;
 DROP DATABASE IF EXISTS fence_upgrade_old;
 DROP DATABASE IF EXISTS fence_upgrade_new;
+DROP DATABASE IF EXISTS fence_upgrade_mid;
 CREATE DATABASE fence_upgrade_old;
 CREATE DATABASE fence_upgrade_new;
+CREATE DATABASE fence_upgrade_mid;
 RESET client_min_messages;
 
 -- What an installation of fence consists of: every member object with its
--- definition, privileges and comment, digested so that two databases can be
--- compared.  Kept in a psql variable, to be created in each database.
+-- definition, privileges (as a set: the order of an ACL's entries depends on
+-- the order of the grants) and comment, digested so that two databases can
+-- be compared.  Kept in a psql variable, to be created in each database.
 SELECT $def$CREATE FUNCTION pg_temp.fence_fingerprint() RETURNS TABLE (members bigint, digest text)
 LANGUAGE sql AS $$
   WITH m AS (
@@ -23,10 +27,14 @@ LANGUAGE sql AS $$
     SELECT m.what || ' | ' || coalesce(obj_description(m.objid, m.classid::regclass::text), '') || ' | ' ||
            CASE m.classid
              WHEN 'pg_proc'::regclass THEN
-               (SELECT pg_get_functiondef(p.oid) || coalesce(p.proacl::text, '')
+               (SELECT pg_get_functiondef(p.oid) ||
+                       (SELECT string_agg(a.grantee::regrole || ':' || a.privilege_type, ',' ORDER BY a.grantee::regrole::text, a.privilege_type)
+                          FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a)
                   FROM pg_proc p WHERE p.oid = m.objid)
              WHEN 'pg_class'::regclass THEN
-               (SELECT c.relkind::text || coalesce(c.relacl::text, '') ||
+               (SELECT c.relkind::text ||
+                       (SELECT string_agg(a.grantee::regrole || ':' || a.privilege_type, ',' ORDER BY a.grantee::regrole::text, a.privilege_type)
+                          FROM aclexplode(coalesce(c.relacl, acldefault('r', c.relowner))) a) ||
                        coalesce(pg_get_viewdef(c.oid), '') ||
                        (SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod) ||
                                           CASE WHEN a.attnotnull THEN ' not null' ELSE '' END ||
@@ -86,6 +94,16 @@ CREATE FUNCTION touch() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NEW; E
 CREATE TRIGGER set_state BEFORE UPDATE ON jobs FOR EACH ROW EXECUTE FUNCTION touch();
 CREATE TRIGGER fence_guard BEFORE INSERT OR UPDATE OR DELETE ON jobs
     FOR EACH ROW EXECUTE FUNCTION fence.guard('jobs', 'tok', '');
+-- ... and keys whose column name is not plain ASCII: the update must find
+-- the column (it read the trigger's arguments byte-escaped and skipped the
+-- table without a word), and a guard naming a column that is gone
+CREATE TABLE "clés" ("clé" text PRIMARY KEY);
+INSERT INTO "clés" VALUES ('x:1'), ('y');
+CREATE TRIGGER fence_guard BEFORE INSERT OR UPDATE OR DELETE ON "clés"
+    FOR EACH ROW EXECUTE FUNCTION fence.guard('clés', '', 'clé');
+CREATE TABLE gone (id int PRIMARY KEY);
+CREATE TRIGGER fence_guard BEFORE INSERT OR UPDATE OR DELETE ON gone
+    FOR EACH ROW EXECUTE FUNCTION fence.guard('gone', '', 'was_here');
 -- (fine: a domain over an allowed type, a key without ':' or '\')
 CREATE DOMAIN sku AS text;
 CREATE TABLE skus (id sku PRIMARY KEY);
@@ -100,8 +118,17 @@ ALTER EXTENSION fence UPDATE TO '0.2.0';
 \echo :LAST_ERROR_SQLSTATE
 REVOKE CREATE ON SCHEMA fence FROM fence_upgrade_app;
 SELECT extversion FROM pg_extension WHERE extname = 'fence';
+-- Default privileges of the role that updates apply to the objects the
+-- updates make: the scripts take them back (the fingerprint below
+-- compares grants)
+ALTER DEFAULT PRIVILEGES GRANT ALL ON TABLES TO fence_upgrade_app;
+ALTER DEFAULT PRIVILEGES GRANT EXECUTE ON FUNCTIONS TO fence_upgrade_app;
 ALTER EXTENSION fence UPDATE TO '0.2.0';
 SELECT extversion FROM pg_extension WHERE extname = 'fence';
+ALTER EXTENSION fence UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'fence';
+ALTER DEFAULT PRIVILEGES REVOKE ALL ON TABLES FROM fence_upgrade_app;
+ALTER DEFAULT PRIVILEGES REVOKE EXECUTE ON FUNCTIONS FROM fence_upgrade_app;
 
 -- The marks are the ones 0.1.0 accepted: nothing older gets in.
 SELECT resource, token, owner FROM fence.fences ORDER BY resource;
@@ -128,16 +155,31 @@ SELECT * FROM pg_temp.fence_fingerprint() \gset old_
 CREATE TABLE inv_parent (sku text, qty int);
 ALTER TABLE inv INHERIT inv_parent;
 
--- A fresh install of 0.2.0 has exactly the same objects.
+-- A database made on 0.2.0 and updated ...
+\c fence_upgrade_mid
+CREATE EXTENSION fence VERSION '0.2.0';
+ALTER DEFAULT PRIVILEGES GRANT ALL ON TABLES TO fence_upgrade_app;
+ALTER DEFAULT PRIVILEGES GRANT EXECUTE ON FUNCTIONS TO fence_upgrade_app;
+ALTER EXTENSION fence UPDATE;
+ALTER DEFAULT PRIVILEGES REVOKE ALL ON TABLES FROM fence_upgrade_app;
+ALTER DEFAULT PRIVILEGES REVOKE EXECUTE ON FUNCTIONS FROM fence_upgrade_app;
+:fingerprint_def;
+SELECT extversion FROM pg_extension WHERE extname = 'fence';
+SELECT * FROM pg_temp.fence_fingerprint() \gset mid_
+
+-- ... and a fresh install of 0.3.0 have exactly the same objects.
 \c fence_upgrade_new
 CREATE EXTENSION fence;
 :fingerprint_def;
 SELECT extversion FROM pg_extension WHERE extname = 'fence';
 SELECT * FROM pg_temp.fence_fingerprint() \gset new_
 SELECT :old_members AS members, :old_members = :new_members AS same_members,
-       :'old_digest' = :'new_digest' AS same_definitions;
+       :'old_digest' = :'new_digest' AS same_definitions,
+       :mid_members = :new_members AS mid_same_members,
+       :'mid_digest' = :'new_digest' AS mid_same_definitions;
 
 \c :regress_db
 DROP DATABASE fence_upgrade_old;
 DROP DATABASE fence_upgrade_new;
+DROP DATABASE fence_upgrade_mid;
 DROP ROLE fence_upgrade_app;

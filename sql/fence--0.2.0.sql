@@ -1,0 +1,250 @@
+\echo Use "CREATE EXTENSION fence" to load this file. \quit
+
+-- CREATE EXTENSION installs into schema fence whether it created it or
+-- found it there.  A schema that another role owns or may create objects
+-- in, or that holds objects already, would let that role replace or shadow
+-- what the guard and the functions running as the owner of fence.fences
+-- rely on: refuse it before anything is created.
+DO $$
+DECLARE
+    s record;
+BEGIN
+    SELECT n.oid, o.rolname AS owner,
+           n.nspowner OPERATOR(pg_catalog.=) r.oid AS ours,
+           o.rolsuper AS owner_super,
+           (SELECT COALESCE(g.rolname, 'PUBLIC') FROM pg_catalog.aclexplode(n.nspacl) a
+              LEFT JOIN pg_catalog.pg_roles g ON g.oid OPERATOR(pg_catalog.=) a.grantee
+             WHERE a.privilege_type OPERATOR(pg_catalog.=) 'CREATE'
+               AND a.grantee OPERATOR(pg_catalog.<>) n.nspowner
+               AND g.rolsuper IS NOT TRUE
+             LIMIT 1) AS creator,
+           (SELECT pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid)
+              FROM pg_catalog.pg_depend d
+             WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass
+               AND d.refobjid OPERATOR(pg_catalog.=) n.oid
+               AND d.classid OPERATOR(pg_catalog.<>) 'pg_catalog.pg_extension'::pg_catalog.regclass
+               AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend m
+                                JOIN pg_catalog.pg_extension e ON e.oid OPERATOR(pg_catalog.=) m.refobjid
+                               WHERE m.classid OPERATOR(pg_catalog.=) d.classid
+                                 AND m.objid OPERATOR(pg_catalog.=) d.objid
+                                 AND m.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+                                 AND m.deptype OPERATOR(pg_catalog.=) 'e'
+                                 AND e.extname OPERATOR(pg_catalog.=) 'fence')
+             LIMIT 1) AS stranger
+      INTO s
+      FROM pg_catalog.pg_namespace n
+      JOIN pg_catalog.pg_roles o ON o.oid OPERATOR(pg_catalog.=) n.nspowner
+      JOIN pg_catalog.pg_roles r ON r.rolname OPERATOR(pg_catalog.=) CURRENT_USER
+     WHERE n.nspname OPERATOR(pg_catalog.=) 'fence';
+    IF NOT (s.ours OR s.owner_super) THEN
+        RAISE EXCEPTION 'schema "fence" is owned by role "%", which is not a superuser', s.owner
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Its owner could replace or shadow the objects of the extension.',
+                  HINT = 'Drop or rename the schema, or check it and make a superuser its owner.';
+    ELSIF s.creator IS NOT NULL THEN
+        RAISE EXCEPTION 'role "%" may create objects in schema "fence"', s.creator
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Such a role could shadow the objects of the extension.',
+                  HINT = 'Revoke CREATE on the schema from every role but its owner.';
+    ELSIF s.stranger IS NOT NULL THEN
+        RAISE EXCEPTION 'schema "fence" holds % that is not part of the extension', s.stranger
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'An object put there before the extension could shadow its objects.',
+                  HINT = 'Move or drop it.';
+    END IF;
+END
+$$;
+
+-- Functions are granted one by one below; the schema itself is visible, so
+-- that tables owned by anybody can use the guard trigger.
+GRANT USAGE ON SCHEMA fence TO PUBLIC;
+
+-- The high-water mark of each resource: the highest token accepted so far.
+-- Only the extension's own functions write it, running as its owner.
+CREATE TABLE fence.fences (
+    resource    text PRIMARY KEY,
+    token       bigint NOT NULL CHECK (token > 0),
+    owner       text,
+    updated_at  timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+REVOKE ALL ON fence.fences FROM PUBLIC;
+COMMENT ON TABLE fence.fences IS
+    'Highest accepted fencing token per resource; written only by fence functions';
+COMMENT ON COLUMN fence.fences.owner IS
+    'Lease owner id that presented the token, if it gave one';
+
+-- Keep the marks in pg_dump output: losing them would re-admit old tokens.
+SELECT pg_catalog.pg_extension_config_dump('fence.fences', '');
+
+CREATE FUNCTION fence.advance(resource text, token bigint, owner text DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fence_advance'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.advance(text, bigint, text) FROM PUBLIC;
+COMMENT ON FUNCTION fence.advance(text, bigint, text) IS
+    'Accept token for resource in this transaction or raise LF001/LF002/LF003; returns the previous mark';
+
+-- The mark of one resource, for whoever may see marks without reading
+-- fence.fences: the client heals a Redis counter that fell behind with it
+-- (announce, fence show).  It runs as the owner of fence.fences, with the
+-- search path pinned so that the caller's cannot redirect it; granted like
+-- fence.advance, and to pg_monitor, which reads the marks in fence.stats.
+CREATE FUNCTION fence.mark(resource text)
+RETURNS bigint
+LANGUAGE sql STABLE STRICT PARALLEL SAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT COALESCE((SELECT f.token FROM fence.fences f
+                      WHERE f.resource OPERATOR(pg_catalog.=) $1), 0)
+$$;
+REVOKE ALL ON FUNCTION fence.mark(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fence.mark(text) TO pg_monitor;
+COMMENT ON FUNCTION fence.mark(text) IS
+    'Highest accepted token of resource, 0 if none, for roles that may not read fence.fences';
+
+CREATE FUNCTION fence.fenced_update(resource text, token bigint, query text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fence_fenced_update'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.fenced_update(text, bigint, text) FROM PUBLIC;
+COMMENT ON FUNCTION fence.fenced_update(text, bigint, text) IS
+    'Accept token for resource, then run query; returns rows processed';
+
+CREATE FUNCTION fence.fenced_update(resource text, token bigint, query text,
+                                    VARIADIC params "any")
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fence_fenced_update'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.fenced_update(text, bigint, text, "any") FROM PUBLIC;
+COMMENT ON FUNCTION fence.fenced_update(text, bigint, text, "any") IS
+    'Accept token for resource, then run query with params bound to $1..$n; returns rows processed';
+
+-- Parameters that arrive without a type (node-postgres and pgbench -M
+-- prepared send them so) cannot resolve against "any"; an unknown argument
+-- prefers the string category, so they pick this overload, and a call with
+-- any non-string argument still picks the one above.  Both take untyped,
+-- text and varchar arguments with the type the statement gives them.
+CREATE FUNCTION fence.fenced_update(resource text, token bigint, query text,
+                                    VARIADIC params text[])
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fence_fenced_update'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.fenced_update(text, bigint, text, text[]) FROM PUBLIC;
+COMMENT ON FUNCTION fence.fenced_update(text, bigint, text, text[]) IS
+    'Accept token for resource, then run query with params, typed as the query types $1..$n; returns rows processed';
+
+CREATE FUNCTION fence.reset(resource text, token bigint DEFAULT 0)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fence_reset'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.reset(text, bigint) FROM PUBLIC;
+COMMENT ON FUNCTION fence.reset(text, bigint) IS
+    'Administrators only: set the mark of resource to token, or remove it (0); logged';
+
+-- Guard trigger ---------------------------------------------------------------
+-- fence.guard() fences plain SQL writes to a table; fence.protect() and
+-- fence.unprotect() install and remove it (extension/guard.c, protect.c).
+-- Writers of a protected table need no grant: a trigger function is not
+-- checked for EXECUTE when it fires, and the check runs as the owner of
+-- fence.fences.  Installing a guard, on the other hand, chooses a resource
+-- that the table's writers may then advance, so like fence.advance it is
+-- not open to PUBLIC.
+
+CREATE FUNCTION fence.guard()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'fence_guard'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.guard() FROM PUBLIC;
+COMMENT ON FUNCTION fence.guard() IS
+    'Trigger that refuses writes without a valid fencing token; install it with fence.protect';
+
+CREATE FUNCTION fence.protect(tbl regclass, resource text,
+                              token_column name DEFAULT NULL,
+                              key_column name DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'fence_protect'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.protect(regclass, text, name, name) FROM PUBLIC;
+COMMENT ON FUNCTION fence.protect(regclass, text, name, name) IS
+    'Install the guard on a table you own: one check per statement, or per row with key_column (see fence.key_resource) and token_column (stamped, never lowered)';
+
+-- The resource of a row of a key-mode table, as the guard names it: what a
+-- worker leases to write that row.  Open to everybody: it only computes a
+-- name.
+CREATE FUNCTION fence.key_resource(resource text, key anycompatible)
+RETURNS text
+AS 'MODULE_PATHNAME', 'fence_key_resource'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION fence.key_resource(text, anycompatible) IS
+    'Resource of the row with this key in a table protected with this resource and key_column: resource:key, with ":" and "\" in the key escaped by "\"';
+
+CREATE FUNCTION fence.unprotect(tbl regclass)
+RETURNS void
+AS 'MODULE_PATHNAME', 'fence_unprotect'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.unprotect(regclass) FROM PUBLIC;
+COMMENT ON FUNCTION fence.unprotect(regclass) IS
+    'Remove the guard from a table you own';
+
+-- Statistics --------------------------------------------------------------
+-- Counts of accepted and refused tokens per resource, in shared memory
+-- (extension/stats.c): they need fence in shared_preload_libraries, and
+-- without it the functions below raise an error that says so.  Refusals
+-- abort their transactions, which is why they are not kept in a table.
+-- Resource names and marks are not for everybody: reading is granted to
+-- pg_monitor, resetting to nobody but administrators.
+
+CREATE FUNCTION fence.stats_counts(
+    OUT resource text, OUT accepted bigint, OUT stale bigint,
+    OUT missing bigint, OUT invalid bigint,
+    OUT last_refusal timestamptz, OUT last_refused_token bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'fence_stats_counts'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+REVOKE ALL ON FUNCTION fence.stats_counts() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fence.stats_counts() TO pg_monitor;
+COMMENT ON FUNCTION fence.stats_counts() IS
+    'Counts of accepted and refused tokens per resource since start or fence.stats_reset(), from shared memory; read them through fence.stats';
+
+CREATE VIEW fence.stats AS
+    SELECT s.resource, s.accepted, s.stale, s.missing, s.invalid,
+           s.last_refusal, s.last_refused_token, f.token AS mark
+      FROM fence.stats_counts() s
+      LEFT JOIN fence.fences f ON f.resource OPERATOR(pg_catalog.=) s.resource;
+REVOKE ALL ON fence.stats FROM PUBLIC;
+GRANT SELECT ON fence.stats TO pg_monitor;
+COMMENT ON VIEW fence.stats IS
+    'Per resource: accepted checks, refusals by kind (stale LF001, missing LF002, invalid LF003), the last refusal and its token, and the committed mark; resource NULL counts the resources that found the table full (fence.stats_max_resources) and invalid names';
+
+CREATE FUNCTION fence.stats_reset()
+RETURNS void
+AS 'MODULE_PATHNAME', 'fence_stats_reset'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.stats_reset() FROM PUBLIC;
+COMMENT ON FUNCTION fence.stats_reset() IS
+    'Administrators only: forget every count in fence.stats';
+
+-- DDL guard -------------------------------------------------------------------
+-- A table protected in table mode must not get a parent: statement-level
+-- triggers do not fire for rows written through a partitioned table or an
+-- inheritance parent; and a row guard must be the last BEFORE ROW trigger
+-- of its table (extension/guard_ddl.c).  CREATE SCHEMA is among the tags
+-- because its elements run under it.  ENABLE ALWAYS, so that
+-- session_replication_role does not skip it; only superusers can alter or
+-- drop an event trigger.
+
+CREATE FUNCTION fence.guard_ddl()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'fence_guard_ddl'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.guard_ddl() FROM PUBLIC;
+COMMENT ON FUNCTION fence.guard_ddl() IS
+    'Event trigger that refuses DDL giving a table-mode protected table a parent (ATTACH PARTITION, INHERIT, hand-made guards) or a row guard a BEFORE ROW trigger that fires after it';
+
+CREATE EVENT TRIGGER fence_guard_ddl ON ddl_command_end
+    WHEN TAG IN ('ALTER TABLE', 'CREATE TABLE', 'CREATE TRIGGER', 'ALTER TRIGGER',
+                 'CREATE SCHEMA')
+    EXECUTE FUNCTION fence.guard_ddl();
+ALTER EVENT TRIGGER fence_guard_ddl ENABLE ALWAYS;
+COMMENT ON EVENT TRIGGER fence_guard_ddl IS
+    'Keeps tables protected without a token or key column from becoming partitions or inheritance children, and row guards last among BEFORE ROW triggers';
