@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 
 #include "fence_int.h"
@@ -486,15 +487,39 @@ fence_node_connect(fence_ctx *ctx, fence_node *n)
 }
 
 /*
+ * Has the server closed this idle connection (it restarted, a failover's
+ * CLIENT KILL, its idle timeout)?  Nothing is due on it, so anything to
+ * read can only be the end: a command sent there would never arrive, and
+ * its lost reply would leave the outcome unknown (FENCE_NODE_BROKEN) when
+ * it is known not to have run.  A peek, so that bytes of a protocol below
+ * hiredis's stay where they are.
+ */
+static int
+peer_closed(const redisContext *rc)
+{
+	struct pollfd pfd = {rc->fd, POLLIN, 0};
+	char		c;
+	ssize_t		got;
+
+	if (poll(&pfd, 1, 0) <= 0)
+		return 0;
+	got = recv(rc->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	return got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+/*
  * Send "ncmds" commands in one write and read their replies into
  * "replies" (error replies included, for the caller to judge).  Returns
  * FENCE_OK, or FENCE_NODE_UNREACHABLE / FENCE_NODE_BROKEN with ctx->err
- * set and no replies.
+ * set and no replies.  A connection the server closed while it was idle
+ * is opened again first.
  */
 int
 fence_node_pipeline(fence_ctx *ctx, fence_node *n, int ncmds,
 					const fence_cmd *cmds, redisReply **replies)
 {
+	if (n->rc != NULL && peer_closed(n->rc))
+		fence_node_drop(n);
 	if (fence_node_connect(ctx, n) != FENCE_OK)
 		return FENCE_NODE_UNREACHABLE;
 	return round_trip(ctx, n, ncmds, cmds, replies, "Redis command failed");
