@@ -1433,6 +1433,7 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 	int			lost = 0,
 				main_done = 0,
 				done = 0,
+				started = 0,
 				own_tty = 0;
 	long long	kill_at = 0;
 
@@ -1576,6 +1577,7 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		fprintf(stderr, "%s: could not run \"%s\": %s\n", progname, argv[1], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
+	started = 1;
 	/* Both sides set the group, so neither can race the other. */
 	setpgid(pid, pid);
 	if (own_tty)
@@ -1675,7 +1677,22 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 release:
 	fence_heartbeat_stop(l);
 	if (!lost && fence_release(ctx, l) != FENCE_OK)
-		fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
+	{
+		/*
+		 * The lock is another owner's: the lease passed on while the
+		 * command ran (a failover to a replica without the lock, an
+		 * eviction, a stall), and only this compare-and-DEL saw it.  That
+		 * is what 76 says, whatever the command's own status.
+		 */
+		if (ctx->err == FENCE_ERR_LOST && started)
+		{
+			fprintf(stderr, "%s: %s: it was lost while the command ran\n",
+					progname, ctx->errstr);
+			code = EXIT_LOST;
+		}
+		else
+			fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
+	}
 	fence_lease_free(l);
 	return code;
 }

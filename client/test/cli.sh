@@ -481,6 +481,23 @@ test_cli_run_lost_takeover() {
 	rcli DEL "$(lockkey "$res")" >/dev/null
 }
 
+# The lease passes to another owner while the command runs, too briefly
+# for the heartbeat (ttl/3 is 10 s) to see it: only the final
+# compare-and-DEL does, and that is a lease lost while the command ran
+# (76), not the command's own 0.  The other owner's lock stays.
+test_cli_run_lost_at_release() {
+	local res
+	res=$(rname lostrel)
+	expect_rc 76 "$F" run "$res" --ttl 30s -- sh -c \
+		"sleep 0.5; redis-cli -u '$FENCE_REDIS_URL' SET '$(lockkey "$res")' other PX 30000 >/dev/null; sleep 1"
+	grep -q 'lost while the command ran' "$TMP/err"
+	[ "$(rcli GET "$(lockkey "$res")")" = other ]
+	# and fence release of the lease it no longer holds: 76 as well
+	expect_rc 76 "$F" release "$res" "$(rcli GET "$(lockkey "$res")")x"
+	[ "$(rcli GET "$(lockkey "$res")")" = other ]
+	rcli DEL "$(lockkey "$res")" >/dev/null
+}
+
 test_cli_run_lost_sigkill() {
 	local res rc=0 start end
 	res=$(rname lostkill)
@@ -981,6 +998,7 @@ run_test cli_run_busy
 run_test cli_run_forward_signal
 run_test cli_run_lost_del
 run_test cli_run_lost_takeover
+run_test cli_run_lost_at_release
 run_test cli_run_lost_sigkill
 run_test cli_run_waits_for_group
 run_test cli_run_lost_escaped
