@@ -719,6 +719,26 @@ test_cli_run_psql() {
 	[ "$(psql -XAtc "SELECT token FROM fence.fences WHERE resource = '$res'")" = "$(sed -n 2p "$TMP/out")" ]
 }
 
+# An options= inside --pg's connection string wins over PGOPTIONS, so a
+# command that connects with it gets no token: the probe connects the way
+# the command does, sees that, and says what to change (the command still
+# runs, and its guarded writes fail closed).  Without options= of its own
+# the probe stays quiet.
+test_cli_run_pg_own_options() {
+	local res
+	res=$(rname pgopts)
+	C="$PGC options='-c work_mem=64kB'" \
+	SQL="SELECT coalesce(current_setting('fence.token', true), '') || '|' || current_setting('work_mem')" \
+		expect_rc 0 "$F" run "$res" --pg "$PGC options='-c work_mem=64kB'" -- sh -c '
+		psql -XAt -d "$C" -c "$SQL"'
+	# the command, connecting with that string, has its options but no token
+	[ "$(cat "$TMP/out")" = "|64kB" ]
+	grep -q 'connection string of --pg sets options ("-c work_mem=64kB")' "$TMP/err"
+	grep -q 'Move those' "$TMP/err"
+	expect_rc 0 "$F" run "$res" --pg "$PGC" -- true
+	! grep -q 'warning' "$TMP/err"
+}
+
 # --- exec -----------------------------------------------------------------
 
 test_cli_exec() {
@@ -1009,6 +1029,7 @@ run_test cli_signal_during_acquire pg
 run_test cli_quorum
 run_test cli_min_replicas
 run_test cli_run_psql pg
+run_test cli_run_pg_own_options pg
 run_test cli_exec pg
 run_test cli_exec_copy pg
 run_test cli_output_unwritable
