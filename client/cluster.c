@@ -26,6 +26,9 @@
  *	           (conn.c).  A command sent without a reply is never sent again:
  *	           it may have run.
  *
+ * An ACL that refuses CLUSTER SHARDS and SLOTS, or ASKING, is reported at
+ * once (FENCE_ERR_AUTH): every node takes the same login.
+ *
  * hiredis-cluster exists, but not for hiredis 0.14; this is the little of
  * it that leases need.
  */
@@ -275,7 +278,10 @@ parse_slots(cluster_store *s, const redisReply *r, const char *asked, int16_t *m
 	return 0;
 }
 
-/* Ask node "i" for the slot map; FENCE_OK with "map" filled. */
+/*
+ * Ask node "i" for the slot map; FENCE_OK with "map" filled.  An ACL that
+ * refuses both commands is FENCE_ERR_AUTH (one of them is enough).
+ */
 static int
 read_map(fence_ctx *ctx, cluster_store *s, int i, int16_t *map)
 {
@@ -284,6 +290,7 @@ read_map(fence_ctx *ctx, cluster_store *s, int i, int16_t *map)
 	redisReply *r;
 	char	   *asked;
 	int			old = 0,
+				shards_refused = 0,
 				rc,
 				j;
 
@@ -293,12 +300,24 @@ read_map(fence_ctx *ctx, cluster_store *s, int i, int16_t *map)
 	if (r != NULL && r->type == REDIS_REPLY_ERROR && strstr(r->str, "cluster support disabled") == NULL)
 	{
 		/* a server before Redis 7 does not know SHARDS */
+		shards_refused = fence_reply_refused(r->str);
 		freeReplyObject(r);
 		r = fence_node_command(ctx, &s->nodes[i], 2, slots);
 		old = 1;
 	}
 	if (r == NULL)
 		return FENCE_ERR;
+	if (r->type == REDIS_REPLY_ERROR && fence_reply_refused(r->str))
+	{
+		char		name[300];
+
+		fence_set_error(ctx, FENCE_ERR_AUTH, "Redis at %s refused %s: %s",
+						fence_node_name(&s->nodes[i], name, sizeof(name)),
+						shards_refused ? "CLUSTER SHARDS and CLUSTER SLOTS" : "CLUSTER SLOTS",
+						r->str);
+		freeReplyObject(r);
+		return FENCE_ERR;
+	}
 	/* "asked" must survive node_index() growing the array */
 	if ((asked = strdup(s->nodes[i].addr.host)) == NULL)
 	{
@@ -442,6 +461,17 @@ cluster_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 			for (i = 0; i < ncmds; i++)
 				asking_cmds[i + 1] = cmds[i];
 			rc = fence_node_pipeline(ctx, &s->nodes[idx], ncmds + 1, asking_cmds, asking_replies);
+			if (rc == FENCE_OK && asking_replies[0]->type == REDIS_REPLY_ERROR &&
+				fence_reply_refused(asking_replies[0]->str))
+			{
+				char		name[300];
+
+				fence_set_error(ctx, FENCE_ERR_AUTH, "Redis at %s refused ASKING: %s",
+								fence_node_name(&s->nodes[idx], name, sizeof(name)),
+								asking_replies[0]->str);
+				fence_free_replies(ncmds + 1, asking_replies);
+				return FENCE_NODE_UNREACHABLE;
+			}
 			if (rc == FENCE_OK)
 			{
 				freeReplyObject(asking_replies[0]);

@@ -223,6 +223,22 @@ transport_error(fence_ctx *ctx, fence_node *n, const char *what)
 }
 
 /*
+ * Is "msg", an error reply, the login or the ACL saying no?  NOPERM is the
+ * ACL's word for a command or key it refuses; a command called inside a
+ * script is refused with an ERR of its own (Redis 7: "The user executing
+ * the script can't run this command", or "can't access at least one of
+ * the keys"), which names neither.  Asking again cannot help: these are
+ * configuration errors (FENCE_ERR_AUTH).
+ */
+int
+fence_reply_refused(const char *msg)
+{
+	return strncmp(msg, "NOAUTH", 6) == 0 || strncmp(msg, "WRONGPASS", 9) == 0 ||
+		strstr(msg, "NOPERM") != NULL ||
+		strstr(msg, "user executing the script can't") != NULL;
+}
+
+/*
  * The kind of error an error reply is.  Refusals of the login or of a
  * command by the ACL mean the configuration is wrong; WRONGTYPE, and the
  * scripts' own "FENCESTATE" errors, that the keys hold something fence
@@ -231,8 +247,7 @@ transport_error(fence_ctx *ctx, fence_node *n, const char *what)
 static int
 reply_kind(const char *msg)
 {
-	if (strncmp(msg, "NOAUTH", 6) == 0 || strncmp(msg, "WRONGPASS", 9) == 0 ||
-		strncmp(msg, "NOPERM", 6) == 0)
+	if (fence_reply_refused(msg))
 		return FENCE_ERR_AUTH;
 	if (strncmp(msg, "FENCESTATE", 10) == 0 || strstr(msg, "WRONGTYPE") != NULL)
 		return FENCE_ERR_STATE;

@@ -229,6 +229,7 @@ void		fence_node_free(fence_node *n);
 const char *fence_node_name(const fence_node *n, char *buf, size_t len);
 int			fence_reply_error(fence_ctx *ctx, redisReply *r);
 int			fence_reply_is(const redisReply *r, const char *prefix);
+int			fence_reply_refused(const char *msg);
 void		fence_free_replies(int n, redisReply **replies);
 
 /* socket.c */
@@ -238,7 +239,8 @@ redisContext *fence_socket_connect(const fence_url *u, int64_t end_ns,
 /* sha1.c */
 void		fence_sha1_hex(const void *data, size_t len, char hex[41]);
 
-/* scripts.c */
+/* scripts.c; FENCE_WAIT_REFUSED: the ACL refused the WAIT for replicas */
+#define FENCE_WAIT_REFUSED (-2)
 void		fence_script_cmd(fence_cmd *cmd, enum fence_script which, int eval,
 							 int nkeys, const char **keys, int nargs, const char **args);
 const char *fence_script_source(enum fence_script which);

@@ -23,21 +23,34 @@
 
 #include "fence_int.h"
 
+/* Did fewer replicas than asked acknowledge (WAIT said "acked")? */
+static int
+too_few(fence_ctx *ctx, long long acked)
+{
+	return acked == FENCE_WAIT_REFUSED || (acked >= 0 && acked < ctx->conn->min_replicas);
+}
+
 /*
- * Fewer replicas than asked acknowledged the write "what" made: give the
- * lock back and say so.  Returns -1.
+ * Fewer replicas than asked acknowledged the write "what" made, or the ACL
+ * refused to ask them (the error says so): give the lock back and say so.
+ * Returns -1.
  */
 static int
 too_few_replicas(fence_ctx *ctx, fence_lease *l, long long acked, const char *what)
 {
 	struct fence_conn *c = ctx->conn;
+	char		refused[FENCE_ERRSTR_LEN];
 
+	memcpy(refused, ctx->errstr, sizeof(refused));
 	/* handed on to the next waiter, if any */
 	(void) fence_master_release(ctx, l->keys.lock, l->owner);
-	fence_set_error(ctx, FENCE_ERR_REPLICAS,
-					"%s on \"%s\" reached %lld of the %d replicas asked for within %ld ms; lease given back",
-					what, l->resource, acked < 0 ? 0 : acked, c->min_replicas,
-					c->replica_timeout_ms);
+	if (acked == FENCE_WAIT_REFUSED)
+		fence_set_error(ctx, FENCE_ERR_AUTH, "%s; lease given back", refused);
+	else
+		fence_set_error(ctx, FENCE_ERR_REPLICAS,
+						"%s on \"%s\" reached %lld of the %d replicas asked for within %ld ms; lease given back",
+						what, l->resource, acked < 0 ? 0 : acked, c->min_replicas,
+						c->replica_timeout_ms);
 	return -1;
 }
 
@@ -108,7 +121,7 @@ acquire_reply(fence_ctx *ctx, fence_lease *l, redisReply *r, long long acked)
 		return -1;
 	}
 	freeReplyObject(r);
-	if (acked >= 0 && acked < ctx->conn->min_replicas)
+	if (too_few(ctx, acked))
 		return too_few_replicas(ctx, l, acked, "lease");
 	return 1;
 }
@@ -274,7 +287,7 @@ fence_master_heal(fence_ctx *ctx, fence_lease *l, long long mark)
 		return -1;
 	}
 	freeReplyObject(r);
-	if (acked >= 0 && acked < ctx->conn->min_replicas)
+	if (too_few(ctx, acked))
 		return too_few_replicas(ctx, l, acked, "healed token");
 	l->token = token;
 	return 1;

@@ -29,6 +29,10 @@
  *	    When none answers in that time the extend goes to the master known
  *	    last, connecting to it again if need be (ROLE still checks it).
  *
+ * A sentinel or master whose ACL refuses what is asked (NOPERM for ROLE or
+ * SENTINEL, NOAUTH at a sentinel) is a configuration error, reported at
+ * once (FENCE_ERR_AUTH) rather than retried until the deadline.
+ *
  * Steps that sent nothing are retried with a short sleep until the
  * operation's deadline (conn.c), so an acquire made during a failover
  * waits for the new master rather than failing.  A command that was sent
@@ -142,13 +146,15 @@ sentinel_cap(fence_ctx *ctx, long budget_ms, int remaining)
 /*
  * Ask the sentinels for the master's address, once round, within
  * "budget_ms" for all of them.  Returns 1 with s->master.addr set, 0 when
- * none knew it in time (ctx->err says why).
+ * none knew it in time (ctx->err says why: FENCE_ERR_AUTH when one
+ * refused to tell, the others being silent or ignorant).
  */
 static int
 ask_sentinels(fence_ctx *ctx, sentinel_store *s, long budget_ms)
 {
 	const char *argv[3] = {"SENTINEL", "get-master-addr-by-name", s->login.master};
 	int64_t		end = fence_now_ns() + (int64_t) budget_ms * 1000000;
+	char		refusal[FENCE_ERRSTR_LEN] = "";
 	int			k;
 
 	for (k = 0; k < s->nsentinels; k++)
@@ -164,7 +170,7 @@ ask_sentinels(fence_ctx *ctx, sentinel_store *s, long budget_ms)
 		{
 			fence_set_error(ctx, FENCE_ERR_IO, "no Sentinel named master \"%s\" in %ld ms",
 							s->login.master, budget_ms);
-			return 0;
+			break;
 		}
 		sn->max_ms = sentinel_cap(ctx, left_ms, s->nsentinels - k);
 		r = fence_node_command(ctx, sn, 3, argv);
@@ -199,12 +205,17 @@ ask_sentinels(fence_ctx *ctx, sentinel_store *s, long budget_ms)
 		if (r->type == REDIS_REPLY_NIL)
 			fence_set_error(ctx, FENCE_ERR_IO, "Sentinel %s knows no master named \"%s\"",
 							name, s->login.master);
+		else if (r->type == REDIS_REPLY_ERROR && fence_reply_refused(r->str))
+			snprintf(refusal, sizeof(refusal), "Sentinel %.100s refused SENTINEL get-master-addr-by-name: %s",
+					 name, r->str);
 		else
 			fence_set_error(ctx, FENCE_ERR_IO, "Sentinel %s did not name master \"%s\": %s",
 							name, s->login.master,
 							r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
 		freeReplyObject(r);
 	}
+	if (refusal[0] != '\0')
+		fence_set_error(ctx, FENCE_ERR_AUTH, "%s", refusal);
 	return 0;
 }
 
@@ -219,6 +230,15 @@ connect_master(fence_ctx *ctx, sentinel_store *s)
 
 	if (r == NULL)
 		return FENCE_ERR;
+	if (r->type == REDIS_REPLY_ERROR && fence_reply_refused(r->str))
+	{
+		/* asking again, or another master, cannot help: the ACL is wrong */
+		fence_set_error(ctx, FENCE_ERR_AUTH, "Redis at %s, named master \"%s\" by Sentinel, refused ROLE: %s",
+						fence_node_name(&s->master, name, sizeof(name)), s->login.master, r->str);
+		freeReplyObject(r);
+		fence_node_drop(&s->master);
+		return FENCE_ERR;
+	}
 	ok = r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
 		r->element[0]->type == REDIS_REPLY_STRING && strcmp(r->element[0]->str, "master") == 0;
 	if (!ok)
