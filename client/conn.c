@@ -239,6 +239,50 @@ fence_reply_refused(const char *msg)
 }
 
 /*
+ * Is "r" an error reply that says the server cannot serve the command now,
+ * for a while (a failover or a resharding under way, data loading), rather
+ * than that the command is wrong?  The command did not run.  UNBLOCKED
+ * ends a blocked command when the server turns into a replica.
+ */
+int
+fence_reply_transient(const redisReply *r)
+{
+	static const char *const words[] = {
+		"UNBLOCKED", "READONLY", "LOADING", "MASTERDOWN", "MOVED", "ASK",
+		"TRYAGAIN", "CLUSTERDOWN"
+	};
+	size_t		i;
+
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (fence_reply_is(r, words[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * The time one of "remaining" nodes may take, when "budget_ms" is left for
+ * all of them (silent sentinels, a frozen Cluster seed): an equal share,
+ * and at most a third of the command timeout (leave time for the others
+ * and for the command itself), within [FENCE_SHARE_MIN_MS,
+ * FENCE_SHARE_MAX_MS] unless the budget is smaller still.
+ */
+long
+fence_share_ms(fence_ctx *ctx, long budget_ms, int remaining)
+{
+	long		cap = ctx->conn->command_ms / 3;
+
+	if (cap > FENCE_SHARE_MAX_MS)
+		cap = FENCE_SHARE_MAX_MS;
+	if (cap < FENCE_SHARE_MIN_MS)
+		cap = FENCE_SHARE_MIN_MS;
+	if (remaining > 0 && cap > budget_ms / remaining)
+		cap = budget_ms / remaining;
+	if (cap < FENCE_SHARE_MIN_MS)
+		cap = budget_ms < FENCE_SHARE_MIN_MS ? budget_ms : FENCE_SHARE_MIN_MS;
+	return cap;
+}
+
+/*
  * The kind of error an error reply is.  Refusals of the login or of a
  * command by the ACL mean the configuration is wrong; WRONGTYPE, and the
  * scripts' own "FENCESTATE" errors, that the keys hold something fence

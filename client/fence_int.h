@@ -103,6 +103,14 @@ typedef struct fence_node
 	long		max_ms;			/* if > 0: cap on connect and command time */
 } fence_node;
 
+/*
+ * A node among several that must all be asked in one operation's time
+ * (sentinels, Cluster seeds) gets a share of it, within these bounds
+ * (fence_share_ms): one that is silent must not starve the others.
+ */
+#define FENCE_SHARE_MIN_MS 50
+#define FENCE_SHARE_MAX_MS 1000
+
 /* What fence_node_pipeline() returns besides FENCE_OK. */
 #define FENCE_NODE_UNREACHABLE (-1) /* nothing was sent: safe to retry */
 #define FENCE_NODE_BROKEN	(-2)	/* sent, but no reply: outcome unknown */
@@ -119,6 +127,9 @@ typedef struct fence_node
 typedef struct fence_store_ops
 {
 	const char *kind;
+	/* 1: a failover moves the master (Sentinel, Cluster), and a waiter
+	 * rides it: an attempt that finds no master goes on waiting (lease.c) */
+	int			fails_over;
 	/* open the connection(s) now; FENCE_OK or FENCE_ERR */
 	int			(*open) (fence_ctx *ctx);
 	/* send "cmds" pipelined to the master of "key"; FENCE_OK with every
@@ -230,6 +241,8 @@ const char *fence_node_name(const fence_node *n, char *buf, size_t len);
 int			fence_reply_error(fence_ctx *ctx, redisReply *r);
 int			fence_reply_is(const redisReply *r, const char *prefix);
 int			fence_reply_refused(const char *msg);
+int			fence_reply_transient(const redisReply *r);
+long		fence_share_ms(fence_ctx *ctx, long budget_ms, int remaining);
 void		fence_free_replies(int n, redisReply **replies);
 
 /* socket.c */

@@ -721,6 +721,7 @@ done:
 
 const fence_store_ops fence_quorum_ops = {
 	"quorum",
+	0,
 	quorum_open,
 	NULL,						/* no one master to send commands to */
 	quorum_acquire,
