@@ -127,10 +127,7 @@ story single "$(redis_url wq1)" "-p $REDIS_PORT_wq1" control
 cluster_start wqc 3
 story cluster "$(cluster_url wqc)" "-c -p $REDIS_PORT_wqc1"
 
-redis_start wqm --repl-diskless-sync-delay 0
-redis_start wqr --replicaof 127.0.0.1 "$REDIS_PORT_wqm" --repl-diskless-sync-delay 0
-redis_wait_replica "$REDIS_PORT_wqr"
-sentinel_start wqs wqm 3 5000
+sentinel_set_start wqm wqr wqs 5000
 story sentinel "$(sentinel_url wqs)" "-p $REDIS_PORT_wqm"
 
 redis_start wqq1
