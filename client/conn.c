@@ -428,6 +428,7 @@ round_trip(fence_ctx *ctx, fence_node *n, int ncmds, const fence_cmd *cmds,
 		if (redisBufferRead(rc) != REDIS_OK)
 			goto io_error;
 	}
+	n->used_ns = fence_now_ns();
 	return FENCE_OK;
 
 io_error:
@@ -551,18 +552,23 @@ fence_node_connect(fence_ctx *ctx, fence_node *n)
  * read can only be the end: a command sent there would never arrive, and
  * its lost reply would leave the outcome unknown (FENCE_NODE_BROKEN) when
  * it is known not to have run.  A peek, so that bytes of a protocol below
- * hiredis's stay where they are.
+ * hiredis's stay where they are.  A connection that answered within the
+ * last IDLE_CHECK_MS is taken as it is: back-to-back commands (a cycle of
+ * acquire and release) do not pay the system call.
  */
+#define IDLE_CHECK_MS 10
+
 static int
-peer_closed(const redisContext *rc)
+peer_closed(const fence_node *n)
 {
-	struct pollfd pfd = {rc->fd, POLLIN, 0};
+	struct pollfd pfd = {n->rc->fd, POLLIN, 0};
 	char		c;
 	ssize_t		got;
 
-	if (poll(&pfd, 1, 0) <= 0)
+	if (fence_now_ns() - n->used_ns < (int64_t) IDLE_CHECK_MS * 1000000 ||
+		poll(&pfd, 1, 0) <= 0)
 		return 0;
-	got = recv(rc->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	got = recv(n->rc->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
 	return got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
@@ -577,7 +583,7 @@ int
 fence_node_pipeline(fence_ctx *ctx, fence_node *n, int ncmds,
 					const fence_cmd *cmds, redisReply **replies)
 {
-	if (n->rc != NULL && peer_closed(n->rc))
+	if (n->rc != NULL && peer_closed(n))
 		fence_node_drop(n);
 	if (fence_node_connect(ctx, n) != FENCE_OK)
 		return FENCE_NODE_UNREACHABLE;

@@ -101,6 +101,7 @@ typedef struct fence_node
 	fence_url	addr;
 	redisContext *rc;
 	long		max_ms;			/* if > 0: cap on connect and command time */
+	int64_t		used_ns;		/* when "rc" last answered (conn.c) */
 } fence_node;
 
 /*
