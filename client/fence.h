@@ -33,9 +33,9 @@ extern "C"
 #endif
 
 #define FENCE_VERSION_MAJOR 0
-#define FENCE_VERSION_MINOR 2
+#define FENCE_VERSION_MINOR 3
 #define FENCE_VERSION_PATCH 0
-#define FENCE_VERSION "0.2.0"
+#define FENCE_VERSION "0.3.0"
 
 #define FENCE_OK 0
 #define FENCE_ERR (-1)
