@@ -76,7 +76,7 @@ works() {
 	blpops=$(cmd_calls "$port" blpop)
 	start_waiter W "$res" --ttl 10s
 	w=$LAST_PID
-	wait_for "the waiter to queue" 20 queued "$port" "$res"
+	wait_for "the waiter to queue" 20 in_queue "$port" "$res"
 	blocked() { [ "$(cmd_calls "$port" blpop)" -gt "$blpops" ]; }
 	wait_for "the waiter to block (BLPOP)" 20 blocked
 	"$FENCE_BIN" release "$res" "$owner" || fail "$url: release"

@@ -398,7 +398,7 @@ start_pair() {
 	HPID=$LAST_PID
 	start_waiter "W$n" "$res" "$@"
 	WPID=$LAST_PID
-	wait_for "W$n to queue" 20 queued "$port" "$res"
+	wait_for "W$n to queue" 20 in_queue "$port" "$res"
 }
 
 # replica_of PORT MASTER: the redis at PORT replicates MASTER, in sync.
@@ -408,8 +408,8 @@ replica_of() {
 	grep -q "^master_port:$2$" <<<"$info" && grep -q '^master_link_status:up' <<<"$info"
 }
 
-# queued PORT RESOURCE: someone waits in RESOURCE's queue on the redis at PORT.
-queued() { [ "$(redis-cli -p "$1" ZCARD "fence:{$2}:queue")" -ge 1 ]; }
+# in_queue PORT RESOURCE: someone waits in RESOURCE's queue on the redis at PORT.
+in_queue() { [ "$(redis-cli -p "$1" ZCARD "fence:{$2}:queue")" -ge 1 ]; }
 
 # waits_behind PID NAME HOLDER PORT RESOURCE SECONDS: for SECONDS, the
 # waiter NAME (process PID) goes on waiting, without a lease, while the
