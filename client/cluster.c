@@ -12,23 +12,37 @@
  *	           fence_key() made, so the two can never disagree;
  *	 map       which master owns which slot, read with CLUSTER SHARDS, or
  *	           CLUSTER SLOTS from servers older than Redis 7, from any node
- *	           that answers (the URL's hosts are only where to start);
+ *	           that answers (the URL's hosts are only where to start),
+ *	           starting with the one that answered last in this process;
+ *	           each node asked gets a share of the time (fence_share_ms),
+ *	           so that a frozen one (TCP accepted, nothing answered) costs
+ *	           at most its share, once per process, not the operation;
  *	 MOVED     the slot has a new owner for good: send there, and read the
  *	           whole map again before the next operation (a resharding
- *	           rarely moves just one slot);
+ *	           rarely moves just one slot), in a third of its time: the
+ *	           map it has, with the redirect, still routes it;
  *	 ASK       the slot is being migrated and the key is already on the
  *	           target: send ASKING and the command there, in one write,
  *	           for this command only;
  *	 TRYAGAIN  a migration splits the keys of one script for a moment;
  *	 CLUSTERDOWN  the cluster is failing over or lost slots;
- *	           both are retried after a short sleep, as are nodes that cannot
+ *	 LOADING   the node restarted and loads its data;
+ *	           all are retried after a short sleep, as are nodes that cannot
  *	           be reached (with a fresh map), until the operation's deadline
- *	           (conn.c).  A command sent without a reply is never sent again:
- *	           it may have run.
+ *	           (conn.c), and then reported as unreachable (FENCE_ERR_IO).  A
+ *	           command sent without a reply is never sent again: it may
+ *	           have run.
+ *
+ * A master that a failover (CLUSTER FAILOVER, or the cluster's own) turns
+ * into a replica answers MOVED to the new one, and closes the connections
+ * of the clients it was blocking (a waiter's BLPOP): a waiter rides that
+ * (lease.c).  An ACL that refuses CLUSTER SHARDS and SLOTS, or ASKING, is
+ * reported at once (FENCE_ERR_AUTH): every node takes the same login.
  *
  * hiredis-cluster exists, but not for hiredis 0.14; this is the little of
  * it that leases need.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,10 +53,15 @@
 #define MAX_REDIRECTS 16
 #define RETRY_MIN_MS 10
 #define RETRY_MAX_MS 200
+/* A map read that is only due (after MOVED) gets 1/REFRESH_DUE_SHARE of
+ * the operation's time; the operation keeps the rest. */
+#define REFRESH_DUE_SHARE 3
 
 typedef struct cluster_store
 {
 	fence_url	login;			/* credentials, and the seed addresses */
+	char	   *seeds;			/* the seeds as "host:port,...", for
+								 * answered_by */
 	int			nnodes;
 	int			cap;
 	fence_node *nodes;			/* every node seen: seeds, masters */
@@ -50,6 +69,21 @@ typedef struct cluster_store
 	int			refresh_due;	/* read the map before the next operation */
 	int16_t		slots[CLUSTER_SLOTS];	/* index into "nodes", -1 unknown */
 } cluster_store;
+
+/*
+ * The node that gave the last slot map in this process, for the cluster
+ * its seeds name: every store made later for those seeds (the heartbeat's
+ * context, a worker's next connection) asks it first.  A frozen seed
+ * listed first then costs its share of one operation once per process,
+ * not once per context.  Nothing is kept across processes.
+ */
+static struct
+{
+	pthread_mutex_t mu;
+	char	   *seeds;
+	char	   *host;
+	int			port;
+}			answered_by = {PTHREAD_MUTEX_INITIALIZER, NULL, NULL, 0};
 
 /*
  * CRC16-XMODEM (polynomial 0x1021, initial value 0, no reflection), the
@@ -118,6 +152,77 @@ node_index(cluster_store *s, const char *host, int port)
 	return s->nnodes++;
 }
 
+/* "host:port,host:port..." of the URL's seeds (malloc'd), or NULL. */
+static char *
+seed_list(const fence_url *url)
+{
+	size_t		len = 1;
+	char	   *list;
+	int			i;
+
+	for (i = 0; i < url->nhosts; i++)
+		len += strlen(url->hosts[i].host) + 8;
+	if ((list = malloc(len)) == NULL)
+		return NULL;
+	list[0] = '\0';
+	for (i = 0; i < url->nhosts; i++)
+		snprintf(list + strlen(list), len - strlen(list), "%s%s:%d", i ? "," : "",
+				 url->hosts[i].host, url->hosts[i].port);
+	return list;
+}
+
+/* Start where this process was last answered, for these seeds. */
+static int
+ask_first_where_answered(cluster_store *s)
+{
+	int			rc = 0;
+
+	pthread_mutex_lock(&answered_by.mu);
+	if (answered_by.seeds != NULL && strcmp(answered_by.seeds, s->seeds) == 0)
+	{
+		int			i = node_index(s, answered_by.host, answered_by.port);
+
+		if (i < 0)
+			rc = -1;
+		else
+			s->next_ask = i;
+	}
+	pthread_mutex_unlock(&answered_by.mu);
+	return rc;
+}
+
+/* Node "i" gave the map: remember it for the stores made later. */
+static void
+remember_answered(cluster_store *s, int i)
+{
+	char	   *seeds,
+			   *host;
+
+	pthread_mutex_lock(&answered_by.mu);
+	if (answered_by.seeds == NULL || strcmp(answered_by.seeds, s->seeds) != 0 ||
+		answered_by.port != s->nodes[i].addr.port ||
+		strcmp(answered_by.host, s->nodes[i].addr.host) != 0)
+	{
+		seeds = strdup(s->seeds);
+		host = strdup(s->nodes[i].addr.host);
+		if (seeds != NULL && host != NULL)
+		{
+			free(answered_by.seeds);
+			free(answered_by.host);
+			answered_by.seeds = seeds;
+			answered_by.host = host;
+			answered_by.port = s->nodes[i].addr.port;
+		}
+		else
+		{
+			/* only a hint: without memory, start with the seeds */
+			free(seeds);
+			free(host);
+		}
+	}
+	pthread_mutex_unlock(&answered_by.mu);
+}
+
 void *
 fence_cluster_new(fence_ctx *ctx, const fence_url *url)
 {
@@ -142,6 +247,11 @@ fence_cluster_new(fence_ctx *ctx, const fence_url *url)
 			return NULL;
 		}
 	}
+	if ((s->seeds = seed_list(url)) == NULL || ask_first_where_answered(s) != 0)
+	{
+		fence_cluster_ops.free(s);
+		return NULL;
+	}
 	s->refresh_due = 1;
 	return s;
 }
@@ -155,6 +265,7 @@ cluster_free(void *state)
 	for (i = 0; i < s->nnodes; i++)
 		fence_node_free(&s->nodes[i]);
 	free(s->nodes);
+	free(s->seeds);
 	fence_url_free(&s->login);
 	free(s);
 }
@@ -275,7 +386,10 @@ parse_slots(cluster_store *s, const redisReply *r, const char *asked, int16_t *m
 	return 0;
 }
 
-/* Ask node "i" for the slot map; FENCE_OK with "map" filled. */
+/*
+ * Ask node "i" for the slot map; FENCE_OK with "map" filled.  An ACL that
+ * refuses both commands is FENCE_ERR_AUTH (one of them is enough).
+ */
 static int
 read_map(fence_ctx *ctx, cluster_store *s, int i, int16_t *map)
 {
@@ -284,6 +398,7 @@ read_map(fence_ctx *ctx, cluster_store *s, int i, int16_t *map)
 	redisReply *r;
 	char	   *asked;
 	int			old = 0,
+				shards_refused = 0,
 				rc,
 				j;
 
@@ -293,12 +408,24 @@ read_map(fence_ctx *ctx, cluster_store *s, int i, int16_t *map)
 	if (r != NULL && r->type == REDIS_REPLY_ERROR && strstr(r->str, "cluster support disabled") == NULL)
 	{
 		/* a server before Redis 7 does not know SHARDS */
+		shards_refused = fence_reply_refused(r->str);
 		freeReplyObject(r);
 		r = fence_node_command(ctx, &s->nodes[i], 2, slots);
 		old = 1;
 	}
 	if (r == NULL)
 		return FENCE_ERR;
+	if (r->type == REDIS_REPLY_ERROR && fence_reply_refused(r->str))
+	{
+		char		name[300];
+
+		fence_set_error(ctx, FENCE_ERR_AUTH, "Redis at %s refused %s: %s",
+						fence_node_name(&s->nodes[i], name, sizeof(name)),
+						shards_refused ? "CLUSTER SHARDS and CLUSTER SLOTS" : "CLUSTER SLOTS",
+						r->str);
+		freeReplyObject(r);
+		return FENCE_ERR;
+	}
 	/* "asked" must survive node_index() growing the array */
 	if ((asked = strdup(s->nodes[i].addr.host)) == NULL)
 	{
@@ -323,13 +450,17 @@ read_map(fence_ctx *ctx, cluster_store *s, int i, int16_t *map)
 }
 
 /*
- * Read the slot map from the first node that gives one, trying every node
- * known (seeds included), starting after the one that answered last.
+ * Read the slot map from the first node that gives one within "budget_ms",
+ * trying every node known (seeds included), starting with the one that
+ * answered last.  Each node gets a share of what is left (fence_share_ms):
+ * a silent one must not take the time of those after it.  The next
+ * refresh starts after a node that failed.
  */
 static int
-refresh(fence_ctx *ctx, cluster_store *s)
+refresh(fence_ctx *ctx, cluster_store *s, long budget_ms)
 {
 	int16_t    *map = malloc(sizeof(s->slots));
+	int64_t		end = fence_now_ns() + (int64_t) budget_ms * 1000000;
 	int			tried,
 				n = s->nnodes;
 
@@ -341,18 +472,31 @@ refresh(fence_ctx *ctx, cluster_store *s)
 	for (tried = 0; tried < n; tried++)
 	{
 		int			i = (s->next_ask + tried) % n;
+		long		left_ms = (long) ((end - fence_now_ns()) / 1000000);
+		int			rc;
 
-		if (read_map(ctx, s, i, map) == FENCE_OK)
+		if (left_ms <= 0 || fence_op_left_ms(ctx, 1) == 0)
+		{
+			if (tried == 0)
+				fence_set_error(ctx, FENCE_ERR_IO, "no time left to read the Redis Cluster slot map");
+			break;
+		}
+		s->nodes[i].max_ms = fence_share_ms(ctx, left_ms, n - tried);
+		rc = read_map(ctx, s, i, map);
+		s->nodes[i].max_ms = 0;
+		if (rc == FENCE_OK)
 		{
 			memcpy(s->slots, map, sizeof(s->slots));
 			free(map);
 			s->next_ask = i;
 			s->refresh_due = 0;
+			remember_answered(s, i);
 			fence_clear_error(ctx);
 			return FENCE_OK;
 		}
+		s->next_ask = (i + 1) % n;
 		/* every node takes the same login: a refusal is final */
-		if (ctx->err == FENCE_ERR_AUTH || fence_op_left_ms(ctx, 1) == 0)
+		if (ctx->err == FENCE_ERR_AUTH)
 			break;
 	}
 	free(map);
@@ -362,7 +506,7 @@ refresh(fence_ctx *ctx, cluster_store *s)
 static int
 cluster_open(fence_ctx *ctx)
 {
-	return refresh(ctx, ctx->conn->store);
+	return refresh(ctx, ctx->conn->store, fence_op_left_ms(ctx, ctx->conn->command_ms));
 }
 
 /*
@@ -414,8 +558,12 @@ cluster_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 		fence_set_error(ctx, FENCE_ERR_ARG, "too many pipelined commands");
 		return FENCE_NODE_UNREACHABLE;
 	}
-	if (s->refresh_due)
-		(void) refresh(ctx, s); /* on failure, the old map may still do */
+	/* on failure, the old map may still do: then it gets a share only */
+	if (s->refresh_due &&
+		refresh(ctx, s, fence_op_left_ms(ctx, ctx->conn->command_ms) /
+				(s->slots[slot] >= 0 ? REFRESH_DUE_SHARE : 1)) != FENCE_OK &&
+		ctx->err == FENCE_ERR_AUTH)
+		return FENCE_NODE_UNREACHABLE;
 	for (;;)
 	{
 		int			idx = ask >= 0 ? ask : s->slots[slot];
@@ -423,7 +571,7 @@ cluster_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 
 		if (idx < 0)
 		{
-			if (refresh(ctx, s) == FENCE_OK)
+			if (refresh(ctx, s, fence_op_left_ms(ctx, ctx->conn->command_ms)) == FENCE_OK)
 			{
 				if (s->slots[slot] >= 0)
 					continue;
@@ -442,6 +590,17 @@ cluster_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 			for (i = 0; i < ncmds; i++)
 				asking_cmds[i + 1] = cmds[i];
 			rc = fence_node_pipeline(ctx, &s->nodes[idx], ncmds + 1, asking_cmds, asking_replies);
+			if (rc == FENCE_OK && asking_replies[0]->type == REDIS_REPLY_ERROR &&
+				fence_reply_refused(asking_replies[0]->str))
+			{
+				char		name[300];
+
+				fence_set_error(ctx, FENCE_ERR_AUTH, "Redis at %s refused ASKING: %s",
+								fence_node_name(&s->nodes[idx], name, sizeof(name)),
+								asking_replies[0]->str);
+				fence_free_replies(ncmds + 1, asking_replies);
+				return FENCE_NODE_UNREACHABLE;
+			}
 			if (rc == FENCE_OK)
 			{
 				freeReplyObject(asking_replies[0]);
@@ -463,7 +622,7 @@ cluster_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 			s->refresh_due = 1;
 			if (ctx->err == FENCE_ERR_AUTH || !fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
 				return rc;
-			(void) refresh(ctx, s);
+			(void) refresh(ctx, s, fence_op_left_ms(ctx, ctx->conn->command_ms));
 			continue;
 		}
 
@@ -489,19 +648,27 @@ cluster_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 			fence_free_replies(ncmds, replies);
 			continue;
 		}
-		if (fence_reply_is(r, "TRYAGAIN") || fence_reply_is(r, "CLUSTERDOWN"))
+		if (fence_reply_is(r, "TRYAGAIN") || fence_reply_is(r, "CLUSTERDOWN") ||
+			fence_reply_is(r, "LOADING"))
 		{
-			if (fence_reply_is(r, "CLUSTERDOWN"))
+			char		name[300];
+
+			if (!fence_reply_is(r, "TRYAGAIN"))
 				s->refresh_due = 1;
 			if (fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
 			{
 				fence_free_replies(ncmds, replies);
 				if (s->refresh_due)
-					(void) refresh(ctx, s);
+					(void) refresh(ctx, s, fence_op_left_ms(ctx, ctx->conn->command_ms));
 				/* an ASK then TRYAGAIN per round is no redirect loop */
 				redirects = 0;
 				continue;
 			}
+			/* nothing ran, and nothing will in time: unreachable */
+			fence_set_error(ctx, FENCE_ERR_IO, "Redis Cluster at %s cannot serve slot %u: %s",
+							fence_node_name(&s->nodes[idx], name, sizeof(name)), slot, r->str);
+			fence_free_replies(ncmds, replies);
+			return FENCE_NODE_UNREACHABLE;
 		}
 		/* what went wrong on the way does not matter any more */
 		fence_clear_error(ctx);
@@ -511,6 +678,7 @@ cluster_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 
 const fence_store_ops fence_cluster_ops = {
 	"cluster",
+	1,
 	cluster_open,
 	cluster_exec,
 	fence_master_acquire,

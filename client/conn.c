@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 
 #include "fence_int.h"
@@ -222,6 +223,66 @@ transport_error(fence_ctx *ctx, fence_node *n, const char *what)
 }
 
 /*
+ * Is "msg", an error reply, the login or the ACL saying no?  NOPERM is the
+ * ACL's word for a command or key it refuses; a command called inside a
+ * script is refused with an ERR of its own (Redis 7: "The user executing
+ * the script can't run this command", or "can't access at least one of
+ * the keys"), which names neither.  Asking again cannot help: these are
+ * configuration errors (FENCE_ERR_AUTH).
+ */
+int
+fence_reply_refused(const char *msg)
+{
+	return strncmp(msg, "NOAUTH", 6) == 0 || strncmp(msg, "WRONGPASS", 9) == 0 ||
+		strstr(msg, "NOPERM") != NULL ||
+		strstr(msg, "user executing the script can't") != NULL;
+}
+
+/*
+ * Is "r" an error reply that says the server cannot serve the command now,
+ * for a while (a failover or a resharding under way, data loading), rather
+ * than that the command is wrong?  The command did not run.  UNBLOCKED
+ * ends a blocked command when the server turns into a replica.
+ */
+int
+fence_reply_transient(const redisReply *r)
+{
+	static const char *const words[] = {
+		"UNBLOCKED", "READONLY", "LOADING", "MASTERDOWN", "MOVED", "ASK",
+		"TRYAGAIN", "CLUSTERDOWN"
+	};
+	size_t		i;
+
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (fence_reply_is(r, words[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * The time one of "remaining" nodes may take, when "budget_ms" is left for
+ * all of them (silent sentinels, a frozen Cluster seed): an equal share,
+ * and at most a third of the command timeout (leave time for the others
+ * and for the command itself), within [FENCE_SHARE_MIN_MS,
+ * FENCE_SHARE_MAX_MS] unless the budget is smaller still.
+ */
+long
+fence_share_ms(fence_ctx *ctx, long budget_ms, int remaining)
+{
+	long		cap = ctx->conn->command_ms / 3;
+
+	if (cap > FENCE_SHARE_MAX_MS)
+		cap = FENCE_SHARE_MAX_MS;
+	if (cap < FENCE_SHARE_MIN_MS)
+		cap = FENCE_SHARE_MIN_MS;
+	if (remaining > 0 && cap > budget_ms / remaining)
+		cap = budget_ms / remaining;
+	if (cap < FENCE_SHARE_MIN_MS)
+		cap = budget_ms < FENCE_SHARE_MIN_MS ? budget_ms : FENCE_SHARE_MIN_MS;
+	return cap;
+}
+
+/*
  * The kind of error an error reply is.  Refusals of the login or of a
  * command by the ACL mean the configuration is wrong; WRONGTYPE, and the
  * scripts' own "FENCESTATE" errors, that the keys hold something fence
@@ -230,8 +291,7 @@ transport_error(fence_ctx *ctx, fence_node *n, const char *what)
 static int
 reply_kind(const char *msg)
 {
-	if (strncmp(msg, "NOAUTH", 6) == 0 || strncmp(msg, "WRONGPASS", 9) == 0 ||
-		strncmp(msg, "NOPERM", 6) == 0)
+	if (fence_reply_refused(msg))
 		return FENCE_ERR_AUTH;
 	if (strncmp(msg, "FENCESTATE", 10) == 0 || strstr(msg, "WRONGTYPE") != NULL)
 		return FENCE_ERR_STATE;
@@ -368,6 +428,7 @@ round_trip(fence_ctx *ctx, fence_node *n, int ncmds, const fence_cmd *cmds,
 		if (redisBufferRead(rc) != REDIS_OK)
 			goto io_error;
 	}
+	n->used_ns = fence_now_ns();
 	return FENCE_OK;
 
 io_error:
@@ -486,15 +547,44 @@ fence_node_connect(fence_ctx *ctx, fence_node *n)
 }
 
 /*
+ * Has the server closed this idle connection (it restarted, a failover's
+ * CLIENT KILL, its idle timeout)?  Nothing is due on it, so anything to
+ * read can only be the end: a command sent there would never arrive, and
+ * its lost reply would leave the outcome unknown (FENCE_NODE_BROKEN) when
+ * it is known not to have run.  A peek, so that bytes of a protocol below
+ * hiredis's stay where they are.  A connection that answered within the
+ * last IDLE_CHECK_MS is taken as it is: back-to-back commands (a cycle of
+ * acquire and release) do not pay the system call.
+ */
+#define IDLE_CHECK_MS 10
+
+static int
+peer_closed(const fence_node *n)
+{
+	struct pollfd pfd = {n->rc->fd, POLLIN, 0};
+	char		c;
+	ssize_t		got;
+
+	if (fence_now_ns() - n->used_ns < (int64_t) IDLE_CHECK_MS * 1000000 ||
+		poll(&pfd, 1, 0) <= 0)
+		return 0;
+	got = recv(n->rc->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	return got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+/*
  * Send "ncmds" commands in one write and read their replies into
  * "replies" (error replies included, for the caller to judge).  Returns
  * FENCE_OK, or FENCE_NODE_UNREACHABLE / FENCE_NODE_BROKEN with ctx->err
- * set and no replies.
+ * set and no replies.  A connection the server closed while it was idle
+ * is opened again first.
  */
 int
 fence_node_pipeline(fence_ctx *ctx, fence_node *n, int ncmds,
 					const fence_cmd *cmds, redisReply **replies)
 {
+	if (n->rc != NULL && peer_closed(n))
+		fence_node_drop(n);
 	if (fence_node_connect(ctx, n) != FENCE_OK)
 		return FENCE_NODE_UNREACHABLE;
 	return round_trip(ctx, n, ncmds, cmds, replies, "Redis command failed");

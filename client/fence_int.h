@@ -101,7 +101,16 @@ typedef struct fence_node
 	fence_url	addr;
 	redisContext *rc;
 	long		max_ms;			/* if > 0: cap on connect and command time */
+	int64_t		used_ns;		/* when "rc" last answered (conn.c) */
 } fence_node;
+
+/*
+ * A node among several that must all be asked in one operation's time
+ * (sentinels, Cluster seeds) gets a share of it, within these bounds
+ * (fence_share_ms): one that is silent must not starve the others.
+ */
+#define FENCE_SHARE_MIN_MS 50
+#define FENCE_SHARE_MAX_MS 1000
 
 /* What fence_node_pipeline() returns besides FENCE_OK. */
 #define FENCE_NODE_UNREACHABLE (-1) /* nothing was sent: safe to retry */
@@ -119,6 +128,9 @@ typedef struct fence_node
 typedef struct fence_store_ops
 {
 	const char *kind;
+	/* 1: a failover moves the master (Sentinel, Cluster), and a waiter
+	 * rides it: an attempt that finds no master goes on waiting (lease.c) */
+	int			fails_over;
 	/* open the connection(s) now; FENCE_OK or FENCE_ERR */
 	int			(*open) (fence_ctx *ctx);
 	/* send "cmds" pipelined to the master of "key"; FENCE_OK with every
@@ -229,6 +241,9 @@ void		fence_node_free(fence_node *n);
 const char *fence_node_name(const fence_node *n, char *buf, size_t len);
 int			fence_reply_error(fence_ctx *ctx, redisReply *r);
 int			fence_reply_is(const redisReply *r, const char *prefix);
+int			fence_reply_refused(const char *msg);
+int			fence_reply_transient(const redisReply *r);
+long		fence_share_ms(fence_ctx *ctx, long budget_ms, int remaining);
 void		fence_free_replies(int n, redisReply **replies);
 
 /* socket.c */
@@ -238,7 +253,8 @@ redisContext *fence_socket_connect(const fence_url *u, int64_t end_ns,
 /* sha1.c */
 void		fence_sha1_hex(const void *data, size_t len, char hex[41]);
 
-/* scripts.c */
+/* scripts.c; FENCE_WAIT_REFUSED: the ACL refused the WAIT for replicas */
+#define FENCE_WAIT_REFUSED (-2)
 void		fence_script_cmd(fence_cmd *cmd, enum fence_script which, int eval,
 							 int nkeys, const char **keys, int nargs, const char **args);
 const char *fence_script_source(enum fence_script which);

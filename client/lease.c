@@ -341,6 +341,35 @@ block_time(fence_ctx *ctx, int64_t *backoff_ms, int64_t left_ns)
 }
 
 /*
+ * A waiter rides a failover: on a topology whose master can move (Sentinel,
+ * Cluster), an attempt that failed because no master could be reached or
+ * would serve it (a connection the old master closed, READONLY, LOADING,
+ * CLUSTERDOWN, no master named yet) is taken for a busy one, and the
+ * waiter goes on waiting, until its deadline, for the topology to find the
+ * new master: the next attempt asks there.  Asking again is safe even when
+ * the failed attempt may have run: an acquire by the owner that holds the
+ * lock takes it again.  Returns what the loop goes on with; "why" keeps
+ * the failure (empty once an attempt got an answer), for the error when
+ * the wait runs out without one.
+ */
+static int
+ride_failover(fence_ctx *ctx, int rc, enum fence_attempt how, char *why, size_t whylen)
+{
+	if (rc >= 0)
+	{
+		why[0] = '\0';
+		return rc;
+	}
+	if (how == FENCE_ATTEMPT_TRY || ctx->conn->ops == NULL || !ctx->conn->ops->fails_over ||
+		ctx->err != FENCE_ERR_IO)
+		return rc;
+	snprintf(why, whylen, "%s", ctx->errstr);
+	fence_clear_error(ctx);
+	ctx->conn->busy_pttl = -1;	/* no PTTL: back off (block_time) */
+	return 0;
+}
+
+/*
  * Take the lease on "resource", trying until "wait_ms" have passed.
  *
  * A busy attempt takes a place in the resource's queue, and the waiter
@@ -359,7 +388,9 @@ block_time(fence_ctx *ctx, int64_t *backoff_ms, int64_t left_ns)
  *
  * When Redis refuses to block (an ACL without BLPOP, a server before 6.0)
  * the waiter sleeps for the same time instead, and so only learns of a
- * release when it asks again.
+ * release when it asks again.  A failover while it waits is ridden
+ * (ride_failover); a wait that runs out while no master answers fails with
+ * that error (FENCE_ERR_IO), not FENCE_ERR_TIMEOUT.
  */
 fence_lease *
 fence_acquire_wait(fence_ctx *ctx, const char *resource, long long ttl_ms,
@@ -369,6 +400,7 @@ fence_acquire_wait(fence_ctx *ctx, const char *resource, long long ttl_ms,
 	int64_t		deadline;
 	int64_t		backoff_ms = 10;
 	enum fence_attempt how = wait_ms > 0 ? FENCE_ATTEMPT_WAIT : FENCE_ATTEMPT_TRY;
+	char		failing[FENCE_ERRSTR_LEN] = "";
 	int			refused = 0;
 	int			rc;
 
@@ -386,7 +418,7 @@ fence_acquire_wait(fence_ctx *ctx, const char *resource, long long ttl_ms,
 		return NULL;
 	deadline = fence_now_ns() + wait_ms * 1000000;
 
-	rc = try_acquire(ctx, l, how);
+	rc = ride_failover(ctx, try_acquire(ctx, l, how), how, failing, sizeof(failing));
 	while (rc == 0 && how != FENCE_ATTEMPT_TRY)
 	{
 		int64_t		left;
@@ -403,13 +435,13 @@ fence_acquire_wait(fence_ctx *ctx, const char *resource, long long ttl_ms,
 				break;
 			/* woken early, and beaten to it (a quorum): queue up again */
 			how = FENCE_ATTEMPT_WAIT;
-			rc = try_acquire(ctx, l, how);
+			rc = ride_failover(ctx, try_acquire(ctx, l, how), how, failing, sizeof(failing));
 			continue;
 		}
 		if (left <= 0)
 		{
 			how = FENCE_ATTEMPT_LAST;
-			rc = try_acquire(ctx, l, how);
+			rc = ride_failover(ctx, try_acquire(ctx, l, how), how, failing, sizeof(failing));
 			continue;
 		}
 		block_ms = block_time(ctx, &backoff_ms, left);
@@ -424,6 +456,7 @@ fence_acquire_wait(fence_ctx *ctx, const char *resource, long long ttl_ms,
 						   (int64_t) block_ms * 1000000 : left);
 			rc = try_acquire(ctx, l, how);
 		}
+		rc = ride_failover(ctx, rc, how, failing, sizeof(failing));
 	}
 	__atomic_store_n(&ctx->conn->cancel_wait, 0, __ATOMIC_RELEASE);
 	if (rc == 1)
@@ -435,7 +468,10 @@ fence_acquire_wait(fence_ctx *ctx, const char *resource, long long ttl_ms,
 		return NULL;
 	}
 
-	if (wait_ms == 0)
+	if (failing[0] != '\0')
+		fence_set_error(ctx, FENCE_ERR_IO, "lease on \"%.80s\" not acquired within %lld ms: %s",
+						resource, wait_ms, failing);
+	else if (wait_ms == 0)
 		fence_set_error(ctx, FENCE_ERR_BUSY, "lease on \"%s\" is held by another owner (expires in %lld ms)",
 						resource, ctx->conn->busy_pttl);
 	else

@@ -23,21 +23,34 @@
 
 #include "fence_int.h"
 
+/* Did fewer replicas than asked acknowledge (WAIT said "acked")? */
+static int
+too_few(fence_ctx *ctx, long long acked)
+{
+	return acked == FENCE_WAIT_REFUSED || (acked >= 0 && acked < ctx->conn->min_replicas);
+}
+
 /*
- * Fewer replicas than asked acknowledged the write "what" made: give the
- * lock back and say so.  Returns -1.
+ * Fewer replicas than asked acknowledged the write "what" made, or the ACL
+ * refused to ask them (the error says so): give the lock back and say so.
+ * Returns -1.
  */
 static int
 too_few_replicas(fence_ctx *ctx, fence_lease *l, long long acked, const char *what)
 {
 	struct fence_conn *c = ctx->conn;
+	char		refused[FENCE_ERRSTR_LEN];
 
+	memcpy(refused, ctx->errstr, sizeof(refused));
 	/* handed on to the next waiter, if any */
 	(void) fence_master_release(ctx, l->keys.lock, l->owner);
-	fence_set_error(ctx, FENCE_ERR_REPLICAS,
-					"%s on \"%s\" reached %lld of the %d replicas asked for within %ld ms; lease given back",
-					what, l->resource, acked < 0 ? 0 : acked, c->min_replicas,
-					c->replica_timeout_ms);
+	if (acked == FENCE_WAIT_REFUSED)
+		fence_set_error(ctx, FENCE_ERR_AUTH, "%s; lease given back", refused);
+	else
+		fence_set_error(ctx, FENCE_ERR_REPLICAS,
+						"%s on \"%s\" reached %lld of the %d replicas asked for within %ld ms; lease given back",
+						what, l->resource, acked < 0 ? 0 : acked, c->min_replicas,
+						c->replica_timeout_ms);
 	return -1;
 }
 
@@ -108,7 +121,7 @@ acquire_reply(fence_ctx *ctx, fence_lease *l, redisReply *r, long long acked)
 		return -1;
 	}
 	freeReplyObject(r);
-	if (acked >= 0 && acked < ctx->conn->min_replicas)
+	if (too_few(ctx, acked))
 		return too_few_replicas(ctx, l, acked, "lease");
 	return 1;
 }
@@ -135,6 +148,13 @@ fence_master_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0,
 	return acquire_reply(ctx, l, r, acked);
 }
 
+/* Did Redis refuse the BLPOP for good (not for a failover under way)? */
+static int
+blpop_refused(const redisReply *r)
+{
+	return r->type == REDIS_REPLY_ERROR && !fence_reply_transient(r);
+}
+
 /*
  * Wait for a release, then make an attempt, in one round trip: BLPOP on the
  * waiter's wake list (at most "block_ms") and the ACQUIRE go out in one
@@ -146,9 +166,15 @@ fence_master_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0,
  *
  * Returns as fence_master_acquire.  "*refused" is set when Redis refused
  * to block (an ACL without BLPOP, a server before 6.0 that wants whole
- * seconds): the attempt still ran, at once.  An attempt that did not run
- * (NOSCRIPT, a Cluster redirect) is made again on its own; so is every
- * attempt when replicas are asked for, since WAIT must follow the script.
+ * seconds): the attempt still ran, at once.  A BLPOP that a failover or a
+ * resharding ends (UNBLOCKED: the master turned into a replica; READONLY,
+ * LOADING, a Cluster redirect) is no refusal: the waiter blocks again on
+ * the next master.  An attempt that did not run (NOSCRIPT, and those same
+ * replies) is made again on its own, which the topology sends to the
+ * master it finds now; so is every attempt when replicas are asked for,
+ * since WAIT must follow the script.  A server turned replica closes the
+ * connection of a client it unblocks: that is an I/O error, which a
+ * waiter on a topology that fails over rides (lease.c).
  */
 int
 fence_master_wait_acquire(fence_ctx *ctx, fence_lease *l, int64_t *t0, long block_ms,
@@ -166,7 +192,7 @@ fence_master_wait_acquire(fence_ctx *ctx, fence_lease *l, int64_t *t0, long bloc
 	{
 		if (ctx->conn->ops->exec(ctx, l->wake_key, 1, cmds, replies) != FENCE_OK)
 			return -1;
-		*refused = replies[0]->type == REDIS_REPLY_ERROR;
+		*refused = blpop_refused(replies[0]);
 		freeReplyObject(replies[0]);
 		goto alone;
 	}
@@ -174,12 +200,10 @@ fence_master_wait_acquire(fence_ctx *ctx, fence_lease *l, int64_t *t0, long bloc
 	fence_script_cmd(&cmds[1], FENCE_SCRIPT_ACQUIRE, 0, 4, a.keys, 3, a.args);
 	if (ctx->conn->ops->exec(ctx, l->wake_key, 2, cmds, replies) != FENCE_OK)
 		return -1;
-	*refused = replies[0]->type == REDIS_REPLY_ERROR;
+	*refused = blpop_refused(replies[0]);
 	freeReplyObject(replies[0]);
 	r = replies[1];
-	if (!fence_reply_is(r, "NOSCRIPT") && !fence_reply_is(r, "MOVED") &&
-		!fence_reply_is(r, "ASK") && !fence_reply_is(r, "TRYAGAIN") &&
-		!fence_reply_is(r, "CLUSTERDOWN"))
+	if (!fence_reply_is(r, "NOSCRIPT") && !fence_reply_transient(r))
 		return acquire_reply(ctx, l, r, -1);
 	freeReplyObject(r);
 alone:
@@ -274,7 +298,7 @@ fence_master_heal(fence_ctx *ctx, fence_lease *l, long long mark)
 		return -1;
 	}
 	freeReplyObject(r);
-	if (acked >= 0 && acked < ctx->conn->min_replicas)
+	if (too_few(ctx, acked))
 		return too_few_replicas(ctx, l, acked, "healed token");
 	l->token = token;
 	return 1;

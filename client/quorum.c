@@ -179,9 +179,9 @@ round_error(fence_ctx *ctx, quorum_store *s, const char *what, int got)
 
 		if (!s->fan[i].send || s->fan[i].reply != NULL || why[0] == '\0')
 			continue;
-		/* a refused login is the configuration's fault, not an outage */
-		if (strncmp(why, "login refused", 13) == 0 || strncmp(why, "NOAUTH", 6) == 0 ||
-			strncmp(why, "WRONGPASS", 9) == 0 || strncmp(why, "NOPERM", 6) == 0)
+		/* a refused login or command is the configuration's fault, not an
+		 * outage */
+		if (strncmp(why, "login refused", 13) == 0 || fence_reply_refused(why))
 			kind = FENCE_ERR_AUTH;
 		if (len < sizeof(buf))
 			len += snprintf(buf + len, sizeof(buf) - len, "; %s: %s",
@@ -361,7 +361,21 @@ quorum_open(fence_ctx *ctx)
 	/* a majority is enough: the others are connected by the first round */
 	fence_fanout(ctx, s->n, s->fan, node_ms(ctx, 0), MAJORITY(s));
 	for (i = 0; i < s->n; i++)
-		got += s->fan[i].reply != NULL && s->fan[i].reply->type != REDIS_REPLY_ERROR;
+	{
+		redisReply *r = s->fan[i].reply;
+
+		if (r != NULL && r->type == REDIS_REPLY_ERROR)
+		{
+			/* PING refused (NOPERM): say so, as for a node that is down */
+			char		why[sizeof(s->fan[i].why)];
+
+			snprintf(why, sizeof(why), "PING: %s", r->str);
+			fence_fan_why(&s->fan[i], why);
+			freeReplyObject(r);
+			s->fan[i].reply = NULL;
+		}
+		got += s->fan[i].reply != NULL;
+	}
 	if (got < MAJORITY(s))
 	{
 		round_error(ctx, s, "could not connect to Redis", got);
@@ -707,6 +721,7 @@ done:
 
 const fence_store_ops fence_quorum_ops = {
 	"quorum",
+	0,
 	quorum_open,
 	NULL,						/* no one master to send commands to */
 	quorum_acquire,

@@ -359,6 +359,11 @@ static const char *const script_src[FENCE_NSCRIPTS] = {
 	acquire_lua, release_lua, extend_lua, heal_lua, show_lua, qlock_lua, qclaim_lua
 };
 
+/* What messages call them. */
+static const char *const script_name[FENCE_NSCRIPTS] = {
+	"acquire", "release", "extend", "heal", "show", "quorum lock", "quorum claim"
+};
+
 static char script_sha[FENCE_NSCRIPTS][41];
 static pthread_once_t script_sha_once = PTHREAD_ONCE_INIT;
 
@@ -410,7 +415,12 @@ fence_script_cmd(fence_cmd *cmd, enum fence_script which, int eval,
  * With "acked" not NULL and replicas asked for (fence_set_min_replicas), a
  * WAIT goes out in the same write, right behind the script, and "*acked"
  * receives how many replicas acknowledged the script's writes (-1 when not
- * asked).
+ * asked; FENCE_WAIT_REFUSED, with the error set, when the ACL refused
+ * WAIT: the script ran all the same).
+ *
+ * A script the ACL refuses (EVALSHA, EVAL, or a command or key inside it)
+ * fails here with FENCE_ERR_AUTH and a message that names it: Redis names
+ * neither the command nor the key a script was refused.
  */
 redisReply *
 fence_script_run(fence_ctx *ctx, enum fence_script which,
@@ -456,11 +466,28 @@ fence_script_run(fence_ctx *ctx, enum fence_script which,
 		}
 		break;
 	}
+	if (replies[0]->type == REDIS_REPLY_ERROR && fence_reply_refused(replies[0]->str))
+	{
+		/* Redis appends " script: SHA, on @user_script:N." */
+		const char *cut = strstr(replies[0]->str, " script: ");
+
+		fence_set_error(ctx, FENCE_ERR_AUTH, "Redis refused fence's %s script (%s): %.*s",
+						script_name[which], eval ? "EVAL" : "EVALSHA",
+						cut ? (int) (cut - replies[0]->str) : (int) strlen(replies[0]->str),
+						replies[0]->str);
+		fence_free_replies(ncmds, replies);
+		return NULL;
+	}
 	if (ncmds == 2)
 	{
 		/* a WAIT refused (say, on a server without replication) counts as
 		 * no acknowledgement at all: the caller gives the lease back */
 		*acked = replies[1]->type == REDIS_REPLY_INTEGER ? replies[1]->integer : 0;
+		if (replies[1]->type == REDIS_REPLY_ERROR && fence_reply_refused(replies[1]->str))
+		{
+			fence_set_error(ctx, FENCE_ERR_AUTH, "Redis refused WAIT: %s", replies[1]->str);
+			*acked = FENCE_WAIT_REFUSED;
+		}
 		freeReplyObject(replies[1]);
 	}
 	return replies[0];

@@ -21,19 +21,32 @@
  *	    replica (about ten seconds later), and a heartbeat that stayed
  *	    connected to it would extend a lock nobody else can see.  Extends
  *	    come from the heartbeat every TTL/3, so the extra round trip to a
- *	    sentinel (whose connection is kept open) is cheap; acquires and
- *	    releases use the connection they have.  The sentinels may take only
- *	    a third of the time left to the extend's deadline, all of them
+ *	    sentinel (whose connection is kept open) is cheap.  Every other
+ *	    operation asks again too when the sentinels' last answer is older
+ *	    than SENTINEL_RECHECK_MS: a waiter, whose attempts come every half
+ *	    second at most, would otherwise take a lock on the old master
+ *	    there, once the holder's copy of it expires, while the holder
+ *	    renews it on the new one; a release there would find its own lock
+ *	    gone (or still there) and leave the real one behind.  A burst of
+ *	    operations on one context asks once.  The sentinels may take only
+ *	    a third of the time left to the operation's deadline, all of them
  *	    together: silent sentinels (frozen, or cut off) must not starve the
  *	    extend to a healthy master, or the lease would be lost for nothing.
- *	    When none answers in that time the extend goes to the master known
- *	    last, connecting to it again if need be (ROLE still checks it).
+ *	    When none answers in that time the operation goes to the master
+ *	    known last, connecting to it again if need be (ROLE still checks
+ *	    it).
+ *
+ * A sentinel or master whose ACL refuses what is asked (NOPERM for ROLE or
+ * SENTINEL, NOAUTH at a sentinel) is a configuration error, reported at
+ * once (FENCE_ERR_AUTH) rather than retried until the deadline.
  *
  * Steps that sent nothing are retried with a short sleep until the
  * operation's deadline (conn.c), so an acquire made during a failover
  * waits for the new master rather than failing.  A command that was sent
  * but got no reply is not sent again, since it may have run: the caller
- * sees an I/O error, and the heartbeat simply tries again at its next beat.
+ * sees an I/O error, the heartbeat simply tries again at its next beat,
+ * and a waiter goes on waiting (lease.c), as it does when no master is
+ * found before the operation's deadline.
  * The lease operations are those of master.c.
  *
  * What a failover does to leases: the new master has the lock and the
@@ -49,12 +62,13 @@
 
 #include "fence_int.h"
 
-/* A sentinel that does not answer within this is skipped. */
-#define SENTINEL_MAX_MS 1000
-#define SENTINEL_MIN_MS 50
-/* Before an extend, the sentinels get 1/SENTINEL_EXTEND_SHARE of the time
- * left; the extend keeps the rest. */
-#define SENTINEL_EXTEND_SHARE 3
+/* Before an operation, the sentinels get 1/SENTINEL_FOLLOW_SHARE of the
+ * time left, each at most a share of it (fence_share_ms); the operation
+ * keeps the rest. */
+#define SENTINEL_FOLLOW_SHARE 3
+/* Operations other than extends ask again when the sentinels were last
+ * asked longer ago than this (a waiter's beat, FENCE_WAIT_BEAT_MS). */
+#define SENTINEL_RECHECK_MS 500
 #define RETRY_MIN_MS 20
 #define RETRY_MAX_MS 250
 
@@ -64,6 +78,7 @@ typedef struct sentinel_store
 	int			nsentinels;
 	fence_node *sentinels;
 	int			first;			/* the sentinel that answered last */
+	int64_t		asked_ns;		/* when the sentinels were last asked */
 	fence_node	master;			/* addr valid once resolved */
 } sentinel_store;
 
@@ -117,40 +132,20 @@ sentinel_free(void *state)
 }
 
 /*
- * The time one sentinel may take, when "budget_ms" is left for the
- * "remaining" ones still to ask: an equal share of it, and at most a third
- * of the command timeout (leave time for the others and for the command
- * itself), within [SENTINEL_MIN_MS, SENTINEL_MAX_MS] unless the budget is
- * smaller still.
- */
-static long
-sentinel_cap(fence_ctx *ctx, long budget_ms, int remaining)
-{
-	long		cap = ctx->conn->command_ms / 3;
-
-	if (cap > SENTINEL_MAX_MS)
-		cap = SENTINEL_MAX_MS;
-	if (cap < SENTINEL_MIN_MS)
-		cap = SENTINEL_MIN_MS;
-	if (cap > budget_ms / remaining)
-		cap = budget_ms / remaining;
-	if (cap < SENTINEL_MIN_MS)
-		cap = budget_ms < SENTINEL_MIN_MS ? budget_ms : SENTINEL_MIN_MS;
-	return cap;
-}
-
-/*
  * Ask the sentinels for the master's address, once round, within
  * "budget_ms" for all of them.  Returns 1 with s->master.addr set, 0 when
- * none knew it in time (ctx->err says why).
+ * none knew it in time (ctx->err says why: FENCE_ERR_AUTH when one
+ * refused to tell, the others being silent or ignorant).
  */
 static int
 ask_sentinels(fence_ctx *ctx, sentinel_store *s, long budget_ms)
 {
 	const char *argv[3] = {"SENTINEL", "get-master-addr-by-name", s->login.master};
 	int64_t		end = fence_now_ns() + (int64_t) budget_ms * 1000000;
+	char		refusal[FENCE_ERRSTR_LEN] = "";
 	int			k;
 
+	s->asked_ns = fence_now_ns();
 	for (k = 0; k < s->nsentinels; k++)
 	{
 		int			i = (s->first + k) % s->nsentinels;
@@ -164,9 +159,9 @@ ask_sentinels(fence_ctx *ctx, sentinel_store *s, long budget_ms)
 		{
 			fence_set_error(ctx, FENCE_ERR_IO, "no Sentinel named master \"%s\" in %ld ms",
 							s->login.master, budget_ms);
-			return 0;
+			break;
 		}
-		sn->max_ms = sentinel_cap(ctx, left_ms, s->nsentinels - k);
+		sn->max_ms = fence_share_ms(ctx, left_ms, s->nsentinels - k);
 		r = fence_node_command(ctx, sn, 3, argv);
 		if (r == NULL)
 		{
@@ -199,12 +194,17 @@ ask_sentinels(fence_ctx *ctx, sentinel_store *s, long budget_ms)
 		if (r->type == REDIS_REPLY_NIL)
 			fence_set_error(ctx, FENCE_ERR_IO, "Sentinel %s knows no master named \"%s\"",
 							name, s->login.master);
+		else if (r->type == REDIS_REPLY_ERROR && fence_reply_refused(r->str))
+			snprintf(refusal, sizeof(refusal), "Sentinel %.100s refused SENTINEL get-master-addr-by-name: %s",
+					 name, r->str);
 		else
 			fence_set_error(ctx, FENCE_ERR_IO, "Sentinel %s did not name master \"%s\": %s",
 							name, s->login.master,
 							r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
 		freeReplyObject(r);
 	}
+	if (refusal[0] != '\0')
+		fence_set_error(ctx, FENCE_ERR_AUTH, "%s", refusal);
 	return 0;
 }
 
@@ -219,6 +219,15 @@ connect_master(fence_ctx *ctx, sentinel_store *s)
 
 	if (r == NULL)
 		return FENCE_ERR;
+	if (r->type == REDIS_REPLY_ERROR && fence_reply_refused(r->str))
+	{
+		/* asking again, or another master, cannot help: the ACL is wrong */
+		fence_set_error(ctx, FENCE_ERR_AUTH, "Redis at %s, named master \"%s\" by Sentinel, refused ROLE: %s",
+						fence_node_name(&s->master, name, sizeof(name)), s->login.master, r->str);
+		freeReplyObject(r);
+		fence_node_drop(&s->master);
+		return FENCE_ERR;
+	}
 	ok = r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
 		r->element[0]->type == REDIS_REPLY_STRING && strcmp(r->element[0]->str, "master") == 0;
 	if (!ok)
@@ -303,39 +312,87 @@ sentinel_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 }
 
 /*
- * Extend on the master the sentinels name now (step 4 above), asking them
- * for at most a share of the time left.  When none answers in that time,
- * the master known last is still the best guess: connect to it again if
- * the connection was lost, rather than wait for the sentinels until the
- * extend has no time left.
+ * Go to the master the sentinels name now (step 4 above), asking them for
+ * at most a share of the time left; with "always" unset, only when they
+ * were last asked more than SENTINEL_RECHECK_MS ago.  When none answers in
+ * that time, the master known last is still the best guess: connect to it
+ * again if the connection was lost, rather than wait for the sentinels
+ * until the operation has no time left.  Before the first resolve there is
+ * nothing to follow: exec resolves.
  */
+static void
+follow_master(fence_ctx *ctx, int always)
+{
+	sentinel_store *s = ctx->conn->store;
+
+	if (s->master.addr.host == NULL && s->master.addr.path == NULL)
+		return;
+	if (!always && fence_now_ns() - s->asked_ns < (int64_t) SENTINEL_RECHECK_MS * 1000000)
+		return;
+	/* a new address drops the connection to the old one */
+	(void) ask_sentinels(ctx, s, fence_op_left_ms(ctx, ctx->conn->command_ms) /
+						 SENTINEL_FOLLOW_SHARE);
+	if (s->master.rc == NULL)
+		(void) connect_master(ctx, s);
+	/* whatever failed, exec says so again if it matters */
+	fence_clear_error(ctx);
+}
+
+static int
+sentinel_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt how)
+{
+	follow_master(ctx, 0);
+	return fence_master_acquire(ctx, l, t0, how);
+}
+
 static int
 sentinel_extend(fence_ctx *ctx, const char *lock_key, const char *owner,
 				long long ttl_ms)
 {
-	sentinel_store *s = ctx->conn->store;
-
-	if (s->master.addr.host != NULL || s->master.addr.path != NULL)
-	{
-		/* a new address drops the connection to the old one */
-		(void) ask_sentinels(ctx, s, fence_op_left_ms(ctx, ctx->conn->command_ms) /
-							 SENTINEL_EXTEND_SHARE);
-		if (s->master.rc == NULL)
-			(void) connect_master(ctx, s);
-		fence_clear_error(ctx);
-	}
+	follow_master(ctx, 1);
 	return fence_master_extend(ctx, lock_key, owner, ttl_ms);
+}
+
+static int
+sentinel_release(fence_ctx *ctx, const char *lock_key, const char *owner)
+{
+	follow_master(ctx, 0);
+	return fence_master_release(ctx, lock_key, owner);
+}
+
+static int
+sentinel_wait(fence_ctx *ctx, fence_lease *l, int64_t *t0, long block_ms,
+			  enum fence_attempt how, int *refused)
+{
+	follow_master(ctx, 0);
+	return fence_master_wait_acquire(ctx, l, t0, block_ms, how, refused);
+}
+
+static int
+sentinel_heal(fence_ctx *ctx, fence_lease *l, long long mark)
+{
+	follow_master(ctx, 0);
+	return fence_master_heal(ctx, l, mark);
+}
+
+static int
+sentinel_show(fence_ctx *ctx, const char *lock_key, const char *token_key,
+			  fence_info *info)
+{
+	follow_master(ctx, 0);
+	return fence_master_show(ctx, lock_key, token_key, info);
 }
 
 const fence_store_ops fence_sentinel_ops = {
 	"sentinel",
+	1,
 	sentinel_open,
 	sentinel_exec,
-	fence_master_acquire,
+	sentinel_acquire,
 	sentinel_extend,
-	fence_master_release,
-	fence_master_wait_acquire,
-	fence_master_heal,
-	fence_master_show,
+	sentinel_release,
+	sentinel_wait,
+	sentinel_heal,
+	sentinel_show,
 	sentinel_free
 };

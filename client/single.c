@@ -60,6 +60,7 @@ single_free(void *state)
 
 const fence_store_ops fence_single_ops = {
 	"single",
+	0,
 	single_open,
 	single_exec,
 	fence_master_acquire,

@@ -1126,27 +1126,46 @@ set_child_env(fence_lease *l)
 }
 
 /*
+ * The "options" that "conninfo" sets itself, or NULL (malloc'd).  libpq
+ * takes them instead of PGOPTIONS, which is only the default.
+ */
+static char *
+conninfo_options(const char *conninfo)
+{
+	PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
+	PQconninfoOption *o;
+	char	   *found = NULL;
+
+	for (o = opts; o != NULL && o->keyword != NULL; o++)
+		if (strcmp(o->keyword, "options") == 0 && o->val != NULL && *o->val != '\0')
+			found = strdup(o->val);
+	PQconninfoFree(opts);
+	return found;
+}
+
+/*
  * Whether sessions opened with the child's PGOPTIONS carry the token: a
  * connection pooler may refuse the "options" startup parameter (PgBouncer
  * does, unless told to ignore it) or drop it silently (with
- * ignore_startup_parameters = options), and then the child's guarded writes
- * fail, with a connection error or with LF002, far from the cause.  Probe
- * once, as the child would connect to "conninfo": returns 0 when SHOW
- * fence.token gives the lease's token, 1 when the connection works but the
- * token is not there (a warning is printed), -1 when the connection fails
- * with the options although it worked without them (an error is printed).
+ * ignore_startup_parameters = options), and an "options" inside "conninfo"
+ * itself wins over PGOPTIONS; then the child's guarded writes fail, with a
+ * connection error or with LF002, far from the cause.  Probe once, the way
+ * the child connects with "conninfo" (PGOPTIONS set in the environment,
+ * which is already the child's): returns 0 when SHOW fence.token gives the
+ * lease's token, 1 when the connection works but the token is not there (a
+ * warning says why and what to change), -1 when the connection fails with
+ * the options although it worked without them (an error is printed).
  */
 static int
 probe_pgoptions(const char *conninfo, fence_lease *l)
 {
-	const char *const keywords[] = {"dbname", "options", NULL};
-	const char *values[] = {conninfo, getenv("PGOPTIONS"), NULL};
 	const char *advice =
 		"Set the token per transaction instead (SET LOCAL fence.resource and fence.token\n"
 		"from $FENCE_RESOURCE and $FENCE_TOKEN, which the command gets), or pass it to\n"
 		"fence.fenced_update(), or connect the command directly to PostgreSQL.\n";
 	char		token[24];
-	PGconn	   *pg = PQconnectdbParams(keywords, values, 1);
+	char	   *own;
+	PGconn	   *pg = PQconnectdb(conninfo);
 	PGresult   *res;
 	int			rc;
 
@@ -1162,7 +1181,18 @@ probe_pgoptions(const char *conninfo, fence_lease *l)
 	res = PQexec(pg, "SHOW fence.token");
 	rc = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
 		strcmp(PQgetvalue(res, 0, 0), token) == 0 ? 0 : 1;
-	if (rc != 0)
+	if (rc != 0 && (own = conninfo_options(conninfo)) != NULL)
+	{
+		fprintf(stderr, "%s: warning: the connection string of --pg sets options (\"%s\"),\n"
+				"which libpq uses instead of PGOPTIONS: a command that connects with it gets\n"
+				"no fence settings, and its guarded writes will fail with LF002.  Move those\n"
+				"options into PGOPTIONS (fence run appends the fence settings to it) and leave\n"
+				"options out of the connection string, or add -c fence.resource=$FENCE_RESOURCE\n"
+				"-c fence.token=$FENCE_TOKEN -c fence.owner=$FENCE_OWNER to them where the\n"
+				"command connects.\n", progname, own);
+		free(own);
+	}
+	else if (rc != 0)
 		fprintf(stderr, "%s: warning: sessions at --pg do not see the fence settings in PGOPTIONS\n"
 				"(a connection pooler dropping them?): guarded writes of the command will fail\n"
 				"with LF002 unless it sets the token itself.\n%s", progname, advice);
@@ -1433,6 +1463,7 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 	int			lost = 0,
 				main_done = 0,
 				done = 0,
+				started = 0,
 				own_tty = 0;
 	long long	kill_at = 0;
 
@@ -1576,6 +1607,7 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		fprintf(stderr, "%s: could not run \"%s\": %s\n", progname, argv[1], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
+	started = 1;
 	/* Both sides set the group, so neither can race the other. */
 	setpgid(pid, pid);
 	if (own_tty)
@@ -1675,7 +1707,22 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 release:
 	fence_heartbeat_stop(l);
 	if (!lost && fence_release(ctx, l) != FENCE_OK)
-		fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
+	{
+		/*
+		 * The lock is another owner's: the lease passed on while the
+		 * command ran (a failover to a replica without the lock, an
+		 * eviction, a stall), and only this compare-and-DEL saw it.  That
+		 * is what 76 says, whatever the command's own status.
+		 */
+		if (ctx->err == FENCE_ERR_LOST && started)
+		{
+			fprintf(stderr, "%s: %s: it was lost while the command ran\n",
+					progname, ctx->errstr);
+			code = EXIT_LOST;
+		}
+		else
+			fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
+	}
 	fence_lease_free(l);
 	return code;
 }

@@ -481,6 +481,23 @@ test_cli_run_lost_takeover() {
 	rcli DEL "$(lockkey "$res")" >/dev/null
 }
 
+# The lease passes to another owner while the command runs, too briefly
+# for the heartbeat (ttl/3 is 10 s) to see it: only the final
+# compare-and-DEL does, and that is a lease lost while the command ran
+# (76), not the command's own 0.  The other owner's lock stays.
+test_cli_run_lost_at_release() {
+	local res
+	res=$(rname lostrel)
+	expect_rc 76 "$F" run "$res" --ttl 30s -- sh -c \
+		"sleep 0.5; redis-cli -u '$FENCE_REDIS_URL' SET '$(lockkey "$res")' other PX 30000 >/dev/null; sleep 1"
+	grep -q 'lost while the command ran' "$TMP/err"
+	[ "$(rcli GET "$(lockkey "$res")")" = other ]
+	# and fence release of the lease it no longer holds: 76 as well
+	expect_rc 76 "$F" release "$res" "$(rcli GET "$(lockkey "$res")")x"
+	[ "$(rcli GET "$(lockkey "$res")")" = other ]
+	rcli DEL "$(lockkey "$res")" >/dev/null
+}
+
 test_cli_run_lost_sigkill() {
 	local res rc=0 start end
 	res=$(rname lostkill)
@@ -700,6 +717,26 @@ test_cli_run_psql() {
 	[ "$(sed -n 1p "$TMP/out")" = "$res|$(sed -n 2p "$TMP/out")|64kB" ]
 	# --pg announced the token before the command started
 	[ "$(psql -XAtc "SELECT token FROM fence.fences WHERE resource = '$res'")" = "$(sed -n 2p "$TMP/out")" ]
+}
+
+# An options= inside --pg's connection string wins over PGOPTIONS, so a
+# command that connects with it gets no token: the probe connects the way
+# the command does, sees that, and says what to change (the command still
+# runs, and its guarded writes fail closed).  Without options= of its own
+# the probe stays quiet.
+test_cli_run_pg_own_options() {
+	local res
+	res=$(rname pgopts)
+	C="$PGC options='-c work_mem=64kB'" \
+	SQL="SELECT coalesce(current_setting('fence.token', true), '') || '|' || current_setting('work_mem')" \
+		expect_rc 0 "$F" run "$res" --pg "$PGC options='-c work_mem=64kB'" -- sh -c '
+		psql -XAt -d "$C" -c "$SQL"'
+	# the command, connecting with that string, has its options but no token
+	[ "$(cat "$TMP/out")" = "|64kB" ]
+	grep -q 'connection string of --pg sets options ("-c work_mem=64kB")' "$TMP/err"
+	grep -q 'Move those' "$TMP/err"
+	expect_rc 0 "$F" run "$res" --pg "$PGC" -- true
+	! grep -q 'warning' "$TMP/err"
 }
 
 # --- exec -----------------------------------------------------------------
@@ -981,6 +1018,7 @@ run_test cli_run_busy
 run_test cli_run_forward_signal
 run_test cli_run_lost_del
 run_test cli_run_lost_takeover
+run_test cli_run_lost_at_release
 run_test cli_run_lost_sigkill
 run_test cli_run_waits_for_group
 run_test cli_run_lost_escaped
@@ -991,6 +1029,7 @@ run_test cli_signal_during_acquire pg
 run_test cli_quorum
 run_test cli_min_replicas
 run_test cli_run_psql pg
+run_test cli_run_pg_own_options pg
 run_test cli_exec pg
 run_test cli_exec_copy pg
 run_test cli_output_unwritable

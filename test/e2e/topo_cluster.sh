@@ -25,44 +25,13 @@ FENCE_REDIS_URL=$(cluster_url f12n)
 export FENCE_REDIS_URL
 ports=("$REDIS_PORT_f12n1" "$REDIS_PORT_f12n2" "$REDIS_PORT_f12n3")
 
-slot_of() { redis-cli -p "${ports[0]}" cluster keyslot "$(lock_key "$1")"; }
-# owner_of_slot SLOT: the port of the master serving SLOT
-owner_of_slot() {
-	redis-cli -p "${ports[0]}" cluster nodes | awk -v s="$1" '$3 ~ /master/ {
-		for (i = 9; i <= NF; i++) {
-			if (split($i, a, "-") == 1)
-				a[2] = a[1]
-			if (a[1] ~ /^[0-9]+$/ && s >= a[1] + 0 && s <= a[2] + 0) {
-				split($2, h, "[:@]")
-				print h[2]
-				exit
-			}
-		}
-	}'
-}
-node_id() { redis-cli -p "$1" cluster myid; }
+slot_of() { cluster_slot_of "${ports[0]}" "$1"; }
+owner_of_slot() { cluster_slot_owner "${ports[0]}" "$1"; }
 errorstat() {
 	redis-cli -p "$1" info errorstats | tr -d '\r' | sed -n "s/^errorstat_$2:count=//p" | grep . || echo 0
 }
-# migrating SLOT SRC DST: the first steps of a reshard, keys moved
-migrating() {
-	local slot=$1 src=$2 dst=$3 keys
-	redis-cli -p "$dst" cluster setslot "$slot" importing "$(node_id "$src")" >/dev/null
-	redis-cli -p "$src" cluster setslot "$slot" migrating "$(node_id "$dst")" >/dev/null
-	while keys=$(redis-cli -p "$src" cluster getkeysinslot "$slot" 100) && [ -n "$keys" ]; do
-		# shellcheck disable=SC2086
-		redis-cli -p "$src" migrate 127.0.0.1 "$dst" "" 0 5000 keys $keys >/dev/null
-	done
-}
-# moved SLOT DST: the last step, on every master (the target first)
-moved() {
-	local p id
-	id=$(node_id "$2")
-	redis-cli -p "$2" cluster setslot "$1" node "$id" >/dev/null
-	for p in "${ports[@]}"; do
-		[ "$p" = "$2" ] || redis-cli -p "$p" cluster setslot "$1" node "$id" >/dev/null
-	done
-}
+migrating() { cluster_migrating "$@"; }
+moved() { cluster_moved "$1" "$2" "${ports[@]}"; }
 
 mode=$(guarded_mode)
 HG=$WORK/history.f12 HC=$WORK/history.f12c

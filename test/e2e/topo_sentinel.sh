@@ -28,10 +28,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 e2e_init topo_sentinel
 need_client
-redis_start f11a --repl-diskless-sync-delay 0
-redis_start f11b --replicaof 127.0.0.1 "$REDIS_PORT_f11a" --repl-diskless-sync-delay 0
-redis_wait_replica "$REDIS_PORT_f11b"
-sentinel_start f11s f11a 3 1000
+sentinel_set_start f11a f11b f11s 1000
 FENCE_REDIS_URL=$(sentinel_url f11s)
 export FENCE_REDIS_URL
 S=$REDIS_PORT_f11s1

@@ -8,9 +8,11 @@
 #   redis_start NAME [ARG ...]   # redis-server on a spare port; sets
 #                                # REDIS_PORT_<NAME>, REDIS_PID_<NAME>
 #   FENCE_REDIS_URL=$(redis_url NAME)
-#   cluster_start NAME N         # N masters of a Redis Cluster (nodes NAME1..N)
+#   cluster_start NAME N         # N masters of a Redis Cluster (nodes NAME1..N);
+#                                # CLUSTER_REPLICAS=1: and a replica each
 #   FENCE_REDIS_URL=$(cluster_url NAME)
 #   sentinel_start NAME MASTER N # N sentinels watching redis NAME's master
+#   sentinel_set_start M R NAME DOWN_MS  # master M, replica R, 3 sentinels
 #   FENCE_REDIS_URL=$(sentinel_url NAME MASTER)
 #
 # Everything lives under $FENCE_TMP and is stopped and removed on exit,
@@ -198,20 +200,33 @@ cluster_port() {
 # names NAME1..NAMEN), joined into one cluster of N masters without
 # replicas (slots split evenly), waiting until every node says
 # cluster_state:ok.  Extra arguments go to every redis-server.
+# CLUSTER_REPLICAS=1 gives each master a replica: NAME1..NAMEN are the
+# masters, NAME(N+1)..NAME(2N) the replicas, NAME(N+i) replicating NAMEi;
+# it waits until each replica has synced.
 cluster_start() {
-	local name=$1 n=$2 i port addrs=()
+	local name=$1 n=$2 r=${CLUSTER_REPLICAS:-0} i port addrs=()
 	shift 2
-	for ((i = 1; i <= n; i++)); do
+	for ((i = 1; i <= n * (r + 1); i++)); do
 		port=$(cluster_port)
 		REDIS_START_PORT=$port redis_start "$name$i" --cluster-enabled yes \
 			--cluster-config-file "$FENCE_TMP/redis-$name$i/nodes.conf" \
 			--cluster-node-timeout 2000 "$@" || return 1
 		addrs+=("127.0.0.1:$port")
 	done
-	redis-cli --cluster create "${addrs[@]}" --cluster-replicas 0 --cluster-yes \
+	redis-cli --cluster create "${addrs[@]:0:n}" --cluster-replicas 0 --cluster-yes \
 		>"$FENCE_TMP/cluster-$name.log" 2>&1 || { cat "$FENCE_TMP/cluster-$name.log"; return 1; }
 	for ((i = 1; i <= n; i++)); do
 		cluster_wait_ok "$(redis_port "$name$i")" || return 1
+	done
+	# replicas join one by one, each told its master (redis-cli would pick)
+	for ((i = n + 1; i <= n * (r + 1); i++)); do
+		redis-cli --cluster add-node "${addrs[i - 1]}" "${addrs[0]}" --cluster-slave \
+			--cluster-master-id "$(redis-cli -p "$(redis_port "$name$((i - n))")" cluster myid)" \
+			>>"$FENCE_TMP/cluster-$name.log" 2>&1 || { cat "$FENCE_TMP/cluster-$name.log"; return 1; }
+	done
+	for ((i = n + 1; i <= n * (r + 1); i++)); do
+		redis_wait_replica "$(redis_port "$name$i")" &&
+			cluster_wait_ok "$(redis_port "$name$i")" || return 1
 	done
 }
 
@@ -263,6 +278,16 @@ sentinel_start() {
 	for ((i = 1; i <= n; i++)); do
 		sentinel_wait_peers "$(redis_port "$name$i")" "$name" $((n - 1)) || return 1
 	done
+}
+
+# sentinel_set_start MASTER REPLICA NAME DOWN_MS: a master (redis MASTER),
+# its replica (REPLICA), in sync, and 3 sentinels (NAME1..NAME3) that watch
+# it under the name NAME (sentinel_start).
+sentinel_set_start() {
+	redis_start "$1" --repl-diskless-sync-delay 0 &&
+		redis_start "$2" --replicaof 127.0.0.1 "$(redis_port "$1")" --repl-diskless-sync-delay 0 &&
+		redis_wait_replica "$(redis_port "$2")" &&
+		sentinel_start "$3" "$1" 3 "$4"
 }
 
 # sentinel_wait_peers PORT NAME PEERS: wait until the sentinel on PORT

@@ -79,6 +79,8 @@ e2e_cleanup() {
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && [ -s "$HIST" ]; then
 		echo "--- history ($HIST)"
 		cat "$HIST"
+		# the history is long: say again what failed, where a tail shows it
+		[ -z "$E2E_FAILED" ] || say "FAIL: $E2E_FAILED"
 	fi
 	# servers.sh stops our own Redis servers and, if we started it, PostgreSQL
 	[ "$E2E_OWN_SERVERS" = 1 ] || FENCE_PGDATA=
@@ -88,7 +90,12 @@ e2e_cleanup() {
 }
 
 say() { printf '%s %s: %s\n' "$(date +%T.%3N)" "${E2E_NAME:-e2e}" "$*"; }
-fail() { say "FAIL: $*"; exit 1; }
+E2E_FAILED=
+fail() {
+	E2E_FAILED=$*
+	say "FAIL: $*"
+	exit 1
+}
 skip() { say "SKIP: $*"; exit 77; }
 now_ms() { date +%s%3N; }
 
@@ -348,6 +355,141 @@ wait_exit() {
 	done
 	RC=0
 	wait "$pid" || RC=$?
+}
+
+# --- one holder, one waiter (the failover tests)
+
+# start_holder NAME RESOURCE [FENCE-RUN OPTION...]: "fence run" whose
+# command writes its token and owner to NAME.token and NAME.owner, then
+# waits for "go NAME"; returns once the lease is held.  Sets LAST_PID.
+start_holder() {
+	local name=$1 res=$2
+	shift 2
+	"$FENCE_BIN" run "$res" "$@" -- sh -c "echo \$FENCE_TOKEN >'$WORK/$name.token'
+		echo \$FENCE_OWNER >'$WORK/$name.owner.tmp' && mv '$WORK/$name.owner.tmp' '$WORK/$name.owner'
+		while [ ! -e '$WORK/$name.go' ]; do sleep 0.05; done" \
+		>"$WORK/$name.out" 2>"$WORK/$name.err" &
+	LAST_PID=$!
+	E2E_PIDS+=("$LAST_PID")
+	wait_for "$name's lease" 30 test -s "$WORK/$name.owner"
+}
+holder_token() { cat "$WORK/$1.token"; }
+holder_owner() { cat "$WORK/$1.owner"; }
+
+# start_waiter NAME RESOURCE [FENCE-ACQUIRE OPTION...]: "fence acquire
+# RESOURCE --wait 60s" in the background, its FENCE_* lines in NAME.out.
+# Sets LAST_PID.
+start_waiter() {
+	local name=$1 res=$2
+	shift 2
+	"$FENCE_BIN" acquire "$res" --wait 60s "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+	LAST_PID=$!
+	E2E_PIDS+=("$LAST_PID")
+}
+waiter_token() { sed -n 's/^FENCE_TOKEN=//p' "$WORK/$1.out"; }
+
+# start_pair N RESOURCE PORT TTL [WAITER-OPTION...]: holder HN (fence run
+# --ttl TTL) and waiter WN behind it, queued on the redis at PORT; their
+# processes in HPID and WPID.
+start_pair() {
+	local n=$1 res=$2 port=$3 ttl=$4
+	shift 4
+	start_holder "H$n" "$res" --ttl "$ttl"
+	HPID=$LAST_PID
+	start_waiter "W$n" "$res" "$@"
+	WPID=$LAST_PID
+	wait_for "W$n to queue" 20 in_queue "$port" "$res"
+}
+
+# replica_of PORT MASTER: the redis at PORT replicates MASTER, in sync.
+replica_of() {
+	local info
+	info=$(redis-cli -p "$1" info replication | tr -d '\r')
+	grep -q "^master_port:$2$" <<<"$info" && grep -q '^master_link_status:up' <<<"$info"
+}
+
+# in_queue PORT RESOURCE: someone waits in RESOURCE's queue on the redis at PORT.
+in_queue() { [ "$(redis-cli -p "$1" ZCARD "fence:{$2}:queue")" -ge 1 ]; }
+
+# waits_behind PID NAME HOLDER PORT RESOURCE SECONDS: for SECONDS, the
+# waiter NAME (process PID) goes on waiting, without a lease, while the
+# lock on the redis at PORT stays the holder's.
+waits_behind() {
+	local pid=$1 name=$2 holder=$3 port=$4 res=$5 t0=$SECONDS
+	while :; do
+		[ ! -s "$WORK/$name.out" ] ||
+			fail "$name got the lease while $holder held it: $(cat "$WORK/$name.out")"
+		kill -0 "$pid" 2>/dev/null || fail "$name stopped waiting: $(cat "$WORK/$name.err")"
+		[ "$(redis-cli -p "$port" GET "$(lock_key "$res")")" = "$(holder_owner "$holder")" ] ||
+			fail "the lock on $port is not $holder's"
+		((SECONDS - t0 < $6)) || break
+		sleep 0.1
+	done
+}
+
+# lease_passed HOLDER HPID WAITER WPID: the holder's command ends, fence
+# run exits 0, its release works, and the waiter gets the lease with a
+# higher token.
+lease_passed() {
+	go "$1"
+	wait_exit "$2" 30
+	[ "$RC" = 0 ] || fail "$1's fence run exited $RC: $(cat "$WORK/$1.err")"
+	[ ! -s "$WORK/$1.err" ] || fail "$1: $(cat "$WORK/$1.err")"
+	wait_exit "$4" 30
+	[ "$RC" = 0 ] || fail "$3 exited $RC: $(cat "$WORK/$3.err")"
+	[ "$(waiter_token "$3")" -gt "$(holder_token "$1")" ] ||
+		fail "$3 got token $(waiter_token "$3"), not above $1's $(holder_token "$1")"
+}
+
+# cmd_calls PORT COMMAND: how often the redis at PORT ran COMMAND.
+cmd_calls() {
+	redis-cli -p "$1" INFO commandstats | tr -d '\r' |
+		sed -n "s/^cmdstat_$2:calls=\([0-9]*\).*/\1/p" | grep . || echo 0
+}
+
+# --- Redis Cluster
+
+# cluster_slot_of PORT RESOURCE: the slot of RESOURCE's keys
+cluster_slot_of() { redis-cli -p "$1" cluster keyslot "$(lock_key "$2")"; }
+
+# cluster_slot_owner PORT SLOT: the port of the master serving SLOT, as the
+# node at PORT sees it
+cluster_slot_owner() {
+	redis-cli -p "$1" cluster nodes | awk -v s="$2" '$3 ~ /master/ && $3 !~ /fail/ {
+		for (i = 9; i <= NF; i++) {
+			if (split($i, a, "-") == 1)
+				a[2] = a[1]
+			if (a[1] ~ /^[0-9]+$/ && s >= a[1] + 0 && s <= a[2] + 0) {
+				split($2, h, "[:@]")
+				print h[2]
+				exit
+			}
+		}
+	}'
+}
+
+# cluster_migrating SLOT SRC DST: the first steps of a reshard, the way
+# redis-cli --cluster reshard does them: IMPORTING, MIGRATING, the keys moved
+cluster_migrating() {
+	local slot=$1 src=$2 dst=$3 keys
+	redis-cli -p "$dst" cluster setslot "$slot" importing "$(redis-cli -p "$src" cluster myid)" >/dev/null
+	redis-cli -p "$src" cluster setslot "$slot" migrating "$(redis-cli -p "$dst" cluster myid)" >/dev/null
+	while keys=$(redis-cli -p "$src" cluster getkeysinslot "$slot" 100) && [ -n "$keys" ]; do
+		# shellcheck disable=SC2086
+		redis-cli -p "$src" migrate 127.0.0.1 "$dst" "" 0 5000 keys $keys >/dev/null
+	done
+}
+
+# cluster_moved SLOT DST PORT...: the last step, on every master PORT (the
+# target first)
+cluster_moved() {
+	local slot=$1 dst=$2 p id
+	shift 2
+	id=$(redis-cli -p "$dst" cluster myid)
+	redis-cli -p "$dst" cluster setslot "$slot" node "$id" >/dev/null
+	for p in "$@"; do
+		[ "$p" = "$dst" ] || redis-cli -p "$p" cluster setslot "$slot" node "$id" >/dev/null
+	done
 }
 
 # --- the proxy of F2
