@@ -14,8 +14,8 @@
  * "Redis said no".  A failure before anything was sent
  * (FENCE_NODE_UNREACHABLE) is told apart from one after
  * (FENCE_NODE_BROKEN): only the first may be retried elsewhere without
- * knowing whether the command ran.  Every socket is close-on-exec from its
- * creation (socket.c).
+ * knowing whether the command ran.  The connection itself is a link
+ * (link.c) on a socket that is close-on-exec from its creation (socket.c).
  *
  * Time: connecting may take "connect_ms", each command "command_ms".  Each
  * lease operation also has a deadline of its own (fence_op_begin: the
@@ -37,7 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
+#include <unistd.h>
 
 #include "fence_int.h"
 
@@ -171,11 +171,8 @@ fence_node_name(const fence_node *n, char *buf, size_t len)
 void
 fence_node_drop(fence_node *n)
 {
-	if (n->rc != NULL)
-	{
-		redisFree(n->rc);
-		n->rc = NULL;
-	}
+	fence_link_free(n->link);
+	n->link = NULL;
 }
 
 void
@@ -194,30 +191,15 @@ timeout_error(fence_ctx *ctx, int64_t end, const char *what, const char *name)
 		fence_set_error(ctx, FENCE_ERR_IO, "%s (%s): timed out", what, name);
 }
 
-/* Map a hiredis transport error to ours and forget the connection. */
+/* Report why the link failed, and forget the connection. */
 static void
 transport_error(fence_ctx *ctx, fence_node *n, const char *what)
 {
-	redisContext *rc = n->rc;
 	char		name[300];
-	int			err = FENCE_ERR_IO;
 
 	fence_node_name(n, name, sizeof(name));
-	if (rc->err == REDIS_ERR_PROTOCOL)
-		err = FENCE_ERR_PROTOCOL;
-#ifdef FENCE_HIREDIS_HAS_TIMEOUT
-	/* hiredis 1.x names timeouts; 0.14 reports them as REDIS_ERR_IO */
-	else if (rc->err == REDIS_ERR_TIMEOUT)
-	{
-		fence_set_error(ctx, FENCE_ERR_IO, "%s (%s): timed out", what, name);
-		fence_node_drop(n);
-		return;
-	}
-#endif
-	else if (rc->err == REDIS_ERR_OOM)
-		err = FENCE_ERR_OOM;
-	fence_set_error(ctx, err, "%s (%s): %s", what, name,
-					rc->errstr[0] ? rc->errstr : "connection error");
+	fence_set_error(ctx, n->link->err_kind ? n->link->err_kind : FENCE_ERR_IO, "%s (%s): %s",
+					what, name, n->link->err[0] ? n->link->err : "connection error");
 	fence_node_drop(n);
 }
 
@@ -291,82 +273,54 @@ fence_free_replies(int n, redisReply **replies)
 }
 
 /*
- * Wait until the socket is ready for "events", or "end" passes: 1 ready,
- * 0 timed out, -1 poll failed.
- */
-static int
-wait_socket(redisContext *rc, short events, int64_t end)
-{
-	for (;;)
-	{
-		struct pollfd pfd = {rc->fd, events, 0};
-		int64_t		left = end - fence_now_ns();
-		struct timespec ts;
-		int			n;
-
-		if (left <= 0)
-			return 0;
-		ts.tv_sec = left / 1000000000;
-		ts.tv_nsec = left % 1000000000;
-		n = ppoll(&pfd, 1, &ts, NULL);
-		if (n >= 0)
-			return n > 0 ? 1 : 0;
-		if (errno != EINTR)
-			return -1;
-	}
-}
-
-/*
  * Send "ncmds" commands in one write on the open connection and read their
- * replies: what redisCommandArgv does for one, except that it waits for the
- * socket before each write and read, and gives up when the step's time
- * (step_end) is up.  Returns FENCE_OK, or a FENCE_NODE_* code with
- * ctx->err set, no replies, and the connection dropped.
+ * replies, waiting for the socket before each write and read, and giving
+ * up when the step's time (step_end) is up.  Returns FENCE_OK, or a
+ * FENCE_NODE_* code with ctx->err set, no replies, and the connection
+ * dropped.
  */
 static int
 round_trip(fence_ctx *ctx, fence_node *n, int ncmds, const fence_cmd *cmds,
 		   redisReply **replies, const char *what)
 {
-	redisContext *rc = n->rc;
+	fence_link *l = n->link;
 	int64_t		end = step_end(ctx, node_cap(n, ctx->conn->command_ms + ctx->conn->block_ms));
-	int			done = 0,
-				got = 0,
-				ready,
+	int			got = 0,
+				ready = 1,
+				st,
 				i;
 
 	for (i = 0; i < ncmds; i++)
 	{
 		replies[i] = NULL;
-		/* hiredis does not write through argv; its prototype lacks a const */
-		if (redisAppendCommandArgv(rc, cmds[i].argc, (const char **) cmds[i].argv,
-								   cmds[i].argvlen) != REDIS_OK)
+		if (fence_link_append(l, cmds[i].argc, cmds[i].argv, cmds[i].argvlen) != FENCE_OK)
 		{
 			transport_error(ctx, n, what);
 			return FENCE_NODE_UNREACHABLE;
 		}
 	}
-	while (!done)
+	while ((st = fence_link_flush(l)) != FENCE_LINK_DONE)
 	{
-		if ((ready = wait_socket(rc, POLLOUT, end)) <= 0)
-			goto not_ready;
-		if (redisBufferWrite(rc, &done) != REDIS_OK)
+		if (st == FENCE_LINK_ERROR)
 			goto io_error;
+		if ((ready = fence_link_wait(l, st, end)) <= 0)
+			goto not_ready;
 	}
 	while (got < ncmds)
 	{
-		void	   *reply = NULL;
+		redisReply *reply;
 
-		if (redisGetReplyFromReader(rc, &reply) != REDIS_OK)
+		if (fence_link_reply(l, &reply) != FENCE_OK)
 			goto io_error;
 		if (reply != NULL)
 		{
 			replies[got++] = reply;
 			continue;
 		}
-		if ((ready = wait_socket(rc, POLLIN, end)) <= 0)
-			goto not_ready;
-		if (redisBufferRead(rc) != REDIS_OK)
+		if ((st = fence_link_read(l)) == FENCE_LINK_ERROR)
 			goto io_error;
+		if (st != FENCE_LINK_DONE && (ready = fence_link_wait(l, st, end)) <= 0)
+			goto not_ready;
 	}
 	return FENCE_OK;
 
@@ -415,19 +369,23 @@ login_command(fence_ctx *ctx, fence_node *n, int argc, const char **argv)
 	return FENCE_OK;
 }
 
-/* Open the connection if it is closed: connect, AUTH, SELECT. */
+/*
+ * Open the connection if it is closed: connect, AUTH, SELECT.
+ * A connection this process inherited through fork() is the parent's: it
+ * is dropped unused (link.c) and opened anew.
+ */
 int
 fence_node_connect(fence_ctx *ctx, fence_node *n)
 {
 	const fence_url *u = &n->addr;
 	int64_t		end;
-	long		backstop = node_cap(n, ctx->conn->command_ms);
-	struct timeval ctv;
-	redisContext *rc;
 	char		name[300],
-				msg[128];
+				msg[200];
+	int			kind;
 
-	if (n->rc != NULL)
+	if (n->link != NULL && n->link->pid != getpid())
+		fence_node_drop(n);
+	if (n->link != NULL)
 		return FENCE_OK;
 	fence_node_name(n, name, sizeof(name));
 	end = step_end(ctx, node_cap(n, ctx->conn->connect_ms));
@@ -436,23 +394,11 @@ fence_node_connect(fence_ctx *ctx, fence_node *n)
 		timeout_error(ctx, hard_end(ctx), "could not connect to Redis", name);
 		return FENCE_ERR;
 	}
-	/* close-on-exec from its creation (socket.c) */
-	if ((rc = fence_socket_connect(u, end, msg, sizeof(msg))) == NULL)
+	if ((n->link = fence_link_open(u, end, msg, sizeof(msg), &kind)) == NULL)
 	{
-		fence_set_error(ctx, strcmp(msg, "out of memory") == 0 ? FENCE_ERR_OOM : FENCE_ERR_IO,
-						"could not connect to Redis at %s: %s", name, msg);
+		fence_set_error(ctx, kind, "could not connect to Redis at %s: %s", name, msg);
 		return FENCE_ERR;
 	}
-	/* a backstop: round_trip() waits with ppoll() before every read or write */
-	ctv.tv_sec = backstop / 1000;
-	ctv.tv_usec = backstop % 1000 * 1000;
-	if (redisSetTimeout(rc, ctv) != REDIS_OK)
-	{
-		fence_set_error(ctx, FENCE_ERR_IO, "could not set the Redis timeout");
-		redisFree(rc);
-		return FENCE_ERR;
-	}
-	n->rc = rc;
 
 	if (u->password != NULL)
 	{

@@ -15,11 +15,11 @@
 
 #include "fence.h"
 
-/* hiredis 1.x added a distinct timeout error and made the reply sizes
- * size_t; both versions are supported. */
-#if HIREDIS_MAJOR >= 1 && defined(REDIS_ERR_TIMEOUT)
-#define FENCE_HIREDIS_HAS_TIMEOUT 1
-#endif
+/*
+ * Of hiredis, libfence uses only the reply reader (redisReaderCreate,
+ * redisReaderFeed, redisReaderGetReply) and the reply objects, which 0.14
+ * and 1.x share; the sockets and deadlines are its own (link.c).
+ */
 
 #define FENCE_OWNER_BYTES 16	/* 128 bits of kernel randomness */
 #define FENCE_OWNER_LEN (FENCE_OWNER_BYTES * 2)
@@ -92,14 +92,46 @@ typedef struct fence_cmd
 } fence_cmd;
 
 /*
+ * One connection to a Redis server (link.c): a socket, the bytes still to
+ * send, and hiredis's reader for the replies.  Every call returns at once;
+ * what it waits for, the caller polls.
+ */
+enum fence_link_state
+{
+	FENCE_LINK_CONNECTING,		/* the connect is under way */
+	FENCE_LINK_OPEN,
+	FENCE_LINK_FAILED			/* err_kind, err say why */
+};
+
+typedef struct fence_link
+{
+	int			fd;
+	pid_t		pid;			/* the process that opened it */
+	enum fence_link_state state;
+	char	   *out;			/* bytes to send: out[sent..len) */
+	size_t		out_len,
+				out_sent,
+				out_cap;
+	redisReader *reader;
+	int			err_kind;		/* FENCE_ERR_* once FAILED */
+	char		err[200];
+} fence_link;
+
+/* What a step of a link needs before it can go on. */
+#define FENCE_LINK_DONE		0
+#define FENCE_LINK_WANT_READ	1	/* poll for POLLIN, then call again */
+#define FENCE_LINK_WANT_WRITE	2	/* poll for POLLOUT, then call again */
+#define FENCE_LINK_ERROR	(-1)	/* the link FAILED */
+
+/*
  * One Redis server and the connection to it (conn.c).  "addr" says where it
  * is and how to log in (is_unix, host, port, path, user, password, db);
- * "rc" is NULL while disconnected.
+ * "link" is NULL while disconnected.
  */
 typedef struct fence_node
 {
 	fence_url	addr;
-	redisContext *rc;
+	fence_link *link;
 	long		max_ms;			/* if > 0: cap on connect and command time */
 } fence_node;
 
@@ -232,8 +264,21 @@ int			fence_reply_is(const redisReply *r, const char *prefix);
 void		fence_free_replies(int n, redisReply **replies);
 
 /* socket.c */
-redisContext *fence_socket_connect(const fence_url *u, int64_t end_ns,
-								   char *msg, size_t msglen);
+int			fence_socket_open(const fence_url *u, int64_t end_ns, char *msg, size_t msglen);
+
+/* link.c */
+fence_link *fence_link_open(const fence_url *u, int64_t end_ns, char *msg, size_t msglen,
+							int *kind);
+int			fence_link_connect_step(fence_link *l);
+int			fence_link_append(fence_link *l, int argc, const char *const *argv,
+							  const size_t *argvlen);
+int			fence_link_flush(fence_link *l);
+int			fence_link_read(fence_link *l);
+int			fence_link_reply(fence_link *l, redisReply **reply);
+int			fence_link_wait(fence_link *l, int want, int64_t end_ns);
+int			fence_link_fail(fence_link *l, int kind, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
+void		fence_link_free(fence_link *l);
 
 /* sha1.c */
 void		fence_sha1_hex(const void *data, size_t len, char hex[41]);

@@ -274,7 +274,7 @@ sentinel_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 	(void) key;
 	for (;;)
 	{
-		if (s->master.rc == NULL && resolve(ctx, s) != FENCE_OK)
+		if (s->master.link == NULL && resolve(ctx, s) != FENCE_OK)
 			return FENCE_NODE_UNREACHABLE;
 		rc = fence_node_pipeline(ctx, &s->master, ncmds, cmds, replies);
 		if (rc == FENCE_NODE_BROKEN)
@@ -320,7 +320,7 @@ sentinel_extend(fence_ctx *ctx, const char *lock_key, const char *owner,
 		/* a new address drops the connection to the old one */
 		(void) ask_sentinels(ctx, s, fence_op_left_ms(ctx, ctx->conn->command_ms) /
 							 SENTINEL_EXTEND_SHARE);
-		if (s->master.rc == NULL)
+		if (s->master.link == NULL)
 			(void) connect_master(ctx, s);
 		fence_clear_error(ctx);
 	}
