@@ -15,7 +15,8 @@
  * (FENCE_NODE_UNREACHABLE) is told apart from one after
  * (FENCE_NODE_BROKEN): only the first may be retried elsewhere without
  * knowing whether the command ran.  The connection itself is a link
- * (link.c) on a socket that is close-on-exec from its creation (socket.c).
+ * (link.c): a socket that is close-on-exec from its creation (socket.c),
+ * with TLS on it when the URL is a rediss:// one (tls.c).
  *
  * Time: connecting may take "connect_ms", each command "command_ms".  Each
  * lease operation also has a deadline of its own (fence_op_begin: the
@@ -30,7 +31,8 @@
  * timeout that ends it, not ours.  A command waits for
  * its socket with ppoll() before each read and write, so neither a silent
  * server nor an answer that arrives in pieces can stretch it past its end;
- * ppoll's timers are also finer than a socket timeout's.
+ * ppoll's timers are also finer than a socket timeout's.  The TLS
+ * handshake is a part of the connect, waited for in the same way.
  */
 #include <errno.h>
 #include <poll.h>
@@ -204,6 +206,17 @@ transport_error(fence_ctx *ctx, fence_node *n, const char *what)
 }
 
 /*
+ * Is the last error one that asking again would meet again: a refused
+ * login or command (FENCE_ERR_AUTH), or TLS refused (FENCE_ERR_TLS)?  The
+ * topologies stop retrying at once on these.
+ */
+int
+fence_err_refused(const fence_ctx *ctx)
+{
+	return ctx->err == FENCE_ERR_AUTH || ctx->err == FENCE_ERR_TLS;
+}
+
+/*
  * The kind of error an error reply is.  Refusals of the login or of a
  * command by the ACL mean the configuration is wrong; WRONGTYPE, and the
  * scripts' own "FENCESTATE" errors, that the keys hold something fence
@@ -370,7 +383,47 @@ login_command(fence_ctx *ctx, fence_node *n, int argc, const char **argv)
 }
 
 /*
- * Open the connection if it is closed: connect, AUTH, SELECT.
+ * Connect, and finish the TLS handshake when there is one, by "end".
+ * FENCE_OK with n->link open, or FENCE_ERR.
+ */
+static int
+open_link(fence_ctx *ctx, fence_node *n, int64_t end, const char *name)
+{
+	struct ssl_ctx_st *tls = NULL;
+	char		msg[200];
+	int			kind,
+				st,
+				ready;
+
+	if (n->addr.tls.enabled && (tls = fence_tls_context(ctx, &n->addr.tls)) == NULL)
+		return FENCE_ERR;
+	if ((n->link = fence_link_open(&n->addr, tls, end, msg, sizeof(msg), &kind)) == NULL)
+	{
+		fence_set_error(ctx, kind, "could not connect to Redis at %s: %s", name, msg);
+		return FENCE_ERR;
+	}
+	while ((st = fence_link_connect_step(n->link)) != FENCE_LINK_DONE)
+	{
+		if (st == FENCE_LINK_ERROR)
+			fence_set_error(ctx, n->link->err_kind, "could not connect to Redis at %s: %s",
+							name, n->link->err);
+		else if ((ready = fence_link_wait(n->link, st, end)) == 0)
+			fence_set_error(ctx, FENCE_ERR_IO, "TLS handshake with Redis (%s): %s", name,
+							end == ctx->conn->deadline_ns ? "no answer before the deadline" :
+							"timed out (as with a server that does not speak TLS on that port)");
+		else if (ready < 0)
+			fence_set_error(ctx, FENCE_ERR_IO, "TLS handshake with Redis (%s): %s", name,
+							strerror(errno));
+		else
+			continue;
+		fence_node_drop(n);
+		return FENCE_ERR;
+	}
+	return FENCE_OK;
+}
+
+/*
+ * Open the connection if it is closed: connect (and TLS), AUTH, SELECT.
  * A connection this process inherited through fork() is the parent's: it
  * is dropped unused (link.c) and opened anew.
  */
@@ -379,9 +432,7 @@ fence_node_connect(fence_ctx *ctx, fence_node *n)
 {
 	const fence_url *u = &n->addr;
 	int64_t		end;
-	char		name[300],
-				msg[200];
-	int			kind;
+	char		name[300];
 
 	if (n->link != NULL && n->link->pid != getpid())
 		fence_node_drop(n);
@@ -394,11 +445,8 @@ fence_node_connect(fence_ctx *ctx, fence_node *n)
 		timeout_error(ctx, hard_end(ctx), "could not connect to Redis", name);
 		return FENCE_ERR;
 	}
-	if ((n->link = fence_link_open(u, end, msg, sizeof(msg), &kind)) == NULL)
-	{
-		fence_set_error(ctx, kind, "could not connect to Redis at %s: %s", name, msg);
+	if (open_link(ctx, n, end, name) != FENCE_OK)
 		return FENCE_ERR;
-	}
 
 	if (u->password != NULL)
 	{
@@ -426,6 +474,18 @@ fence_node_connect(fence_ctx *ctx, fence_node *n)
 
 		snprintf(db, sizeof(db), "%d", u->db);
 		if (login_command(ctx, n, 2, argv) != FENCE_OK)
+			return FENCE_ERR;
+	}
+	else if (u->password == NULL && n->link->cert_requested)
+	{
+		/*
+		 * Under TLS 1.3 the server says whether it takes our certificate (or
+		 * none) only after the handshake: learn it from a command that
+		 * changes nothing rather than from the lease operation (tls.c).
+		 */
+		const char *argv[1] = {"PING"};
+
+		if (login_command(ctx, n, 1, argv) != FENCE_OK)
 			return FENCE_ERR;
 	}
 	return FENCE_OK;

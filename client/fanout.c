@@ -8,9 +8,9 @@
  * timeout.  Links (link.c) never block, so this drives one per node around
  * a single poll(), each waiting for what it said it needs next.
  *
- * A node that is not connected is connected within the round: its AUTH and
- * SELECT go out in the same write as the request, so a reconnect costs no
- * extra round trip.  A NOSCRIPT reply is
+ * A node that is not connected is connected within the round, its TLS
+ * handshake too: its AUTH and SELECT go out in the same write as the
+ * request, so a reconnect costs no extra round trip.  A NOSCRIPT reply is
  * answered with the script's EVAL within the same round.  A node that has not answered when the round ends
  * loses its connection (a late reply must never be read as the answer to a
  * later request) and is connected again in the next round.
@@ -27,7 +27,7 @@
 enum phase
 {
 	PH_IDLE,					/* nothing to do */
-	PH_CONNECTING,				/* waiting for the connect */
+	PH_CONNECTING,				/* waiting for the connect, the TLS handshake */
 	PH_TALKING,					/* writing the request, reading replies */
 	PH_DONE
 };
@@ -81,7 +81,7 @@ fan_write(fence_fan *f, fan_state *st)
  * inherited through fork, link.c), queue login and request.
  */
 static void
-fan_start(fence_fan *f, fan_state *st)
+fan_start(fence_ctx *ctx, fence_fan *f, fan_state *st)
 {
 	fence_node *n = f->node;
 	const fence_url *u = &n->addr;
@@ -91,10 +91,19 @@ fan_start(fence_fan *f, fan_state *st)
 	if (n->link == NULL)
 	{
 		char		msg[sizeof(f->why)];
+		struct ssl_ctx_st *tls = NULL;
 		int			kind;
 
+		if (u->tls.enabled && (tls = fence_tls_context(ctx, &u->tls)) == NULL)
+		{
+			/* the caller counts; the reason goes with the node */
+			fence_fan_why(f, ctx->errstr);
+			fence_clear_error(ctx);
+			st->phase = PH_DONE;
+			return;
+		}
 		/* non-blocking, close-on-exec from its creation (socket.c) */
-		if ((n->link = fence_link_open(u, 0, msg, sizeof(msg), &kind)) == NULL)
+		if ((n->link = fence_link_open(u, tls, 0, msg, sizeof(msg), &kind)) == NULL)
 		{
 			fence_fan_why(f, msg);
 			st->phase = PH_DONE;
@@ -247,7 +256,7 @@ fence_fanout(fence_ctx *ctx, int n, fence_fan *fan, long timeout_ms, int enough)
 	end = fence_now_ns() + (int64_t) timeout_ms * 1000000;
 	for (i = 0; i < n; i++)
 		if (fan[i].send)
-			fan_start(&fan[i], &st[i]);
+			fan_start(ctx, &fan[i], &st[i]);
 
 	for (;;)
 	{

@@ -1,21 +1,26 @@
 /*
  * client/link.c
- *	  One connection to a Redis server: its socket, the bytes waiting to be
- *	  sent, and hiredis's reader for the replies.
+ *	  One connection to a Redis server: its socket, plain or TLS, the bytes
+ *	  waiting to be sent, and hiredis's reader for the replies.
  *
  * libfence owns its transport: socket.c makes the socket (close-on-exec,
- * non-blocking), and this file writes the commands (RESP, which is simple
- * enough to write by hand) and feeds what comes back to hiredis's reply
- * reader, the one part of hiredis that is used, so that the socket and the
- * deadlines stay ours whatever hiredis does with its own (0.14 and 1.x).
+ * non-blocking), tls.c puts TLS on it when the URL says so, and this file
+ * writes the commands (RESP, which is simple enough to write by hand) and
+ * feeds what comes back to hiredis's reply reader, the one part of hiredis
+ * that is used.  hiredis 0.14 has no TLS, and its own TLS in 1.x would take
+ * the socket and its timeouts away from us.
  *
  * No call here ever blocks.  Each says what it needs before it can go on
  * (FENCE_LINK_WANT_READ or _WRITE): conn.c waits for it with ppoll() up to
  * the step's deadline, fanout.c with one poll() over all nodes of a quorum.
+ * A TLS handshake is such a step too, so a server that accepts the TCP
+ * connection and then stays silent costs the deadline, never more.
  *
  * A link belongs to the process that opened it.  After fork() the child
  * must not write on it: the two processes would interleave their requests
- * on one socket.  conn.c and fanout.c drop an inherited link unused
+ * on one socket, and a TLS session cannot be shared at all (its record
+ * numbers would diverge, and a close_notify from the child would end the
+ * parent's session).  conn.c and fanout.c drop an inherited link unused
  * (fence_link_free closes the child's descriptor only) and connect anew.
  */
 #include <errno.h>
@@ -29,7 +34,7 @@
 
 #include "fence_int.h"
 
-#define READ_CHUNK 16384
+#define READ_CHUNK 16384		/* a TLS record at most */
 
 /*
  * Mark "l" failed with an error of kind "kind" and a message.  Returns
@@ -51,12 +56,14 @@ fence_link_fail(fence_link *l, int kind, const char *fmt,...)
 }
 
 /*
- * A link to "u".  "end_ns" > 0: the connect is over by then; 0: it may
+ * A link to "u", TLS on it when "tls" is not NULL.  "end_ns" > 0: the TCP
+ * connect is over by then (the TLS handshake is still to do); 0: it may
  * still be under way.  NULL on failure, with a message in "msg" and its
  * FENCE_ERR_* kind in "*kind".
  */
 fence_link *
-fence_link_open(const fence_url *u, int64_t end_ns, char *msg, size_t msglen, int *kind)
+fence_link_open(const fence_url *u, struct ssl_ctx_st *tls, int64_t end_ns,
+				char *msg, size_t msglen, int *kind)
 {
 	fence_link *l = calloc(1, sizeof(fence_link));
 
@@ -76,13 +83,21 @@ fence_link_open(const fence_url *u, int64_t end_ns, char *msg, size_t msglen, in
 		free(l);
 		return NULL;
 	}
-	l->state = end_ns == 0 ? FENCE_LINK_CONNECTING : FENCE_LINK_OPEN;
+	l->state = end_ns == 0 ? FENCE_LINK_CONNECTING :
+		tls != NULL ? FENCE_LINK_HANDSHAKE : FENCE_LINK_OPEN;
+	if (tls != NULL && fence_tls_attach(l, tls, u) != FENCE_OK)
+	{
+		*kind = l->err_kind;
+		snprintf(msg, msglen, "%s", l->err);
+		fence_link_free(l);
+		return NULL;
+	}
 	return l;
 }
 
 /*
- * Take the link as far as open: the connect, when fence_link_open did not
- * wait for it.  FENCE_LINK_DONE once open.
+ * Take the link as far as open: the TCP connect (when fence_link_open did
+ * not wait for it), then the TLS handshake.  FENCE_LINK_DONE once open.
  */
 int
 fence_link_connect_step(fence_link *l)
@@ -100,7 +115,15 @@ fence_link_connect_step(fence_link *l)
 			err = errno;
 		if (err != 0)
 			return fence_link_fail(l, FENCE_ERR_IO, "could not connect: %s", strerror(err));
-		l->state = FENCE_LINK_OPEN;
+		l->state = l->ssl != NULL ? FENCE_LINK_HANDSHAKE : FENCE_LINK_OPEN;
+	}
+	if (l->state == FENCE_LINK_HANDSHAKE)
+	{
+		int			rc = fence_tls_handshake(l);
+
+		if (rc == FENCE_LINK_DONE)
+			l->state = FENCE_LINK_OPEN;
+		return rc;
 	}
 	return l->state == FENCE_LINK_OPEN ? FENCE_LINK_DONE : FENCE_LINK_ERROR;
 }
@@ -181,43 +204,78 @@ fence_link_flush(fence_link *l)
 	{
 		const char *p = l->out + l->out_sent;
 		size_t		len = l->out_len - l->out_sent;
+		int			want = FENCE_LINK_WANT_WRITE;
 		ssize_t		n;
 
+		if (l->ssl != NULL)
+			n = fence_tls_write(l, p, len, &want);
 		/* MSG_NOSIGNAL: a closed connection is an error, not SIGPIPE */
-		if ((n = send(l->fd, p, len, MSG_NOSIGNAL)) < 0)
+		else if ((n = send(l->fd, p, len, MSG_NOSIGNAL)) < 0)
 		{
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 				return fence_link_fail(l, FENCE_ERR_IO, "%s", strerror(errno));
-			return FENCE_LINK_WANT_WRITE;
+			n = 0;
 		}
+		if (n < 0)
+			return FENCE_LINK_ERROR;
+		if (n == 0)
+			return want;
 		l->out_sent += (size_t) n;
 	}
 	return FENCE_LINK_DONE;
 }
 
 /*
+ * A TLS server resets a connection that speaks plain RESP to it at once:
+ * say so when that may be why a plain link failed before any reply.
+ */
+static const char *
+plain_hint(const fence_link *l)
+{
+	return l->heard ? "" : " (before any reply: if that port speaks TLS, use rediss://)";
+}
+
+/*
  * Read what has come and feed it to the reply reader.  FENCE_LINK_DONE
- * when something was read; a closed connection is an error.
+ * when something was read; a closed connection is an error.  For TLS, a
+ * record is taken whole, so nothing stays behind in OpenSSL's buffers that
+ * a poll() on the socket would not see.
  */
 int
 fence_link_read(fence_link *l)
 {
 	char		buf[READ_CHUNK];
-	ssize_t		n;
+	int			got = 0;
 
 	if (l->state != FENCE_LINK_OPEN)
 		return l->state == FENCE_LINK_FAILED ? FENCE_LINK_ERROR : FENCE_LINK_WANT_READ;
-	if ((n = recv(l->fd, buf, sizeof(buf), 0)) < 0)
+	for (;;)
 	{
-		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-			return fence_link_fail(l, FENCE_ERR_IO, "%s", strerror(errno));
-		return FENCE_LINK_WANT_READ;
+		int			want = FENCE_LINK_WANT_READ;
+		ssize_t		n;
+
+		if (l->ssl != NULL)
+			n = fence_tls_read(l, buf, sizeof(buf), &want);
+		else if ((n = recv(l->fd, buf, sizeof(buf), 0)) < 0)
+		{
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				return fence_link_fail(l, FENCE_ERR_IO, "%s%s", strerror(errno), plain_hint(l));
+			n = 0;
+		}
+		else if (n == 0)
+			return fence_link_fail(l, FENCE_ERR_IO, "Server closed the connection%s", plain_hint(l));
+		if (n < 0)
+			return FENCE_LINK_ERROR;
+		if (n == 0)
+			return got ? FENCE_LINK_DONE : want;
+		if (redisReaderFeed(l->reader, buf, (size_t) n) != REDIS_OK)
+			return fence_link_fail(l, FENCE_ERR_OOM, "out of memory");
+		l->heard = 1;
+		got = 1;
+		/* one read of a plain socket; TLS until OpenSSL holds nothing */
+		if (l->ssl == NULL || !fence_tls_pending(l))
+			return FENCE_LINK_DONE;
 	}
-	if (n == 0)
-		return fence_link_fail(l, FENCE_ERR_IO, "Server closed the connection");
-	if (redisReaderFeed(l->reader, buf, (size_t) n) != REDIS_OK)
-		return fence_link_fail(l, FENCE_ERR_OOM, "out of memory");
-	return FENCE_LINK_DONE;
 }
 
 /*
@@ -272,6 +330,9 @@ fence_link_free(fence_link *l)
 {
 	if (l == NULL)
 		return;
+	/* an inherited link is the parent's: close our descriptor, say nothing */
+	if (l->ssl != NULL)
+		fence_tls_close(l);
 	if (l->fd >= 0)
 		close(l->fd);
 	redisReaderFree(l->reader);

@@ -88,7 +88,10 @@ fence_sentinel_new(fence_ctx *ctx, const fence_url *url)
 		fence_sentinel_ops.free(s);
 		return NULL;
 	}
+	/* no credentials for the sentinels, but TLS as for the master: where
+	 * the master speaks TLS, so do the sentinels (tls-replication) */
 	memset(&anonymous, 0, sizeof(anonymous));
+	anonymous.tls = url->tls;
 	for (; s->nsentinels < url->nhosts; s->nsentinels++)
 	{
 		i = s->nsentinels;
@@ -247,7 +250,7 @@ resolve(fence_ctx *ctx, sentinel_store *s)
 			connect_master(ctx, s) == FENCE_OK)
 			return FENCE_OK;
 		/* a refused login will be refused again: no point waiting */
-		if (ctx->err == FENCE_ERR_AUTH || !fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
+		if (fence_err_refused(ctx) || !fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
 			return FENCE_ERR;
 	}
 }

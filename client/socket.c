@@ -8,7 +8,8 @@
  * application hands the socket to a program that keeps it open (or talks
  * on it) after we are gone.  So libfence makes the socket itself, with
  * socket(..., SOCK_CLOEXEC | SOCK_NONBLOCK), and keeps it: link.c talks
- * on it and only hands the bytes that come back to hiredis's reply reader.  It stays non-blocking for its whole life: every
+ * on it (plain or through TLS) and only hands the bytes that come back to
+ * hiredis's reply reader.  It stays non-blocking for its whole life: every
  * read and write is preceded by a ppoll() that knows the deadline.
  *
  * libpq is another matter: libpq 16 and later create their sockets with

@@ -121,7 +121,7 @@ test_cli_usage_errors() {
 	grep -q "master's name is missing" "$TMP/err"
 	expect_rc 64 "$F" acquire r --redis 'redis-cluster://127.0.0.1:1/3'
 	expect_rc 64 "$F" acquire r --redis redis://127.0.0.1:1 --redis 'redis-cluster://127.0.0.1:2'
-	grep -q 'must be a redis:// or unix:// URL' "$TMP/err"
+	grep -q 'must be a redis://, rediss:// or unix:// URL' "$TMP/err"
 	FENCE_REDIS_URL="redis://127.0.0.1:1 http://x" expect_rc 64 "$F" acquire r
 	expect_rc 64 "$F" acquire r --min-replicas x
 	expect_rc 64 "$F" acquire r --min-replicas -1

@@ -162,7 +162,37 @@ test_url_good(void)
 	CHECK(strcmp(u.password, "pw") == 0);
 	fence_url_free(&u);
 	CHECK(fence_parse_url("redis-cluster://a/", &u, err, sizeof(err)) == FENCE_OK);
-	CHECK(u.kind == FENCE_URL_CLUSTER && u.nhosts == 1);
+	CHECK(u.kind == FENCE_URL_CLUSTER && u.nhosts == 1 && !u.tls.enabled);
+	fence_url_free(&u);
+
+	/* TLS: rediss schemes, parameters after '?' (values %-decoded, '/' as is) */
+	CHECK(fence_parse_url("rediss://h", &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(u.kind == FENCE_URL_NODE && u.tls.enabled && u.port == 6379 && u.tls.ca_cert_file == NULL &&
+		  !u.tls.insecure_skip_verify);
+	fence_url_free(&u);
+	CHECK(fence_parse_url("rediss://u:p%3F@h:6380/2?tls-ca-cert-file=/etc/ca%20s.pem&tls-server-name=r.example"
+						  "&tls-cert-file=/c.pem&tls-key-file=/k.pem&tls-ca-cert-dir=/d",
+						  &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(u.tls.enabled && u.port == 6380 && u.db == 2 && strcmp(u.password, "p?") == 0);
+	CHECK(strcmp(u.tls.ca_cert_file, "/etc/ca s.pem") == 0 && strcmp(u.tls.ca_cert_dir, "/d") == 0);
+	CHECK(strcmp(u.tls.server_name, "r.example") == 0);
+	CHECK(strcmp(u.tls.cert_file, "/c.pem") == 0 && strcmp(u.tls.key_file, "/k.pem") == 0);
+	fence_url_free(&u);
+	CHECK(fence_parse_url("rediss://h?tls-insecure-skip-verify=yes", &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(u.tls.insecure_skip_verify == 1);
+	fence_url_free(&u);
+	CHECK(fence_parse_url("rediss-sentinel://s1,s2/m?db=3&tls-ca-cert-file=/ca.pem", &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(u.kind == FENCE_URL_SENTINEL && u.tls.enabled && u.db == 3 && u.nhosts == 2 &&
+		  u.hosts[0].port == 26379 && strcmp(u.master, "m") == 0 && strcmp(u.tls.ca_cert_file, "/ca.pem") == 0);
+	fence_url_free(&u);
+	CHECK(fence_parse_url("rediss-cluster://a:7000,b?tls-server-name=c.example", &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(u.kind == FENCE_URL_CLUSTER && u.tls.enabled && u.nhosts == 2 && strcmp(u.tls.server_name, "c.example") == 0);
+	fence_url_free(&u);
+	/* a refused TLS URL says what is wrong */
+	CHECK(fence_parse_url("redis://h?tls-ca-cert-file=/ca.pem", &u, err, sizeof(err)) == FENCE_ERR);
+	CHECK(strstr(err, "needs a TLS URL (rediss://") != NULL);
+	CHECK(fence_parse_url("rediss://h?tls-cert-file=/c.pem", &u, err, sizeof(err)) == FENCE_ERR);
+	CHECK(strstr(err, "tls-cert-file and tls-key-file go together") != NULL);
 	rc = 0;
 fail:
 	fence_url_free(&u);
@@ -173,7 +203,7 @@ static int
 test_url_malformed(void)
 {
 	static const char *bad[] = {
-		"", "localhost:6379", "http://localhost", "rediss://h", "redis://",
+		"", "localhost:6379", "http://localhost", "redis://",
 		"redis://:6379", "redis://h:0", "redis://h:65536", "redis://h:port",
 		"redis://h:12x", "redis://h/x", "redis://h/-1", "redis://user@h",
 		"redis://u:p%zz@h", "redis://[::1", "redis://h o", "unix://",
@@ -183,7 +213,17 @@ test_url_malformed(void)
 		"redis-sentinel://h,,i/m", "redis-sentinel://h,/m", "redis-sentinel://,h/m",
 		"redis-sentinel://h:0/m", "redis-sentinel:///m", "redis-sentinel://h/m%zz",
 		"redis-cluster://", "redis-cluster://h/0", "redis-cluster://h,", "redis-cluster://h:99999",
-		"redis-cluster://u@h", "redis-cluster://h h", "redis://a,b", NULL
+		"redis-cluster://u@h", "redis-cluster://h h", "redis://a,b",
+		/* TLS parameters: only on TLS URLs, known, whole, once each */
+		"redis://h?tls-ca-cert-file=/ca.pem", "redis-sentinel://h/m?tls-cert-file=c",
+		"redis-cluster://h?tls-server-name=x", "unix:///s?tls-ca-cert-file=/ca.pem",
+		"rediss://h?tls-ca=x", "rediss://h?db=1", "rediss://h?", "rediss://h?tls-server-name",
+		"rediss://h?tls-server-name=", "rediss://h?tls-server-name=a&", "rediss://h?&tls-server-name=a",
+		"rediss://h?tls-server-name=a&tls-server-name=b", "rediss://h?tls-cert-file=c",
+		"rediss://h?tls-key-file=k", "rediss://h?tls-insecure-skip-verify=1",
+		"rediss://h?tls-insecure-skip-verify=yes&tls-insecure-skip-verify=yes",
+		"rediss://h?tls-ca-cert-file=%zz", "rediss-cluster://h/0?tls-server-name=x",
+		"rediss-sentinel://h?tls-server-name=x", "redis://:pa?ss@h", NULL
 	};
 	fence_url	u;
 	char		err[256];

@@ -1303,7 +1303,7 @@ test_quorum_bad_arguments(void)
 				rc = 1;
 
 	a = fence_connect("redis://127.0.0.1:1 redis-cluster://127.0.0.1:2");
-	CHECK(a->err == FENCE_ERR_ARG && strstr(a->errstr, "must be a redis:// or unix://") != NULL);
+	CHECK(a->err == FENCE_ERR_ARG && strstr(a->errstr, "must be a redis://, rediss:// or unix://") != NULL);
 	fence_free(a);
 	a = fence_connect("redis://127.0.0.1:1 http://x");
 	CHECK(a->err == FENCE_ERR_ARG && strstr(a->errstr, "unsupported Redis URL scheme") != NULL);
