@@ -1384,101 +1384,14 @@ fail:
 
 /*
  * The race: a thread of the application forks and execs while libfence
- * is connecting.  Each child counts, before its exec, the sockets it would
- * keep across it that were not there (and inheritable) before the test;
- * a socket that got FD_CLOEXEC only once its connect was over is caught
- * in that window.
+ * is connecting (testlib.h); a socket that got FD_CLOEXEC only once its
+ * connect was over would be caught.  Each connect leaves a socket in
+ * TIME_WAIT: not too many of them.
  */
-static volatile int race_stop;
-static int	race_known[64],
-			race_nknown;
-
-static void *
-fork_exec_loop(void *arg)
-{
-	int		   *leaked = arg;
-
-	while (!race_stop)
-	{
-		pid_t		pid = fork();
-		int			st;
-
-		if (pid == 0)
-		{
-			int			n = 0;
-
-			/* only async-signal-safe calls between fork and exec */
-			for (int fd = 3; fd < 1024; fd++)
-			{
-				struct stat sb;
-				int			flags = fcntl(fd, F_GETFD);
-
-				if (flags >= 0 && !(flags & FD_CLOEXEC) && fstat(fd, &sb) == 0 &&
-					S_ISSOCK(sb.st_mode) && !fd_in(race_known, race_nknown, fd))
-					n++;
-			}
-			if (n > 0)
-				_exit(100 + (n < 100 ? n : 99));
-			execl("/bin/true", "true", (char *) NULL);
-			_exit(127);
-		}
-		if (pid < 0 || waitpid(pid, &st, 0) != pid)
-			break;
-		if (WIFEXITED(st) && WEXITSTATUS(st) > 100 && WEXITSTATUS(st) != 127)
-			(*leaked)++;
-	}
-	return NULL;
-}
-
 static int
 test_cloexec_fork_race(void)
 {
-	pthread_t	th;
-	int			all[64],
-				nall,
-				leaked = 0,
-				started = 0,
-				connects = 0,
-				rc = 1;
-	long long	t0;
-
-	/* the test's own inheritable sockets (its raw hiredis connection) */
-	race_nknown = 0;
-	nall = list_sockets(all, 64);
-	for (int i = 0; i < nall; i++)
-		if (!(fcntl(all[i], F_GETFD) & FD_CLOEXEC))
-			race_known[race_nknown++] = all[i];
-	race_stop = 0;
-	CHECK(pthread_create(&th, NULL, fork_exec_loop, &leaked) == 0);
-	started = 1;
-	t0 = ms_now();
-	/* each connect leaves a socket in TIME_WAIT: not too many of them */
-	while (ms_now() - t0 < 3000 && connects < 1500 && leaked == 0)
-	{
-		fence_ctx  *a = fence_connect(redis_url);
-
-		CHECKC(a->err == 0, a);
-		fence_free(a);
-		connects++;
-	}
-	race_stop = 1;
-	pthread_join(th, NULL);
-	started = 0;
-	if (leaked > 0)
-	{
-		snprintf(tap_why, sizeof(tap_why), "%d exec'd children inherited a Redis socket (%d connects)",
-				 leaked, connects);
-		goto fail;
-	}
-	CHECK(connects > 100);
-	rc = 0;
-fail:
-	if (started)
-	{
-		race_stop = 1;
-		pthread_join(th, NULL);
-	}
-	return rc;
+	return cloexec_race(redis_url, 0, 3000, 1500, 100, "a Redis socket");
 }
 
 /* Calls of "cmd" so far, from INFO commandstats (0 if none). */
