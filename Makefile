@@ -3,9 +3,14 @@
 #
 #   make            build both
 #   make install    install the extension into PostgreSQL, libfence + fence
+#   make uninstall  remove what "make install" put there (same variables)
 #   make test       install what is missing, build, start throwaway servers, run every suite
 #   make demo       the same set-up, then a stale writer being fenced off
 #   make bench      benchmarks against baselines measured in the same run
+#   make dist       pgfence-VERSION.tar.gz from git (DIST_REF=v0.3.0 for a tag)
+#   make check-packaging
+#                   META.json, man page, completion, install layout, make dist,
+#                   and the Debian packages built with dpkg-buildpackage
 #
 # Strict builds (as CI does): make test PG_CFLAGS=-Werror FENCE_CFLAGS=-Werror
 #
@@ -24,7 +29,8 @@ PGTREE ?= $(CURDIR)/build/pgtree
 endif
 export PGTREE
 
-.PHONY: all extension client install deps test demo bench clean
+.PHONY: all extension client install uninstall deps deps-packaging test demo bench \
+	dist check-packaging clean
 
 all: extension client
 
@@ -47,8 +53,24 @@ install: all
 	$(MAKE) -C client install PREFIX=$(PGTREE)/usr/local
 endif
 
+ifeq ($(PGTREE),)
+uninstall:
+	@echo "uninstall: from the system's PostgreSQL ($$($(PG_CONFIG) --pkglibdir)) and /usr/local"
+	$(MAKE) -C extension uninstall
+	$(MAKE) -C client uninstall
+else
+uninstall:
+	@tree_config=$$(PG_CONFIG_SYSTEM=$(PG_CONFIG) test/lib/pgtree.sh $(PGTREE)) && \
+	echo "uninstall: from the private tree $(PGTREE)" && \
+	$(MAKE) -C extension uninstall PG_CONFIG=$$tree_config && \
+	$(MAKE) -C client uninstall PREFIX=$(PGTREE)/usr/local
+endif
+
 deps:
 	@test/lib/deps.sh
+
+deps-packaging:
+	@test/lib/deps.sh packaging
 
 test: deps
 	$(MAKE) install
@@ -61,6 +83,25 @@ demo: deps
 bench: deps
 	$(MAKE) install
 	bench/run.sh
+
+# The release tarball: what git tracks at DIST_REF, under pgfence-VERSION/
+# (the version of fence.h there), less what .gitattributes marks
+# export-ignore, into DIST_DIR.  It is also the .orig.tar.gz of the Debian
+# source package.  A release tag (CHANGELOG.md: vX.Y.Z) must hold version
+# X.Y.Z.
+DIST_REF ?= HEAD
+DIST_DIR ?= .
+dist:
+	@version=$$(git show $(DIST_REF):client/fence.h | sed -n 's/^\#define FENCE_VERSION "\(.*\)"/\1/p') && \
+	[ -n "$$version" ] || { echo "dist: no FENCE_VERSION in $(DIST_REF):client/fence.h" >&2; exit 1; } && \
+	case "$(DIST_REF)" in v[0-9]*) [ "v$$version" = "$(DIST_REF)" ] || \
+		{ echo "dist: tag $(DIST_REF) holds version $$version (client/fence.h)" >&2; exit 1; } ;; esac && \
+	git archive --format=tar.gz --prefix=pgfence-$$version/ \
+		-o $(DIST_DIR)/pgfence-$$version.tar.gz $(DIST_REF) && \
+	echo $(DIST_DIR)/pgfence-$$version.tar.gz
+
+check-packaging: deps deps-packaging all
+	test/packaging/run.sh
 
 clean:
 	$(MAKE) -C extension clean

@@ -1,9 +1,15 @@
 // test/drivers/fenced_node.js: fence.fenced_update from node-postgres, which
 // sends every parameter untyped (as text); no casts in the SQL.
 //
+//     node fenced_node.js
+//     node fenced_node.js probe plain
+//
 // Connects with the PG* environment variables.  DRV_RESOURCE, DRV_TOKEN and
 // DRV_STALE as in fenced_python.py.  Exit 0 when the first write updated one
-// row and the second was refused with LF001.
+// row and the second was refused with LF001.  "probe", under "fence run":
+// one guarded write as in fenced_python.py, printing "write=ok" or
+// "write=SQLSTATE" (node-postgres reads PGOPTIONS, so "plain" is all it
+// needs).
 'use strict';
 const { Client } = require('pg');
 
@@ -35,7 +41,26 @@ async function main() {
 	}
 }
 
-main().catch((e) => {
+async function probe() {
+	const client = new Client();
+	await client.connect();
+	try {
+		await client.query('BEGIN');
+		await client.query("UPDATE drv_guard SET n = n + 1, " +
+			"token_seen = current_setting('fence.token', true) WHERE driver = $1",
+			[process.env.PROBE_DRIVER]);
+		await client.query('COMMIT');
+		console.log('write=ok');
+	} catch (e) {
+		if (!e.code)
+			throw e;
+		console.log(`write=${e.code}`);
+	} finally {
+		await client.end();
+	}
+}
+
+(process.argv[2] === 'probe' ? probe() : main()).catch((e) => {
 	console.error(e.message);
 	process.exit(1);
 });

@@ -1,14 +1,22 @@
 #!/usr/bin/python3
 """test/drivers/fenced_python.py: fence.fenced_update from asyncpg, psycopg 3
 and psycopg2, with values passed the way each driver takes them and no
-casts in the SQL.
+casts in the SQL; and what each of them makes of "fence run".
 
     fenced_python.py asyncpg|psycopg|psycopg2
+    fenced_python.py asyncpg|psycopg|psycopg2 probe plain|options|local
 
 Connects with the PG* environment variables.  DRV_RESOURCE, DRV_TOKEN and
 DRV_STALE name the resource, the token of the accepted write and the
 (lower) token of the refused one.  Exit 0 when the first write updated one
 row and the second was refused with LF001 as the driver reports it.
+
+"probe", under "fence run": one guarded write of the row of PROBE_DRIVER
+in drv_guard, which records the fence.token the session saw; prints
+"write=ok" or "write=SQLSTATE".  "plain" connects as the program always
+did; for asyncpg, which does not read PGOPTIONS, "options" passes it on
+itself and "local" sets the token from FENCE_RESOURCE and FENCE_TOKEN in
+the transaction, as behind a pooler.
 """
 import asyncio
 import os
@@ -93,5 +101,67 @@ def run_asyncpg():
     asyncio.run(asyncpg_main())
 
 
+PROBE_WRITE = ("UPDATE drv_guard SET n = n + 1, "
+               "token_seen = current_setting('fence.token', true) WHERE driver = %s")
+PROBE_DRIVER = os.environ.get("PROBE_DRIVER", "")
+
+
+# psycopg2 and psycopg 3 are on libpq, which reads PGOPTIONS: "plain" is
+# all they need, and their MODE is not looked at.
+def probe_psycopg2(mode):
+    import psycopg2
+
+    conn = psycopg2.connect("")
+    try:
+        with conn, conn.cursor() as cur:
+            cur.execute(PROBE_WRITE, (PROBE_DRIVER,))
+        return "ok"
+    except psycopg2.Error as e:
+        return e.pgcode
+
+
+def probe_psycopg(mode):
+    import psycopg
+
+    with psycopg.connect("") as conn:
+        try:
+            conn.execute(PROBE_WRITE, (PROBE_DRIVER,))
+            conn.commit()
+            return "ok"
+        except psycopg.Error as e:
+            return e.sqlstate
+
+
+async def probe_asyncpg_main(mode):
+    import asyncpg
+
+    if mode == "options":
+        # asyncpg does not read PGOPTIONS: the one line that passes it on
+        conn = await asyncpg.connect(server_settings={"options": os.environ["PGOPTIONS"]})
+    else:
+        conn = await asyncpg.connect()
+    try:
+        async with conn.transaction():
+            if mode == "local":
+                await conn.execute("SELECT set_config('fence.resource', $1, true), "
+                                   "set_config('fence.token', $2, true)",
+                                   os.environ["FENCE_RESOURCE"], os.environ["FENCE_TOKEN"])
+            await conn.execute(PROBE_WRITE.replace("%s", "$1"), PROBE_DRIVER)
+        return "ok"
+    except asyncpg.PostgresError as e:
+        return e.sqlstate
+    finally:
+        await conn.close()
+
+
+def probe_asyncpg(mode):
+    return asyncio.run(probe_asyncpg_main(mode))
+
+
 if __name__ == "__main__":
-    {"asyncpg": run_asyncpg, "psycopg": run_psycopg, "psycopg2": run_psycopg2}[sys.argv[1]]()
+    driver = sys.argv[1]
+    if len(sys.argv) == 4 and sys.argv[2] == "probe":
+        probe = {"asyncpg": probe_asyncpg, "psycopg": probe_psycopg, "psycopg2": probe_psycopg2}[driver]
+        print("write=%s" % probe(sys.argv[3]))
+    else:
+        {"asyncpg": run_asyncpg, "psycopg": run_psycopg, "psycopg2": run_psycopg2}[driver]()

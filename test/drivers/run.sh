@@ -3,17 +3,30 @@
 # names, each passing values the way it normally does and no casts in the
 # SQL text: asyncpg, psycopg 3, psycopg2 (fenced_python.py), node-postgres
 # (fenced_node.js, pg from npm, pinned in node/package-lock.json), pgJDBC
-# (FencedUpdate.java) and pgbench -M prepared (fenced.pgbench).
+# (FencedUpdate.java), pgbench -M prepared (fenced.pgbench) and pgx v4
+# (fenced_go.go, Debian's golang-github-jackc-pgx-v4-dev).
 #
 # Each driver makes one write with a fresh token, which must update one
 # row, and one with the token below it, which the driver must see refused
 # with LF001; this script then checks in the database that exactly the
 # first write landed and that the mark is the fresh token.
 #
-# Runs against the PostgreSQL in the PG* variables (test/run.sh starts
-# it); prints "ok - driver_NAME" or "not ok - driver_NAME" per driver.
-# node-postgres is installed with "npm ci" into $FENCE_NODE_CACHE (default
-# ~/.cache/pgfence/node) when that does not hold the pinned version yet.
+# Then each driver, and psql, runs under "fence run"
+# (driver_NAME_fence_run): its program, unchanged, makes a guarded write,
+# and this script sees whether
+# the token arrived through PGOPTIONS (the write landed and recorded the
+# lease's token) or not (refused with LF002, nothing written), and checks
+# that against the README's table of drivers.  For a driver that does not
+# read PGOPTIONS, the README's two alternatives must work: passing
+# PGOPTIONS on in the one line it shows (driver_NAME_options), and the
+# token set per transaction (driver_NAME_local).
+#
+# Runs against the PostgreSQL in the PG* variables and the Redis in
+# FENCE_REDIS_URL (test/run.sh starts them); prints "ok - driver_..." or
+# "not ok - driver_..." per check.  node-postgres is installed with "npm
+# ci" into $FENCE_NODE_CACHE (default ~/.cache/pgfence/node) when that
+# does not hold the pinned version yet; Go keeps its build cache in
+# ~/.cache/go-build.
 set -uo pipefail
 cd "$(dirname "$0")"
 PY=/usr/bin/python3
@@ -23,6 +36,10 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/fence-drivers.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 QUERY='UPDATE drv_stock SET qty = qty - $1 WHERE sku = $2 AND id = $3'
 
+FENCE_BIN=${FENCE_BIN:-$(cd ../.. && pwd)/client/fence}
+CONNINFO="host=$PGHOST port=$PGPORT user=$PGUSER dbname=$PGDATABASE"
+DRIVERS="asyncpg psycopg psycopg2 node jdbc pgbench pgx"
+
 sql() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
 
 sql >/dev/null <<'SQL' || { echo "not ok - driver_setup"; exit 1; }
@@ -31,6 +48,11 @@ CREATE EXTENSION IF NOT EXISTS fence;
 DROP TABLE IF EXISTS drv_stock;
 CREATE TABLE drv_stock (id int PRIMARY KEY, sku text NOT NULL, qty int NOT NULL);
 INSERT INTO drv_stock VALUES (7, 'widget', 1000), (8, 'widget', 1000);
+DROP TABLE IF EXISTS drv_guard;
+CREATE TABLE drv_guard (driver text PRIMARY KEY, n int NOT NULL DEFAULT 0, token_seen text);
+INSERT INTO drv_guard (driver)
+    VALUES ('psql'), ('asyncpg'), ('psycopg'), ('psycopg2'), ('node'), ('jdbc'), ('pgbench'), ('pgx');
+SELECT fence.protect('drv_guard', 'drvopt', key_column => 'driver');
 SQL
 
 # node_modules: the pinned node-postgres, installed once per lock file.
@@ -44,15 +66,22 @@ node_ready() {
 	fi
 }
 
+# jdbc_ready, go_ready: the compiled programs, in $WORK
+jdbc_ready() {
+	[ -f "$WORK/FencedUpdate.class" ] || javac -d "$WORK" -cp "$JDBC_JAR" FencedUpdate.java
+}
+go_ready() {
+	[ -x "$WORK/fenced_go" ] ||
+		GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= go build -o "$WORK/fenced_go" fenced_go.go
+}
+JDBC_URL="jdbc:postgresql://127.0.0.1:$PGPORT/$PGDATABASE?user=$PGUSER"
+
 run_asyncpg() { "$PY" fenced_python.py asyncpg; }
 run_psycopg() { "$PY" fenced_python.py psycopg; }
 run_psycopg2() { "$PY" fenced_python.py psycopg2; }
 run_node() { node_ready && NODE_PATH=$NODE_CACHE/node_modules node fenced_node.js; }
-run_jdbc() {
-	javac -d "$WORK" -cp "$JDBC_JAR" FencedUpdate.java &&
-		java -cp "$WORK:$JDBC_JAR" FencedUpdate \
-			"jdbc:postgresql://127.0.0.1:$PGPORT/$PGDATABASE?user=$PGUSER"
-}
+run_jdbc() { jdbc_ready && java -cp "$WORK:$JDBC_JAR" FencedUpdate "$JDBC_URL"; }
+run_pgx() { go_ready && "$WORK/fenced_go" fenced; }
 # pgbench reports an error by its message and exit status 2, not by SQLSTATE
 run_pgbench() {
 	local rc=0
@@ -88,7 +117,94 @@ check() {
 	echo "ok - driver_$name"
 }
 
-for d in ${FENCE_DRIVERS:-asyncpg psycopg psycopg2 node jdbc pgbench}; do
-	check "$d"
+# --- under "fence run"
+
+# probe_cmd DRIVER: the command that makes DRIVER's guarded write (its
+# mode, plain, options or local, follows), into the array "cmd"
+probe_cmd() {
+	case $1 in
+	asyncpg | psycopg | psycopg2) cmd=("$PY" fenced_python.py "$1" probe) ;;
+	node) node_ready && cmd=(env NODE_PATH="$NODE_CACHE/node_modules" node fenced_node.js probe) ;;
+	jdbc) jdbc_ready && cmd=(java -cp "$WORK:$JDBC_JAR" FencedUpdate "$JDBC_URL" probe) ;;
+	pgx) go_ready && cmd=("$WORK/fenced_go" probe) ;;
+	psql) cmd=(sh -c 'if out=$(psql -X -qAt -v VERBOSITY=verbose -c "UPDATE drv_guard SET n = n + 1,
+			token_seen = current_setting('"'fence.token'"', true) WHERE driver = '"'psql'"'" 2>&1)
+		then echo write=ok; else echo "write=$(echo "$out" | sed -n "s/^ERROR:  \([0-9A-Z]\{5\}\):.*/\1/p")"; fi') ;;
+	# pgbench names no SQLSTATE, only the message
+	pgbench) cmd=(sh -c 'if pgbench -n -t 1 -f probe.pgbench >/dev/null 2>"$0"; then echo write=ok
+		elif grep -q "missing fencing token" "$0"; then echo write=LF002; else cat "$0"; fi' "$WORK/pgbench.err") ;;
+	esac
+}
+
+# probe DRIVER MODE: run DRIVER's guarded write under "fence run" and say
+# what happened: "read" (the write landed with the lease's token), "ignored"
+# (refused with LF002, nothing written) or what else went wrong.
+probe() {
+	local name=$1 mode=$2 before after token seen out
+	local -a cmd
+	probe_cmd "$name" >"$WORK/probe.log" 2>&1 || { echo "cannot run: $(tail -n 5 "$WORK/probe.log")"; return; }
+	before=$(sql -c "SELECT n FROM drv_guard WHERE driver = '$name'")
+	rm -f "$WORK/token"
+	out=$(PROBE_DRIVER=$name "$FENCE_BIN" run "drvopt:$name" --ttl 30s --pg "$CONNINFO" -- \
+		sh -c 'echo "$FENCE_TOKEN" >"$0" && exec "$@"' "$WORK/token" "${cmd[@]}" "$mode" 2>&1)
+	after=$(sql -c "SELECT n FROM drv_guard WHERE driver = '$name'")
+	seen=$(sql -c "SELECT token_seen FROM drv_guard WHERE driver = '$name'")
+	token=$(cat "$WORK/token" 2>/dev/null)
+	if [ "$out" = write=ok ] && [ "$after" = $((before + 1)) ] && [ -n "$token" ] && [ "$seen" = "$token" ]; then
+		echo read
+	elif [ "$out" = write=LF002 ] && [ "$after" = "$before" ]; then
+		echo ignored
+	else
+		echo "neither: output '$out', n $before -> $after, token $token, seen '$seen'"
+	fi
+}
+
+# readme_reads DRIVER: what the README's table says of DRIVER: "yes" (it
+# reads PGOPTIONS) or "no"
+readme_reads() {
+	local label
+	case $1 in
+	psql) label=psql ;;
+	asyncpg) label=asyncpg ;; psycopg) label="psycopg 3" ;; psycopg2) label=psycopg2 ;;
+	node) label=node-postgres ;; jdbc) label=pgJDBC ;; pgbench) label=pgbench ;; pgx) label="pgx v4 (Go)" ;;
+	esac
+	awk -F'|' -v label="$label" '
+		{ for (i = 2; i <= 3; i++) { gsub(/^ +| +$/, "", $i); gsub(/`/, "", $i) } }
+		$2 == label && ($3 == "yes" || $3 == "no") { print $3; exit }' ../../README.md
+}
+
+# check_fence_run DRIVER: the README says right whether DRIVER's program,
+# unchanged, gets the token under "fence run"; if it does not, both
+# alternatives the README shows give it the token.
+check_fence_run() {
+	local name=$1 says got mode
+	says=$(readme_reads "$name")
+	got=$(probe "$name" plain)
+	case $says:$got in
+	yes:read | no:ignored)
+		echo "ok - driver_${name}_fence_run (reads PGOPTIONS: $says)" ;;
+	*)
+		echo "not ok - driver_${name}_fence_run"
+		echo "#   the README says it reads PGOPTIONS: '${says:-(no row)}'; under fence run: $got" ;;
+	esac
+	[ "$says" = no ] || return 0
+	for mode in options local; do
+		got=$(probe "$name" "$mode")
+		if [ "$got" = read ]; then
+			echo "ok - driver_${name}_$mode"
+		else
+			echo "not ok - driver_${name}_$mode"
+			echo "#   $got"
+		fi
+	done
+}
+
+for d in ${FENCE_DRIVERS:-$DRIVERS}; do
+	[ "$d" = psql ] || check "$d"
 done
-sql -c "DROP TABLE drv_stock" -c "DELETE FROM fence.fences WHERE resource LIKE 'drv:%'" >/dev/null
+# psql, too, for the table (it has no fenced_update check of its own here)
+for d in ${FENCE_DRIVERS:-psql $DRIVERS}; do
+	check_fence_run "$d"
+done
+sql -c "DROP TABLE drv_stock, drv_guard" \
+	-c "DELETE FROM fence.fences WHERE resource LIKE 'drv:%' OR resource LIKE 'drvopt:%'" >/dev/null

@@ -18,6 +18,8 @@
 # the leak check above would see it.
 . "$(dirname "$0")/lib/lib.sh"
 e2e_init pgbouncer
+# Debian installs it in /usr/sbin, which is not on a normal user's PATH
+PATH=$PATH:/usr/sbin
 command -v pgbouncer >/dev/null || skip "pgbouncer is not installed"
 need_client
 

@@ -31,26 +31,33 @@ libdir=$("$system_config" --libdir)
 config=$dir$bindir/pg_config
 
 # link_all FROM TO: link every entry of FROM into TO, except the fence
-# extension's own files and the names given after TO.
+# extension's own files (bitcode/fence/ too) and the names given after TO.
 link_all() {
 	local from=$1 to=$2 f name skip
 	shift 2
 	mkdir -p "$to"
 	for f in "$from"/*; do
 		name=${f##*/}
-		case $name in fence.* | fence--*) continue ;; esac
+		case $name in fence | fence.* | fence--*) continue ;; esac
 		for skip in "$@"; do [ "$name" = "$skip" ] && continue 2; done
 		[ -e "$to/$name" ] || ln -s "$f" "$to/$name"
 	done
 }
 
+# The stamp names the layout too ("2": bitcode/ is a directory of the
+# tree's own), so that a tree made by an older pgtree.sh is made anew.
 stamp=$dir/.pgtree
-want="$bindir $("$system_config" --version)"
+want="$bindir $("$system_config" --version) layout 2"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 	rm -rf "${dir:?}$bindir"
 	mkdir -p "$dir$bindir"
 	cp -p "$bindir"/* "$dir$bindir/"
-	link_all "$pkglibdir" "$dir$pkglibdir"
+	# PGXS installs the extension's JIT bitcode into bitcode/fence/ and
+	# bitcode/fence.index.bc: through a link to the system's directory
+	# that would write there (or fail, for a user other than root)
+	[ ! -L "$dir$pkglibdir/bitcode" ] || rm "$dir$pkglibdir/bitcode"
+	link_all "$pkglibdir" "$dir$pkglibdir" bitcode
+	[ ! -d "$pkglibdir/bitcode" ] || link_all "$pkglibdir/bitcode" "$dir$pkglibdir/bitcode"
 	link_all "$sharedir" "$dir$sharedir" extension
 	link_all "$sharedir/extension" "$dir$sharedir/extension"
 	# headers (server ones included) and libpq, for programs built with it

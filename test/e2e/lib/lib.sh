@@ -137,7 +137,9 @@ sqlstate() {
 	if err=$(psql -X -qAt -v ON_ERROR_STOP=1 -v VERBOSITY=verbose "$@" 2>&1 >/dev/null); then
 		echo 00000
 	else
-		echo "$err" | grep -o -m1 -E '(ERROR|FATAL):  [0-9A-Z]{5}' | awk '{print $2}' || echo unknown
+		# a here-string, not "echo |": grep -m1 may exit before echo has
+		# written everything, and SIGPIPE would fail the pipe (pipefail)
+		grep -o -m1 -E '(ERROR|FATAL):  [0-9A-Z]{5}' <<<"$err" | awk '{print $2}' || echo unknown
 	fi
 }
 
