@@ -101,11 +101,13 @@ test_cli_redis_down() {
 	expect_rc 69 "$F" show "$(rname down)" --redis redis://127.0.0.1:1
 }
 
-# spare_port: a TCP port on 127.0.0.1 that nothing listens on
+# spare_port: a TCP port on 127.0.0.1 that nothing listens on, below
+# Linux's ephemeral ports (32768 and up): an outgoing connection of any
+# process may take one of those at any moment, and the server's bind fails
 spare_port() {
 	local port
 	while :; do
-		port=$((20000 + RANDOM % 30000))
+		port=$((12000 + RANDOM % 20000))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 			echo "$port"
 			return
