@@ -9,6 +9,12 @@
 #                                  directly: it has a replica to feed
 #   sentinel   redis-sentinel://   the same master, found through 3 sentinels
 #   quorum3    3 x redis://        a quorum of 3 independent nodes
+#   tls        rediss://           the single node's TLS port (the same
+#                                  server: only the transport differs)
+#   single_c, tls_c                the same two with a new connection per
+#                                  cycle (fence_cycles -c), as each run of
+#                                  the fence command makes: TLS adds its
+#                                  handshake and loading the CA
 #
 # Sentinel is compared with its own master addressed directly: both pay
 # for the replication stream (the replica runs on the same cores), which is
@@ -18,13 +24,17 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$BENCH_DIR/../test/lib/servers.sh"
+. "$BENCH_DIR/../test/lib/tls.sh"
 
 ROUNDS=${BENCH_S7_ROUNDS:-$((ROUNDS + 2))}
 SECS=$((SECS < 3 ? SECS : 3))
 
 log "s7: acquire+release cycles on each topology vs a single node"
 servers_init
-redis_start s7single
+tls_certs "$FENCE_TMP/tls"
+tls_port=$(spare_port)
+redis_start s7single --tls-port "$tls_port" --tls-cert-file "$FENCE_TMP/tls/server.pem" \
+	--tls-key-file "$FENCE_TMP/tls/server.key" --tls-auth-clients no
 cluster_start s7c 3 >/dev/null
 redis_start s7m --repl-diskless-sync-delay 0
 redis_start s7r --replicaof 127.0.0.1 "$REDIS_PORT_s7m"
@@ -40,18 +50,22 @@ declare -A url=(
 	[master]=$(redis_url s7m)
 	[sentinel]=$(sentinel_url s7s)
 	[quorum3]="$(redis_url s7q1) $(redis_url s7q2) $(redis_url s7q3)"
+	[tls]="rediss://127.0.0.1:$tls_port?tls-ca-cert-file=$FENCE_TMP/tls/ca.pem"
 )
+url[single_c]=${url[single]}
+url[tls_c]=${url[tls]}
 
 run_variant() {
-	local out
-	out=$(FENCE_REDIS_URL=${url[$1]} "$BENCH_DIR/fence_cycles" -t 1 -s "$SECS") ||
+	local out each=
+	[[ $1 != *_c ]] || each=-c
+	out=$(FENCE_REDIS_URL=${url[$1]} "$BENCH_DIR/fence_cycles" -t 1 -s "$SECS" $each) ||
 		die "fence_cycles failed on $1"
 	set -- "$1" $out
 	record s7 "$1" "${2#cycles_per_s=}"
 	record s7 "$1_p50" "${3#acquire_p50_us=}"
 }
 
-interleave run_variant single cluster master sentinel quorum3
+interleave run_variant single cluster master sentinel quorum3 tls single_c tls_c
 
 row 7 "acquire+release cycles, single node, 1 connection (unpinned)" "$(median s7 single)" cycles/s
 row 7 "Redis Cluster (3 masters) vs single node" \
@@ -62,6 +76,12 @@ row 7 "Sentinel vs single node (the master feeds a replica)" \
 	"$(median s7 sentinel)" cycles/s "single" "$(median s7 single)" "" "$(pratio s7 sentinel single)"
 row 7 "quorum of 3 vs single node" \
 	"$(median s7 quorum3)" cycles/s "single" "$(median s7 single)" ">=0.35" "$(pratio s7 quorum3 single)"
+row 7 "single node over TLS vs plain (the same server), 1 connection" \
+	"$(median s7 tls)" cycles/s "plain" "$(median s7 single)" "" "$(pratio s7 tls single)"
+row 7 "connect + acquire + release per cycle (as one fence command): TLS vs plain" \
+	"$(median s7 tls_c)" cycles/s "plain" "$(median s7 single_c)" "" "$(pratio s7 tls_c single_c)"
+row 7 "acquire latency p50: TLS / plain (single node)" \
+	"$(median s7 tls_p50)" "µs / $(fmt "$(median s7 single_p50)") µs"
 row 7 "acquire latency p50: single / cluster / sentinel / quorum of 3" \
 	"$(median s7 single_p50)" "µs / $(fmt "$(median s7 cluster_p50)") / $(fmt "$(median s7 sentinel_p50)") / $(fmt "$(median s7 quorum3_p50)") µs"
-note "Scenario 7: a cycle is fence_acquire + fence_release, one connection, ${SECS}s per run, unpinned. Round trips per cycle: single node, Cluster and Sentinel 2 (acquire and release, one EVALSHA each, to the one master that holds the key; Cluster reads its slot map and Sentinel asks a sentinel and checks ROLE once per connection); quorum of 3: 3 rounds (lock, claim, release), each one request to every node in parallel, so 9 requests and the time of the slowest node each round."
+note "Scenario 7: a cycle is fence_acquire + fence_release, one connection, ${SECS}s per run, unpinned. Round trips per cycle: single node, Cluster and Sentinel 2 (acquire and release, one EVALSHA each, to the one master that holds the key; Cluster reads its slot map and Sentinel asks a sentinel and checks ROLE once per connection); quorum of 3: 3 rounds (lock, claim, release), each one request to every node in parallel, so 9 requests and the time of the slowest node each round. TLS: TLS 1.3 to the single node's TLS port, a P-256 certificate; with a connection per cycle, each cycle also loads the one-certificate CA file and makes a full handshake (no session resumption)."

@@ -337,7 +337,8 @@ parse_shards(cluster_store *s, const redisReply *r, const char *asked, int16_t *
 		for (j = 0; j < nodes->elements; j++)
 		{
 			redisReply *role = map_get(nodes->element[j], "role");
-			redisReply *port = map_get(nodes->element[j], "port");
+			/* over TLS, the node's TLS port (tls-cluster; Redis 7 names both) */
+			redisReply *port = map_get(nodes->element[j], s->login.tls.enabled ? "tls-port" : "port");
 
 			if (role == NULL || role->type != REDIS_REPLY_STRING || strcmp(role->str, "master") != 0)
 				continue;
@@ -496,7 +497,7 @@ refresh(fence_ctx *ctx, cluster_store *s, long budget_ms)
 		}
 		s->next_ask = (i + 1) % n;
 		/* every node takes the same login: a refusal is final */
-		if (ctx->err == FENCE_ERR_AUTH)
+		if (fence_err_refused(ctx))
 			break;
 	}
 	free(map);
@@ -577,7 +578,7 @@ cluster_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 					continue;
 				fence_set_error(ctx, FENCE_ERR_IO, "no Redis Cluster node serves slot %u", slot);
 			}
-			if (ctx->err != FENCE_ERR_AUTH && fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
+			if (!fence_err_refused(ctx) && fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
 				continue;
 			return FENCE_NODE_UNREACHABLE;
 		}
@@ -620,7 +621,7 @@ cluster_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 		{
 			/* a failover may have moved the slot: read the map again */
 			s->refresh_due = 1;
-			if (ctx->err == FENCE_ERR_AUTH || !fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
+			if (fence_err_refused(ctx) || !fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
 				return rc;
 			(void) refresh(ctx, s, fence_op_left_ms(ctx, ctx->conn->command_ms));
 			continue;

@@ -14,8 +14,9 @@
  * "Redis said no".  A failure before anything was sent
  * (FENCE_NODE_UNREACHABLE) is told apart from one after
  * (FENCE_NODE_BROKEN): only the first may be retried elsewhere without
- * knowing whether the command ran.  Every socket is close-on-exec from its
- * creation (socket.c).
+ * knowing whether the command ran.  The connection itself is a link
+ * (link.c): a socket that is close-on-exec from its creation (socket.c),
+ * with TLS on it when the URL is a rediss:// one (tls.c).
  *
  * Time: connecting may take "connect_ms", each command "command_ms".  Each
  * lease operation also has a deadline of its own (fence_op_begin: the
@@ -30,7 +31,8 @@
  * timeout that ends it, not ours.  A command waits for
  * its socket with ppoll() before each read and write, so neither a silent
  * server nor an answer that arrives in pieces can stretch it past its end;
- * ppoll's timers are also finer than a socket timeout's.
+ * ppoll's timers are also finer than a socket timeout's.  The TLS
+ * handshake is a part of the connect, waited for in the same way.
  */
 #include <errno.h>
 #include <poll.h>
@@ -38,7 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
+#include <unistd.h>
 
 #include "fence_int.h"
 
@@ -172,11 +174,8 @@ fence_node_name(const fence_node *n, char *buf, size_t len)
 void
 fence_node_drop(fence_node *n)
 {
-	if (n->rc != NULL)
-	{
-		redisFree(n->rc);
-		n->rc = NULL;
-	}
+	fence_link_free(n->link);
+	n->link = NULL;
 }
 
 void
@@ -195,30 +194,15 @@ timeout_error(fence_ctx *ctx, int64_t end, const char *what, const char *name)
 		fence_set_error(ctx, FENCE_ERR_IO, "%s (%s): timed out", what, name);
 }
 
-/* Map a hiredis transport error to ours and forget the connection. */
+/* Report why the link failed, and forget the connection. */
 static void
 transport_error(fence_ctx *ctx, fence_node *n, const char *what)
 {
-	redisContext *rc = n->rc;
 	char		name[300];
-	int			err = FENCE_ERR_IO;
 
 	fence_node_name(n, name, sizeof(name));
-	if (rc->err == REDIS_ERR_PROTOCOL)
-		err = FENCE_ERR_PROTOCOL;
-#ifdef FENCE_HIREDIS_HAS_TIMEOUT
-	/* hiredis 1.x names timeouts; 0.14 reports them as REDIS_ERR_IO */
-	else if (rc->err == REDIS_ERR_TIMEOUT)
-	{
-		fence_set_error(ctx, FENCE_ERR_IO, "%s (%s): timed out", what, name);
-		fence_node_drop(n);
-		return;
-	}
-#endif
-	else if (rc->err == REDIS_ERR_OOM)
-		err = FENCE_ERR_OOM;
-	fence_set_error(ctx, err, "%s (%s): %s", what, name,
-					rc->errstr[0] ? rc->errstr : "connection error");
+	fence_set_error(ctx, n->link->err_kind ? n->link->err_kind : FENCE_ERR_IO, "%s (%s): %s",
+					what, name, n->link->err[0] ? n->link->err : "connection error");
 	fence_node_drop(n);
 }
 
@@ -280,6 +264,17 @@ fence_share_ms(fence_ctx *ctx, long budget_ms, int remaining)
 	if (cap < FENCE_SHARE_MIN_MS)
 		cap = budget_ms < FENCE_SHARE_MIN_MS ? budget_ms : FENCE_SHARE_MIN_MS;
 	return cap;
+}
+
+/*
+ * Is the last error one that asking again would meet again: a refused
+ * login or command (FENCE_ERR_AUTH), or TLS refused (FENCE_ERR_TLS)?  The
+ * topologies stop retrying at once on these.
+ */
+int
+fence_err_refused(const fence_ctx *ctx)
+{
+	return ctx->err == FENCE_ERR_AUTH || ctx->err == FENCE_ERR_TLS;
 }
 
 /*
@@ -351,82 +346,54 @@ fence_free_replies(int n, redisReply **replies)
 }
 
 /*
- * Wait until the socket is ready for "events", or "end" passes: 1 ready,
- * 0 timed out, -1 poll failed.
- */
-static int
-wait_socket(redisContext *rc, short events, int64_t end)
-{
-	for (;;)
-	{
-		struct pollfd pfd = {rc->fd, events, 0};
-		int64_t		left = end - fence_now_ns();
-		struct timespec ts;
-		int			n;
-
-		if (left <= 0)
-			return 0;
-		ts.tv_sec = left / 1000000000;
-		ts.tv_nsec = left % 1000000000;
-		n = ppoll(&pfd, 1, &ts, NULL);
-		if (n >= 0)
-			return n > 0 ? 1 : 0;
-		if (errno != EINTR)
-			return -1;
-	}
-}
-
-/*
  * Send "ncmds" commands in one write on the open connection and read their
- * replies: what redisCommandArgv does for one, except that it waits for the
- * socket before each write and read, and gives up when the step's time
- * (step_end) is up.  Returns FENCE_OK, or a FENCE_NODE_* code with
- * ctx->err set, no replies, and the connection dropped.
+ * replies, waiting for the socket before each write and read, and giving
+ * up when the step's time (step_end) is up.  Returns FENCE_OK, or a
+ * FENCE_NODE_* code with ctx->err set, no replies, and the connection
+ * dropped.
  */
 static int
 round_trip(fence_ctx *ctx, fence_node *n, int ncmds, const fence_cmd *cmds,
 		   redisReply **replies, const char *what)
 {
-	redisContext *rc = n->rc;
+	fence_link *l = n->link;
 	int64_t		end = step_end(ctx, node_cap(n, ctx->conn->command_ms + ctx->conn->block_ms));
-	int			done = 0,
-				got = 0,
-				ready,
+	int			got = 0,
+				ready = 1,
+				st,
 				i;
 
 	for (i = 0; i < ncmds; i++)
 	{
 		replies[i] = NULL;
-		/* hiredis does not write through argv; its prototype lacks a const */
-		if (redisAppendCommandArgv(rc, cmds[i].argc, (const char **) cmds[i].argv,
-								   cmds[i].argvlen) != REDIS_OK)
+		if (fence_link_append(l, cmds[i].argc, cmds[i].argv, cmds[i].argvlen) != FENCE_OK)
 		{
 			transport_error(ctx, n, what);
 			return FENCE_NODE_UNREACHABLE;
 		}
 	}
-	while (!done)
+	while ((st = fence_link_flush(l)) != FENCE_LINK_DONE)
 	{
-		if ((ready = wait_socket(rc, POLLOUT, end)) <= 0)
-			goto not_ready;
-		if (redisBufferWrite(rc, &done) != REDIS_OK)
+		if (st == FENCE_LINK_ERROR)
 			goto io_error;
+		if ((ready = fence_link_wait(l, st, end)) <= 0)
+			goto not_ready;
 	}
 	while (got < ncmds)
 	{
-		void	   *reply = NULL;
+		redisReply *reply;
 
-		if (redisGetReplyFromReader(rc, &reply) != REDIS_OK)
+		if (fence_link_reply(l, &reply) != FENCE_OK)
 			goto io_error;
 		if (reply != NULL)
 		{
 			replies[got++] = reply;
 			continue;
 		}
-		if ((ready = wait_socket(rc, POLLIN, end)) <= 0)
-			goto not_ready;
-		if (redisBufferRead(rc) != REDIS_OK)
+		if ((st = fence_link_read(l)) == FENCE_LINK_ERROR)
 			goto io_error;
+		if (st != FENCE_LINK_DONE && (ready = fence_link_wait(l, st, end)) <= 0)
+			goto not_ready;
 	}
 	n->used_ns = fence_now_ns();
 	return FENCE_OK;
@@ -476,19 +443,61 @@ login_command(fence_ctx *ctx, fence_node *n, int argc, const char **argv)
 	return FENCE_OK;
 }
 
-/* Open the connection if it is closed: connect, AUTH, SELECT. */
+/*
+ * Connect, and finish the TLS handshake when there is one, by "end".
+ * FENCE_OK with n->link open, or FENCE_ERR.
+ */
+static int
+open_link(fence_ctx *ctx, fence_node *n, int64_t end, const char *name)
+{
+	struct ssl_ctx_st *tls = NULL;
+	char		msg[200];
+	int			kind,
+				st,
+				ready;
+
+	if (n->addr.tls.enabled && (tls = fence_tls_context(ctx, &n->addr.tls)) == NULL)
+		return FENCE_ERR;
+	if ((n->link = fence_link_open(&n->addr, tls, end, msg, sizeof(msg), &kind)) == NULL)
+	{
+		fence_set_error(ctx, kind, "could not connect to Redis at %s: %s", name, msg);
+		return FENCE_ERR;
+	}
+	while ((st = fence_link_connect_step(n->link)) != FENCE_LINK_DONE)
+	{
+		if (st == FENCE_LINK_ERROR)
+			fence_set_error(ctx, n->link->err_kind, "could not connect to Redis at %s: %s",
+							name, n->link->err);
+		else if ((ready = fence_link_wait(n->link, st, end)) == 0)
+			fence_set_error(ctx, FENCE_ERR_IO, "TLS handshake with Redis (%s): %s", name,
+							end == ctx->conn->deadline_ns ? "no answer before the deadline" :
+							"timed out (as with a server that does not speak TLS on that port)");
+		else if (ready < 0)
+			fence_set_error(ctx, FENCE_ERR_IO, "TLS handshake with Redis (%s): %s", name,
+							strerror(errno));
+		else
+			continue;
+		fence_node_drop(n);
+		return FENCE_ERR;
+	}
+	return FENCE_OK;
+}
+
+/*
+ * Open the connection if it is closed: connect (and TLS), AUTH, SELECT.
+ * A connection this process inherited through fork() is the parent's: it
+ * is dropped unused (link.c) and opened anew.
+ */
 int
 fence_node_connect(fence_ctx *ctx, fence_node *n)
 {
 	const fence_url *u = &n->addr;
 	int64_t		end;
-	long		backstop = node_cap(n, ctx->conn->command_ms);
-	struct timeval ctv;
-	redisContext *rc;
-	char		name[300],
-				msg[128];
+	char		name[300];
 
-	if (n->rc != NULL)
+	if (n->link != NULL && n->link->pid != getpid())
+		fence_node_drop(n);
+	if (n->link != NULL)
 		return FENCE_OK;
 	fence_node_name(n, name, sizeof(name));
 	end = step_end(ctx, node_cap(n, ctx->conn->connect_ms));
@@ -497,23 +506,8 @@ fence_node_connect(fence_ctx *ctx, fence_node *n)
 		timeout_error(ctx, hard_end(ctx), "could not connect to Redis", name);
 		return FENCE_ERR;
 	}
-	/* close-on-exec from its creation (socket.c) */
-	if ((rc = fence_socket_connect(u, end, msg, sizeof(msg))) == NULL)
-	{
-		fence_set_error(ctx, strcmp(msg, "out of memory") == 0 ? FENCE_ERR_OOM : FENCE_ERR_IO,
-						"could not connect to Redis at %s: %s", name, msg);
+	if (open_link(ctx, n, end, name) != FENCE_OK)
 		return FENCE_ERR;
-	}
-	/* a backstop: round_trip() waits with ppoll() before every read or write */
-	ctv.tv_sec = backstop / 1000;
-	ctv.tv_usec = backstop % 1000 * 1000;
-	if (redisSetTimeout(rc, ctv) != REDIS_OK)
-	{
-		fence_set_error(ctx, FENCE_ERR_IO, "could not set the Redis timeout");
-		redisFree(rc);
-		return FENCE_ERR;
-	}
-	n->rc = rc;
 
 	if (u->password != NULL)
 	{
@@ -543,6 +537,18 @@ fence_node_connect(fence_ctx *ctx, fence_node *n)
 		if (login_command(ctx, n, 2, argv) != FENCE_OK)
 			return FENCE_ERR;
 	}
+	else if (u->password == NULL && n->link->cert_requested)
+	{
+		/*
+		 * Under TLS 1.3 the server says whether it takes our certificate (or
+		 * none) only after the handshake: learn it from a command that
+		 * changes nothing rather than from the lease operation (tls.c).
+		 */
+		const char *argv[1] = {"PING"};
+
+		if (login_command(ctx, n, 1, argv) != FENCE_OK)
+			return FENCE_ERR;
+	}
 	return FENCE_OK;
 }
 
@@ -561,14 +567,20 @@ fence_node_connect(fence_ctx *ctx, fence_node *n)
 static int
 peer_closed(const fence_node *n)
 {
-	struct pollfd pfd = {n->rc->fd, POLLIN, 0};
+	struct pollfd pfd = {n->link->fd, POLLIN, 0};
 	char		c;
 	ssize_t		got;
 
 	if (fence_now_ns() - n->used_ns < (int64_t) IDLE_CHECK_MS * 1000000 ||
 		poll(&pfd, 1, 0) <= 0)
 		return 0;
-	got = recv(n->rc->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+
+	/*
+	 * Under TLS the socket may hold records that are not replies (a TLS 1.3
+	 * session ticket, a close_notify): only the end of the stream counts as
+	 * closed, as for a plain connection.
+	 */
+	got = recv(n->link->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
 	return got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
@@ -583,7 +595,7 @@ int
 fence_node_pipeline(fence_ctx *ctx, fence_node *n, int ncmds,
 					const fence_cmd *cmds, redisReply **replies)
 {
-	if (n->rc != NULL && peer_closed(n))
+	if (n->link != NULL && peer_closed(n))
 		fence_node_drop(n);
 	if (fence_node_connect(ctx, n) != FENCE_OK)
 		return FENCE_NODE_UNREACHABLE;

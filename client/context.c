@@ -82,6 +82,8 @@ fence_strerror(int err)
 			return "fence keys in an unexpected state";
 		case FENCE_ERR_REPLICAS:
 			return "too few replicas acknowledged";
+		case FENCE_ERR_TLS:
+			return "TLS refused";
 	}
 	return "unknown error";
 }
@@ -284,7 +286,7 @@ fence_set_min_replicas(fence_ctx *ctx, int replicas, long timeout_ms)
 
 /*
  * A second context for the same topology, not yet connected: the
- * heartbeat thread's own.
+ * heartbeat thread's own.  It shares the TLS settings already loaded.
  */
 fence_ctx *
 fence_ctx_clone(fence_ctx *src, long command_ms)
@@ -298,6 +300,7 @@ fence_ctx_clone(fence_ctx *src, long command_ms)
 	ctx->conn->min_replicas = src->conn->min_replicas;
 	ctx->conn->replica_timeout_ms = src->conn->replica_timeout_ms;
 	if ((ctx->conn->spec = strdup(src->conn->spec)) == NULL ||
+		fence_tls_share(ctx, src) != FENCE_OK ||
 		fence_store_open(ctx, ctx->conn->spec, 0) != FENCE_OK)
 	{
 		fence_free(ctx);
@@ -314,6 +317,7 @@ fence_free(fence_ctx *ctx)
 	if (ctx->conn != NULL)
 	{
 		fence_store_close(ctx);
+		fence_tls_free_all(ctx);
 		if (ctx->conn->spec != NULL)
 		{
 			/* the URL may hold a password */

@@ -5,16 +5,13 @@
  * Redlock asks every node in parallel, each with a timeout far below the
  * lease's TTL: the time an acquire takes is that of the slowest node that
  * answers, and a node that is down, frozen or far away costs at most the
- * timeout.  hiredis 0.14 has no parallel synchronous API, so this drives
- * non-blocking contexts by hand with the calls hiredis 0.14 and 1.x both
- * have: redisConnectFd (on a socket of socket.c), redisAppendCommandArgv,
- * redisBufferWrite, redisBufferRead and redisGetReplyFromReader, around
- * one poll().
+ * timeout.  Links (link.c) never block, so this drives one per node around
+ * a single poll(), each waiting for what it said it needs next.
  *
- * A node that is not connected is connected within the round: its AUTH and
- * SELECT go out in the same write as the request, so a reconnect costs no
- * extra round trip.  A NOSCRIPT reply is answered with the script's EVAL
- * within the same round.  A node that has not answered when the round ends
+ * A node that is not connected is connected within the round, its TLS
+ * handshake too: its AUTH and SELECT go out in the same write as the
+ * request, so a reconnect costs no extra round trip.  A NOSCRIPT reply is
+ * answered with the script's EVAL within the same round.  A node that has not answered when the round ends
  * loses its connection (a late reply must never be read as the answer to a
  * later request) and is connected again in the next round.
  */
@@ -23,14 +20,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
+#include <unistd.h>
 
 #include "fence_int.h"
 
 enum phase
 {
 	PH_IDLE,					/* nothing to do */
-	PH_CONNECTING,				/* waiting for the TCP connect */
+	PH_CONNECTING,				/* waiting for the connect, the TLS handshake */
 	PH_TALKING,					/* writing the request, reading replies */
 	PH_DONE
 };
@@ -38,6 +35,7 @@ enum phase
 typedef struct fan_state
 {
 	enum phase	phase;
+	int			want;			/* FENCE_LINK_WANT_*: what to poll for */
 	int			written;		/* the output buffer is flushed */
 	int			login_left;		/* AUTH / SELECT replies still to come */
 	int			evaled;			/* NOSCRIPT already answered with EVAL */
@@ -67,40 +65,57 @@ fan_fail(fence_fan *f, fan_state *st, const char *why)
 static void
 fan_write(fence_fan *f, fan_state *st)
 {
-	int			done = 0;
+	int			rc = fence_link_flush(f->node->link);
 
-	if (redisBufferWrite(f->node->rc, &done) != REDIS_OK)
-		fan_fail(f, st, f->node->rc->errstr);
+	if (rc == FENCE_LINK_ERROR)
+		fan_fail(f, st, f->node->link->err);
 	else
-		st->written = done;
+	{
+		st->written = rc == FENCE_LINK_DONE;
+		st->want = st->written ? FENCE_LINK_WANT_READ : rc;
+	}
 }
 
-/* Start talking to one node: connect if needed, queue login and request. */
+/*
+ * Start talking to one node: connect if needed (dropping a connection
+ * inherited through fork, link.c), queue login and request.
+ */
 static void
-fan_start(fence_fan *f, fan_state *st)
+fan_start(fence_ctx *ctx, fence_fan *f, fan_state *st)
 {
 	fence_node *n = f->node;
 	const fence_url *u = &n->addr;
 
-	if (n->rc == NULL)
+	if (n->link != NULL && n->link->pid != getpid())
+		fence_node_drop(n);
+	if (n->link == NULL)
 	{
 		char		msg[sizeof(f->why)];
-		/* non-blocking, close-on-exec from its creation (socket.c) */
-		redisContext *rc = fence_socket_connect(u, 0, msg, sizeof(msg));
+		struct ssl_ctx_st *tls = NULL;
+		int			kind;
 
-		if (rc == NULL)
+		if (u->tls.enabled && (tls = fence_tls_context(ctx, &u->tls)) == NULL)
+		{
+			/* the caller counts; the reason goes with the node */
+			fence_fan_why(f, ctx->errstr);
+			fence_clear_error(ctx);
+			st->phase = PH_DONE;
+			return;
+		}
+		/* non-blocking, close-on-exec from its creation (socket.c) */
+		if ((n->link = fence_link_open(u, tls, 0, msg, sizeof(msg), &kind)) == NULL)
 		{
 			fence_fan_why(f, msg);
 			st->phase = PH_DONE;
 			return;
 		}
-		n->rc = rc;
 		st->phase = PH_CONNECTING;
+		st->want = FENCE_LINK_WANT_WRITE;
 		if (u->password != NULL)
 		{
 			const char *argv[3] = {"AUTH", u->user ? u->user : u->password, u->password};
 
-			redisAppendCommandArgv(rc, u->user ? 3 : 2, argv, NULL);
+			(void) fence_link_append(n->link, u->user ? 3 : 2, argv, NULL);
 			st->login_left++;
 		}
 		if (u->db != 0)
@@ -109,13 +124,13 @@ fan_start(fence_fan *f, fan_state *st)
 			const char *argv[2] = {"SELECT", db};
 
 			snprintf(db, sizeof(db), "%d", u->db);
-			redisAppendCommandArgv(rc, 2, argv, NULL);
+			(void) fence_link_append(n->link, 2, argv, NULL);
 			st->login_left++;
 		}
 	}
 	else
 		st->phase = PH_TALKING;
-	if (redisAppendCommandArgv(n->rc, f->cmd.argc, f->cmd.argv, f->cmd.argvlen) != REDIS_OK)
+	if (fence_link_append(n->link, f->cmd.argc, f->cmd.argv, f->cmd.argvlen) != FENCE_OK)
 		fan_fail(f, st, "out of memory");
 	else if (st->phase == PH_TALKING)
 		fan_write(f, st);
@@ -127,17 +142,15 @@ fan_replies(fence_fan *f, fan_state *st)
 {
 	for (;;)
 	{
-		void	   *v = NULL;
 		redisReply *r;
 
-		if (redisGetReplyFromReader(f->node->rc, &v) != REDIS_OK)
+		if (fence_link_reply(f->node->link, &r) != FENCE_OK)
 		{
-			fan_fail(f, st, f->node->rc->errstr[0] ? f->node->rc->errstr : "protocol error");
+			fan_fail(f, st, f->node->link->err);
 			return;
 		}
-		if (v == NULL)
+		if (r == NULL)
 			return;
-		r = v;
 		if (st->login_left > 0)
 		{
 			st->login_left--;
@@ -161,7 +174,7 @@ fan_replies(fence_fan *f, fan_state *st)
 			f->cmd.argv[0] = "EVAL";
 			f->cmd.argv[1] = fence_script_source(f->script);
 			st->written = 0;
-			if (redisAppendCommandArgv(f->node->rc, f->cmd.argc, f->cmd.argv, f->cmd.argvlen) != REDIS_OK)
+			if (fence_link_append(f->node->link, f->cmd.argc, f->cmd.argv, f->cmd.argvlen) != FENCE_OK)
 				fan_fail(f, st, "out of memory");
 			else
 				fan_write(f, st);
@@ -173,24 +186,43 @@ fan_replies(fence_fan *f, fan_state *st)
 	}
 }
 
-/* The socket of a connecting node is writable: did the connect work? */
+/* A connecting node's socket is ready: take the connect a step further. */
 static void
-fan_connected(fence_fan *f, fan_state *st)
+fan_connect_step(fence_fan *f, fan_state *st)
 {
-	int			err = 0;
-	socklen_t	len = sizeof(err);
+	int			rc = fence_link_connect_step(f->node->link);
 
-	if (getsockopt(f->node->rc->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
-		err = errno;
-	if (err != 0)
+	if (rc == FENCE_LINK_ERROR)
+		fan_fail(f, st, f->node->link->err);
+	else if (rc != FENCE_LINK_DONE)
+		st->want = rc;
+	else
 	{
-		char		why[96];
+		st->phase = PH_TALKING;
+		fan_write(f, st);
+	}
+}
 
-		snprintf(why, sizeof(why), "could not connect: %s", strerror(err));
-		fan_fail(f, st, why);
+/* A talking node's socket is ready: write, or read what came. */
+static void
+fan_talk(fence_fan *f, fan_state *st)
+{
+	int			rc;
+
+	if (!st->written)
+	{
+		fan_write(f, st);
 		return;
 	}
-	st->phase = PH_TALKING;
+	if ((rc = fence_link_read(f->node->link)) == FENCE_LINK_ERROR)
+		fan_fail(f, st, f->node->link->err);
+	else if (rc == FENCE_LINK_DONE)
+	{
+		st->want = FENCE_LINK_WANT_READ;
+		fan_replies(f, st);
+	}
+	else
+		st->want = rc;
 }
 
 /*
@@ -224,7 +256,7 @@ fence_fanout(fence_ctx *ctx, int n, fence_fan *fan, long timeout_ms, int enough)
 	end = fence_now_ns() + (int64_t) timeout_ms * 1000000;
 	for (i = 0; i < n; i++)
 		if (fan[i].send)
-			fan_start(&fan[i], &st[i]);
+			fan_start(ctx, &fan[i], &st[i]);
 
 	for (;;)
 	{
@@ -241,8 +273,8 @@ fence_fanout(fence_ctx *ctx, int n, fence_fan *fan, long timeout_ms, int enough)
 		{
 			if (st[i].phase != PH_CONNECTING && st[i].phase != PH_TALKING)
 				continue;
-			pfd[k].fd = fan[i].node->rc->fd;
-			pfd[k].events = st[i].phase == PH_CONNECTING || !st[i].written ? POLLOUT : POLLIN;
+			pfd[k].fd = fan[i].node->link->fd;
+			pfd[k].events = st[i].want == FENCE_LINK_WANT_READ ? POLLIN : POLLOUT;
 			pfd[k].revents = 0;
 			who[k++] = i;
 		}
@@ -259,21 +291,9 @@ fence_fanout(fence_ctx *ctx, int n, fence_fan *fan, long timeout_ms, int enough)
 			if (pfd[i].revents == 0)
 				continue;
 			if (s->phase == PH_CONNECTING)
-			{
-				fan_connected(f, s);
-				continue;
-			}
-			if (!s->written)
-			{
-				fan_write(f, s);
-				continue;
-			}
-			if (redisBufferRead(f->node->rc) != REDIS_OK)
-			{
-				fan_fail(f, s, f->node->rc->errstr);
-				continue;
-			}
-			fan_replies(f, s);
+				fan_connect_step(f, s);
+			else
+				fan_talk(f, s);
 		}
 	}
 

@@ -21,6 +21,15 @@
  * fence_connect(): a single node (redis://, unix://), a master found
  * through Sentinel (redis-sentinel://), a Redis Cluster (redis-cluster://),
  * or a quorum of independent nodes (several URLs separated by whitespace).
+ *
+ * TLS is chosen by the URL too: rediss://, rediss-sentinel:// and
+ * rediss-cluster:// speak TLS to every node (sentinels and master, every
+ * node of a cluster), and a quorum mixes rediss:// and redis:// nodes as
+ * its URLs say.  The server's certificate and host name are verified;
+ * query parameters set the CAs, a client certificate, the name to verify
+ * (see fence_tls_opts).  There is no separate TLS call: the URL, given to
+ * fence_connect(), is the whole configuration, and the heartbeat's own
+ * connection gets the same.
  */
 #ifndef FENCE_H
 #define FENCE_H
@@ -63,6 +72,9 @@ extern "C"
 								 * expiry, counter not a positive integer) */
 #define FENCE_ERR_REPLICAS	15	/* fewer replicas than asked for
 								 * acknowledged the new lease in time */
+#define FENCE_ERR_TLS		16	/* TLS refused: a certificate or key that
+								 * cannot be read, a server certificate not
+								 * trusted, a handshake the server refused */
 
 #define FENCE_ERRSTR_LEN 256
 
@@ -105,6 +117,27 @@ typedef struct fence_lease fence_lease;
  */
 typedef void (*fence_lost_fn) (fence_lease *lease, void *arg);
 
+/*
+ * The TLS settings of a URL, from its query parameters (named as in
+ * redis.conf).  Paths and names are NULL when not given.
+ */
+typedef struct fence_tls_opts
+{
+	int			enabled;		/* 1: rediss://, rediss-sentinel://,
+								 * rediss-cluster:// */
+	char	   *ca_cert_file;	/* tls-ca-cert-file: the CAs to trust (PEM);
+								 * with neither this nor ca_cert_dir, the
+								 * system's */
+	char	   *ca_cert_dir;	/* tls-ca-cert-dir: a hashed CA directory */
+	char	   *cert_file;		/* tls-cert-file: our certificate (PEM), for
+								 * servers that ask for one */
+	char	   *key_file;		/* tls-key-file: its private key (PEM) */
+	char	   *server_name;	/* tls-server-name: the name sent (SNI) and
+								 * verified, instead of each node's host */
+	int			insecure_skip_verify;	/* tls-insecure-skip-verify=yes: trust
+										 * any certificate (tests only) */
+} fence_tls_opts;
+
 /* Kinds of URL, in fence_url.kind. */
 #define FENCE_URL_NODE		0	/* redis:// or unix://: one server */
 #define FENCE_URL_SENTINEL	1	/* redis-sentinel://: a master found through
@@ -131,6 +164,7 @@ typedef struct fence_url
 	int			nhosts;			/* sentinels or cluster seeds (1 for a node) */
 	fence_hostport *hosts;		/* "nhosts" addresses, NULL for unix:// */
 	char	   *master;			/* Sentinel: the master's name, else NULL */
+	fence_tls_opts tls;			/* TLS, for every node of the topology */
 } fence_url;
 
 /* Parsing and checking helpers (no connection needed); on failure they

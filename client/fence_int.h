@@ -15,11 +15,11 @@
 
 #include "fence.h"
 
-/* hiredis 1.x added a distinct timeout error and made the reply sizes
- * size_t; both versions are supported. */
-#if HIREDIS_MAJOR >= 1 && defined(REDIS_ERR_TIMEOUT)
-#define FENCE_HIREDIS_HAS_TIMEOUT 1
-#endif
+/*
+ * Of hiredis, libfence uses only the reply reader (redisReaderCreate,
+ * redisReaderFeed, redisReaderGetReply) and the reply objects, which 0.14
+ * and 1.x share; the sockets, TLS and deadlines are its own (link.c).
+ */
 
 #define FENCE_OWNER_BYTES 16	/* 128 bits of kernel randomness */
 #define FENCE_OWNER_LEN (FENCE_OWNER_BYTES * 2)
@@ -92,16 +92,57 @@ typedef struct fence_cmd
 } fence_cmd;
 
 /*
+ * One connection to a Redis server (link.c): a socket, plain or TLS
+ * (tls.c), the bytes still to send, and hiredis's reader for the replies.
+ * Every call returns at once; what it waits for, the caller polls.
+ */
+struct ssl_st;
+struct ssl_ctx_st;
+
+enum fence_link_state
+{
+	FENCE_LINK_CONNECTING,		/* the TCP connect is under way */
+	FENCE_LINK_HANDSHAKE,		/* the TLS handshake is */
+	FENCE_LINK_OPEN,
+	FENCE_LINK_FAILED			/* err_kind, err say why */
+};
+
+typedef struct fence_link
+{
+	int			fd;
+	pid_t		pid;			/* the process that opened it */
+	enum fence_link_state state;
+	struct ssl_st *ssl;			/* NULL: plain */
+	int			cert_requested; /* TLS: the server asked for our certificate */
+	int			has_cert;		/* TLS: we have one to give */
+	int			heard;			/* a byte of reply has come */
+	int			sys_errno;		/* errno of the socket's last failure */
+	char	   *out;			/* bytes to send: out[sent..len) */
+	size_t		out_len,
+				out_sent,
+				out_cap;
+	redisReader *reader;
+	int			err_kind;		/* FENCE_ERR_* once FAILED */
+	char		err[200];
+} fence_link;
+
+/* What a step of a link needs before it can go on. */
+#define FENCE_LINK_DONE		0
+#define FENCE_LINK_WANT_READ	1	/* poll for POLLIN, then call again */
+#define FENCE_LINK_WANT_WRITE	2	/* poll for POLLOUT, then call again */
+#define FENCE_LINK_ERROR	(-1)	/* the link FAILED */
+
+/*
  * One Redis server and the connection to it (conn.c).  "addr" says where it
- * is and how to log in (is_unix, host, port, path, user, password, db);
- * "rc" is NULL while disconnected.
+ * is and how to log in (is_unix, host, port, path, user, password, db,
+ * tls); "link" is NULL while disconnected.
  */
 typedef struct fence_node
 {
 	fence_url	addr;
-	redisContext *rc;
+	fence_link *link;
 	long		max_ms;			/* if > 0: cap on connect and command time */
-	int64_t		used_ns;		/* when "rc" last answered (conn.c) */
+	int64_t		used_ns;		/* when "link" last answered (conn.c) */
 } fence_node;
 
 /*
@@ -175,6 +216,7 @@ struct fence_conn
 	long long	busy_pttl;		/* PTTL seen by the last busy acquire */
 	int64_t		deadline_ns;	/* the caller's: calls must be over by then
 								 * too; 0: none */
+	struct fence_tls_entry *tls;	/* TLS settings in use (tls.c) */
 };
 
 struct fence_lease
@@ -236,6 +278,7 @@ int			fence_node_pipeline(fence_ctx *ctx, fence_node *n, int ncmds,
 redisReply *fence_node_command(fence_ctx *ctx, fence_node *n, int argc,
 							   const char **argv);
 int			fence_node_connect(fence_ctx *ctx, fence_node *n);
+int			fence_err_refused(const fence_ctx *ctx);
 void		fence_node_drop(fence_node *n);
 void		fence_node_free(fence_node *n);
 const char *fence_node_name(const fence_node *n, char *buf, size_t len);
@@ -247,8 +290,32 @@ long		fence_share_ms(fence_ctx *ctx, long budget_ms, int remaining);
 void		fence_free_replies(int n, redisReply **replies);
 
 /* socket.c */
-redisContext *fence_socket_connect(const fence_url *u, int64_t end_ns,
-								   char *msg, size_t msglen);
+int			fence_socket_open(const fence_url *u, int64_t end_ns, char *msg, size_t msglen);
+
+/* link.c */
+fence_link *fence_link_open(const fence_url *u, struct ssl_ctx_st *tls, int64_t end_ns,
+							char *msg, size_t msglen, int *kind);
+int			fence_link_connect_step(fence_link *l);
+int			fence_link_append(fence_link *l, int argc, const char *const *argv,
+							  const size_t *argvlen);
+int			fence_link_flush(fence_link *l);
+int			fence_link_read(fence_link *l);
+int			fence_link_reply(fence_link *l, redisReply **reply);
+int			fence_link_wait(fence_link *l, int want, int64_t end_ns);
+int			fence_link_fail(fence_link *l, int kind, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
+void		fence_link_free(fence_link *l);
+
+/* tls.c */
+struct ssl_ctx_st *fence_tls_context(fence_ctx *ctx, const fence_tls_opts *opts);
+int			fence_tls_share(fence_ctx *dst, const fence_ctx *src);
+void		fence_tls_free_all(fence_ctx *ctx);
+int			fence_tls_attach(fence_link *l, struct ssl_ctx_st *tls, const fence_url *u);
+int			fence_tls_handshake(fence_link *l);
+ssize_t		fence_tls_read(fence_link *l, void *buf, size_t len, int *want);
+ssize_t		fence_tls_write(fence_link *l, const void *buf, size_t len, int *want);
+int			fence_tls_pending(fence_link *l);
+void		fence_tls_close(fence_link *l);
 
 /* sha1.c */
 void		fence_sha1_hex(const void *data, size_t len, char hex[41]);
@@ -313,7 +380,7 @@ typedef struct fence_fan
 	fence_cmd	cmd;			/* an EVALSHA (EVAL on NOSCRIPT) */
 	enum fence_script script;
 	redisReply *reply;			/* the reply, NULL when none came */
-	char		why[96];		/* why there is no reply */
+	char		why[160];		/* why there is no reply */
 } fence_fan;
 void		fence_fanout(fence_ctx *ctx, int n, fence_fan *fan, long timeout_ms,
 						 int enough);

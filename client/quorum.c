@@ -183,6 +183,8 @@ round_error(fence_ctx *ctx, quorum_store *s, const char *what, int got)
 		 * outage */
 		if (strncmp(why, "login refused", 13) == 0 || fence_reply_refused(why))
 			kind = FENCE_ERR_AUTH;
+		else if (strncmp(why, "TLS", 3) == 0 && kind == FENCE_ERR_IO)
+			kind = FENCE_ERR_TLS;
 		if (len < sizeof(buf))
 			len += snprintf(buf + len, sizeof(buf) - len, "; %s: %s",
 							fence_node_name(&s->nodes[i], name, sizeof(name)), why);

@@ -103,7 +103,10 @@ fence_sentinel_new(fence_ctx *ctx, const fence_url *url)
 		fence_sentinel_ops.free(s);
 		return NULL;
 	}
+	/* no credentials for the sentinels, but TLS as for the master: where
+	 * the master speaks TLS, so do the sentinels (tls-replication) */
 	memset(&anonymous, 0, sizeof(anonymous));
+	anonymous.tls = url->tls;
 	for (; s->nsentinels < url->nhosts; s->nsentinels++)
 	{
 		i = s->nsentinels;
@@ -256,7 +259,7 @@ resolve(fence_ctx *ctx, sentinel_store *s)
 			connect_master(ctx, s) == FENCE_OK)
 			return FENCE_OK;
 		/* a refused login will be refused again: no point waiting */
-		if (ctx->err == FENCE_ERR_AUTH || !fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
+		if (fence_err_refused(ctx) || !fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
 			return FENCE_ERR;
 	}
 }
@@ -283,7 +286,7 @@ sentinel_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 	(void) key;
 	for (;;)
 	{
-		if (s->master.rc == NULL && resolve(ctx, s) != FENCE_OK)
+		if (s->master.link == NULL && resolve(ctx, s) != FENCE_OK)
 			return FENCE_NODE_UNREACHABLE;
 		rc = fence_node_pipeline(ctx, &s->master, ncmds, cmds, replies);
 		if (rc == FENCE_NODE_BROKEN)
@@ -332,7 +335,7 @@ follow_master(fence_ctx *ctx, int always)
 	/* a new address drops the connection to the old one */
 	(void) ask_sentinels(ctx, s, fence_op_left_ms(ctx, ctx->conn->command_ms) /
 						 SENTINEL_FOLLOW_SHARE);
-	if (s->master.rc == NULL)
+	if (s->master.link == NULL)
 		(void) connect_master(ctx, s);
 	/* whatever failed, exec says so again if it matters */
 	fence_clear_error(ctx);

@@ -7,8 +7,10 @@
  * the connect takes, in which a fork+exec in another thread of the
  * application hands the socket to a program that keeps it open (or talks
  * on it) after we are gone.  So libfence makes the socket itself, with
- * socket(..., SOCK_CLOEXEC | SOCK_NONBLOCK), connects it, and gives it to
- * hiredis with redisConnectFd(), which 0.14 and 1.x both have.
+ * socket(..., SOCK_CLOEXEC | SOCK_NONBLOCK), and keeps it: link.c talks
+ * on it (plain or through TLS) and only hands the bytes that come back to
+ * hiredis's reply reader.  It stays non-blocking for its whole life: every
+ * read and write is preceded by a ppoll() that knows the deadline.
  *
  * libpq is another matter: libpq 16 and later create their sockets with
  * SOCK_CLOEXEC too, but libpq 15 and older set FD_CLOEXEC with fcntl()
@@ -19,7 +21,6 @@
  * threads should open its connections before it does.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -93,14 +94,14 @@ start_connect(int family, int protocol, const struct sockaddr *sa, socklen_t sal
 }
 
 /*
- * Connect to "u": a TCP host and port, or a Unix socket.  "end_ns" > 0:
- * wait until the connect is over, at most until then (on every address
- * the name has, in turn); 0: return while connecting (the caller polls
- * for POLLOUT and checks SO_ERROR).  Returns the socket, or -1 with a
- * message in "msg".
+ * A new, non-blocking, close-on-exec socket connected to "u" (a TCP host
+ * and port, or a Unix socket).  "end_ns" > 0: connected by then (on every
+ * address the name has, in turn); 0: maybe still connecting (the caller
+ * polls for POLLOUT and checks SO_ERROR).  Returns the socket, or -1 with
+ * a message in "msg".
  */
-static int
-open_socket(const fence_url *u, int64_t end_ns, char *msg, size_t msglen)
+int
+fence_socket_open(const fence_url *u, int64_t end_ns, char *msg, size_t msglen)
 {
 	int			fd = -1,
 				err = 0;
@@ -162,49 +163,4 @@ open_socket(const fence_url *u, int64_t end_ns, char *msg, size_t msglen)
 	if (fd < 0)
 		snprintf(msg, msglen, "%s", strerror(err ? err : ECONNREFUSED));
 	return fd;
-}
-
-/*
- * A hiredis context on a new connection to "u", close-on-exec from the
- * start.  "end_ns" > 0: a blocking context, connected by then; 0: a
- * non-blocking one whose connect may still be in progress.  NULL on
- * failure, with a message in "msg" ("out of memory" when hiredis had
- * none).
- */
-redisContext *
-fence_socket_connect(const fence_url *u, int64_t end_ns, char *msg, size_t msglen)
-{
-	redisContext *rc;
-	int			fd = open_socket(u, end_ns, msg, msglen);
-
-	if (fd < 0)
-		return NULL;
-	if (end_ns > 0)
-	{
-		int			flags = fcntl(fd, F_GETFL);
-
-		/* hiredis's blocking calls expect a blocking socket */
-		if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
-		{
-			snprintf(msg, msglen, "%s", strerror(errno));
-			close(fd);
-			return NULL;
-		}
-	}
-	/* the context owns the socket from here: redisFree closes it */
-	if ((rc = redisConnectFd(fd)) == NULL)
-	{
-		snprintf(msg, msglen, "out of memory");
-		close(fd);
-		return NULL;
-	}
-	if (rc->err)
-	{
-		snprintf(msg, msglen, "%s", rc->errstr);
-		redisFree(rc);
-		return NULL;
-	}
-	if (end_ns == 0)
-		rc->flags &= ~REDIS_BLOCK;
-	return rc;
 }

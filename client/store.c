@@ -9,8 +9,8 @@
  * independent nodes).  Every operation gets its own deadline here
  * (conn.c), so that a topology's retries stay within the command timeout.
  *
- * A value with whitespace in it is a quorum: each word must be a redis://
- * or unix:// URL of an independent node.
+ * A value with whitespace in it is a quorum: each word must be a redis://,
+ * rediss:// or unix:// URL of an independent node.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -65,7 +65,7 @@ no_store(fence_ctx *ctx)
 
 /*
  * Parse "spec": one URL, or several separated by whitespace (a quorum,
- * every one a redis:// or unix:// URL).  Fills urls[0..*n-1], which the
+ * every one a redis://, rediss:// or unix:// URL).  Fills urls[0..*n-1], which the
  * caller frees with fence_url_free even on failure.  FENCE_OK, or
  * FENCE_ERR with a message in "errbuf" and "*oom" set when that is why.
  */
@@ -109,7 +109,7 @@ parse_spec(const char *spec, fence_url *urls, int *n, char *errbuf, size_t errle
 		else if (*n > 1 && urls[i].kind != FENCE_URL_NODE)
 		{
 			snprintf(errbuf, errlen,
-					 "quorum member \"%s\" must be a redis:// or unix:// URL of one independent node",
+					 "quorum member \"%s\" must be a redis://, rediss:// or unix:// URL of one independent node",
 					 words[i]);
 			rc = FENCE_ERR;
 		}

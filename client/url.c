@@ -1,22 +1,28 @@
 /*
  * client/url.c
- *	  Redis URLs: where a fence_ctx connects and how it logs in.
+ *	  Redis URLs: where a fence_ctx connects, how it logs in, and whether it
+ *	  speaks TLS.
  *
- * Four forms are understood:
+ * These forms are understood; the ones with "rediss" speak TLS:
  *
- *	 redis://[[user]:password@]host[:port][/db]
+ *	 redis[s]://[[user]:password@]host[:port][/db][?tls-...]
  *	 unix:///path/to/socket[?db=N]
- *	 redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/MASTER[?db=N]
- *	 redis-cluster://[[user]:password@]host[:port][,host[:port]...]
+ *	 redis[s]-sentinel://[[user]:password@]host[:port][,host[:port]...]/MASTER[?db=N][&tls-...]
+ *	 redis[s]-cluster://[[user]:password@]host[:port][,host[:port]...][?tls-...]
  *
  * Sentinels listen on port 26379 by default, the others on 6379.  For
  * Sentinel the credentials and the database are those of the master (the
  * sentinels themselves are asked without credentials); a cluster has only
  * database 0.  User, password and master name may be percent-encoded (so
- * that ':', '@', ',' or '/' can appear in them); an IPv6 host goes in
- * brackets.  Anything else is refused with a message that says what was
- * expected: a typo in a URL must not silently connect somewhere else.
- * A quorum is not one URL but several (context.c splits them).
+ * that ':', '@', ',', '/' or '?' can appear in them); an IPv6 host goes in
+ * brackets.  The query starts at the first '?'.  Its TLS parameters carry
+ * the names redis.conf gives the same files (tls-ca-cert-file,
+ * tls-ca-cert-dir, tls-cert-file, tls-key-file), plus tls-server-name and
+ * tls-insecure-skip-verify=yes; their values may be percent-encoded too.
+ * Anything else is refused with a message that says what was expected: a
+ * typo in a URL must not silently connect somewhere else, nor a TLS
+ * parameter on a redis:// URL silently go without TLS.  A quorum is not
+ * one URL but several (store.c splits them).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -117,6 +123,139 @@ static const char *const url_forms[] = {
 	"redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/MASTER[?db=N]",
 	"redis-cluster://[[user]:password@]host[:port][,host[:port]...]"
 };
+
+/* The schemes of TCP URLs, and what each one takes. */
+#define Q_DB	1				/* query parameter db=N */
+#define Q_TLS	2				/* the tls-... parameters */
+
+static const struct scheme
+{
+	const char *prefix;
+	int			kind;			/* FENCE_URL_* */
+	int			tls;
+	int			defport;
+	int			multi;			/* a list of hosts */
+	int			query;			/* Q_* */
+}			schemes[] = {
+	{"redis://", FENCE_URL_NODE, 0, 6379, 0, 0},
+	{"rediss://", FENCE_URL_NODE, 1, 6379, 0, Q_TLS},
+	{"redis-sentinel://", FENCE_URL_SENTINEL, 0, 26379, 1, Q_DB},
+	{"rediss-sentinel://", FENCE_URL_SENTINEL, 1, 26379, 1, Q_DB | Q_TLS},
+	{"redis-cluster://", FENCE_URL_CLUSTER, 0, 6379, 1, 0},
+	{"rediss-cluster://", FENCE_URL_CLUSTER, 1, 6379, 1, Q_TLS},
+};
+
+/* The TLS parameters, and where in fence_tls_opts each one goes. */
+static char **
+tls_param(fence_tls_opts *t, const char *name, size_t len)
+{
+#define TLS_PARAM(str, field) \
+	if (len == sizeof(str) - 1 && memcmp(name, str, len) == 0) \
+		return &t->field
+	TLS_PARAM("tls-ca-cert-file", ca_cert_file);
+	TLS_PARAM("tls-ca-cert-dir", ca_cert_dir);
+	TLS_PARAM("tls-cert-file", cert_file);
+	TLS_PARAM("tls-key-file", key_file);
+	TLS_PARAM("tls-server-name", server_name);
+#undef TLS_PARAM
+	return NULL;
+}
+
+#define TLS_PARAMS "tls-ca-cert-file, tls-ca-cert-dir, tls-cert-file, tls-key-file, tls-server-name, tls-insecure-skip-verify"
+
+/*
+ * Parse the query "q" (after the '?') into "out"; "allowed" (Q_*) says
+ * which parameters the scheme takes.  Returns NULL on success, else what
+ * is wrong (in "buf").
+ */
+static const char *
+parse_query(const char *q, int allowed, fence_url *out, char *buf, size_t buflen)
+{
+	int			seen_db = 0,
+				seen_insecure = 0;
+
+	if (*q == '\0')
+		return "empty query after '?'";
+	while (*q != '\0')
+	{
+		const char *amp = strchr(q, '&');
+		const char *end = amp ? amp : q + strlen(q);
+		const char *eq = memchr(q, '=', end - q);
+		size_t		nlen = eq ? (size_t) (eq - q) : (size_t) (end - q);
+		char	  **field;
+		char	   *value;
+		int			oom = 0;
+
+		if (eq == NULL || eq + 1 == end)
+		{
+			snprintf(buf, buflen, "query parameter \"%.*s\" needs a value (name=value)", (int) nlen, q);
+			return buf;
+		}
+		if (nlen > 4 && memcmp(q, "tls-", 4) == 0 && !(allowed & Q_TLS))
+		{
+			snprintf(buf, buflen, "TLS parameter \"%.*s\" needs a TLS URL (rediss://, rediss-sentinel:// or rediss-cluster://)",
+					 (int) nlen, q);
+			return buf;
+		}
+		if ((value = pct_decode(eq + 1, end - eq - 1, &oom)) == NULL)
+		{
+			if (oom)
+				return "out of memory";
+			snprintf(buf, buflen, "bad %%-escape in query parameter \"%.*s\"", (int) nlen, q);
+			return buf;
+		}
+		if ((allowed & Q_DB) && nlen == 2 && memcmp(q, "db", 2) == 0)
+		{
+			long		v;
+
+			if (seen_db++ || parse_int(value, strlen(value), 0, 1000000, &v) != 0)
+			{
+				free(value);
+				return seen_db > 1 ? "query parameter \"db\" given twice" :
+					"db must be a number";
+			}
+			out->db = (int) v;
+			free(value);
+		}
+		else if ((allowed & Q_TLS) && nlen == 24 && memcmp(q, "tls-insecure-skip-verify", 24) == 0)
+		{
+			int			yes = strcmp(value, "yes") == 0;
+
+			if (seen_insecure++ || (!yes && strcmp(value, "no") != 0))
+			{
+				free(value);
+				return seen_insecure > 1 ? "query parameter \"tls-insecure-skip-verify\" given twice" :
+					"tls-insecure-skip-verify must be yes or no";
+			}
+			out->tls.insecure_skip_verify = yes;
+			free(value);
+		}
+		else if ((allowed & Q_TLS) && (field = tls_param(&out->tls, q, nlen)) != NULL)
+		{
+			if (*field != NULL)
+			{
+				free(value);
+				snprintf(buf, buflen, "query parameter \"%.*s\" given twice", (int) nlen, q);
+				return buf;
+			}
+			*field = value;
+		}
+		else
+		{
+			free(value);
+			snprintf(buf, buflen, "unknown query parameter \"%.*s\"; this URL takes %s", (int) nlen, q,
+					 allowed == Q_DB ? "db=N" : allowed == Q_TLS ? TLS_PARAMS :
+					 allowed ? "db=N, " TLS_PARAMS : "none");
+			return buf;
+		}
+		q = amp ? amp + 1 : end;
+		if (amp != NULL && *q == '\0')
+			return "empty query parameter after '&'";
+	}
+	if ((out->tls.cert_file == NULL) != (out->tls.key_file == NULL))
+		return "tls-cert-file and tls-key-file go together: give both, or neither";
+	return NULL;
+}
 
 /*
  * Parse one "host[:port]" (or "[v6]:port") in [s, end) into "hp".  Returns
@@ -237,7 +376,14 @@ parse_authority(const char *rest, const char *end, int defport, int multi,
 int
 fence_parse_url(const char *url, fence_url *out, char *errbuf, size_t errlen)
 {
+	const struct scheme *sc = NULL;
 	const char *why;
+	const char *rest;
+	const char *q;
+	const char *body_end;
+	const char *slash;
+	char		qbuf[200];
+	size_t		i;
 	long		v;
 
 	memset(out, 0, sizeof(*out));
@@ -247,95 +393,91 @@ fence_parse_url(const char *url, fence_url *out, char *errbuf, size_t errlen)
 	if (strncmp(url, "unix://", 7) == 0)
 	{
 		const char *path = url + 7;
-		const char *q = strchr(path, '?');
-		size_t		plen = q ? (size_t) (q - path) : strlen(path);
+		size_t		plen;
 
+		q = strchr(path, '?');
+		plen = q ? (size_t) (q - path) : strlen(path);
 		if (plen == 0 || path[0] != '/')
 			URL_FAIL("invalid Redis URL \"%s\": expected unix:///path/to/socket[?db=N]", url);
 		out->is_unix = 1;
 		out->path = strndup(path, plen);
 		if (out->path == NULL)
 			URL_FAIL("out of memory");
-		if (q != NULL)
-		{
-			if (strncmp(q, "?db=", 4) != 0 ||
-				parse_int(q + 4, strlen(q + 4), 0, 1000000, &v) != 0)
-				URL_FAIL("invalid Redis URL \"%s\": the only query parameter is db=N", url);
-			out->db = (int) v;
-		}
+		if (q != NULL && (why = parse_query(q + 1, Q_DB, out, qbuf, sizeof(qbuf))) != NULL)
+			URL_FAIL("invalid Redis URL \"%s\": %s", url, why);
 		return FENCE_OK;
 	}
 
-	if (strncmp(url, "redis://", 8) == 0)
+	for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]) && sc == NULL; i++)
+		if (strncmp(url, schemes[i].prefix, strlen(schemes[i].prefix)) == 0)
+			sc = &schemes[i];
+	if (sc == NULL)
 	{
-		const char *rest = url + 8;
-		const char *slash = strchr(rest, '/');
-		const char *end = slash ? slash : rest + strlen(rest);
+		if (strstr(url, "://") != NULL)
+			URL_FAIL("unsupported Redis URL scheme in \"%s\": use redis://, rediss://, unix://, redis[s]-sentinel:// or redis[s]-cluster://", url);
+		URL_FAIL("invalid Redis URL \"%s\": expected redis://host[:port][/db] or unix:///path", url);
+	}
+	out->kind = sc->kind;
+	out->tls.enabled = sc->tls;
+	rest = url + strlen(sc->prefix);
+	q = strchr(rest, '?');
+	body_end = q ? q : rest + strlen(rest);
+	slash = memchr(rest, '/', body_end - rest);
 
-		out->kind = FENCE_URL_NODE;
-		if ((why = parse_authority(rest, end, 6379, 0, out)) != NULL)
+	if (sc->kind == FENCE_URL_NODE)
+	{
+		if ((why = parse_authority(rest, slash ? slash : body_end, sc->defport, 0, out)) != NULL)
 			URL_FAIL("invalid Redis URL \"%s\": %s", url, why);
-		if (slash != NULL && slash[1] != '\0')
+		if (slash != NULL && slash + 1 < body_end)
 		{
-			if (parse_int(slash + 1, strlen(slash + 1), 0, 1000000, &v) != 0)
+			if (parse_int(slash + 1, body_end - slash - 1, 0, 1000000, &v) != 0)
 				URL_FAIL("invalid Redis URL \"%s\": database must be a number after '/'", url);
 			out->db = (int) v;
 		}
-		return FENCE_OK;
 	}
-
-	if (strncmp(url, "redis-sentinel://", 17) == 0)
+	else if (sc->kind == FENCE_URL_SENTINEL)
 	{
-		const char *rest = url + 17;
-		const char *slash = strchr(rest, '/');
-		const char *q;
-		const char *name_end;
 		int			oom = 0;
 
-		out->kind = FENCE_URL_SENTINEL;
-		if (slash == NULL)
+		if (slash == NULL || slash + 1 == body_end)
 			URL_FAIL("invalid Redis URL \"%s\": the master's name is missing; expected %s",
 					 url, url_forms[1]);
-		if ((why = parse_authority(rest, slash, 26379, 1, out)) != NULL)
+		if ((why = parse_authority(rest, slash, sc->defport, 1, out)) != NULL)
 			URL_FAIL("invalid Redis URL \"%s\": %s", url, why);
-		q = strchr(slash, '?');
-		name_end = q ? q : slash + strlen(slash);
-		if (name_end == slash + 1)
-			URL_FAIL("invalid Redis URL \"%s\": the master's name is missing; expected %s",
-					 url, url_forms[1]);
-		if (memchr(slash + 1, '/', name_end - slash - 1) != NULL)
+		if (memchr(slash + 1, '/', body_end - slash - 1) != NULL)
 			URL_FAIL("invalid Redis URL \"%s\": unexpected '/' after the master's name (write it %%2F)", url);
-		out->master = pct_decode(slash + 1, name_end - slash - 1, &oom);
+		out->master = pct_decode(slash + 1, body_end - slash - 1, &oom);
 		if (out->master == NULL)
 			URL_FAIL(oom ? "out of memory" : "invalid Redis URL \"%s\": bad %%-escape in the master's name", url);
-		if (q != NULL)
-		{
-			if (strncmp(q, "?db=", 4) != 0 ||
-				parse_int(q + 4, strlen(q + 4), 0, 1000000, &v) != 0)
-				URL_FAIL("invalid Redis URL \"%s\": the only query parameter is db=N", url);
-			out->db = (int) v;
-		}
-		return FENCE_OK;
 	}
-
-	if (strncmp(url, "redis-cluster://", 16) == 0)
+	else
 	{
-		const char *rest = url + 16;
-		const char *slash = strchr(rest, '/');
-		const char *end = slash ? slash : rest + strlen(rest);
-
-		out->kind = FENCE_URL_CLUSTER;
-		if ((why = parse_authority(rest, end, 6379, 1, out)) != NULL)
+		if ((why = parse_authority(rest, slash ? slash : body_end, sc->defport, 1, out)) != NULL)
 			URL_FAIL("invalid Redis URL \"%s\": %s", url, why);
-		if (slash != NULL && slash[1] != '\0')
+		if (slash != NULL && slash + 1 < body_end)
 			URL_FAIL("invalid Redis URL \"%s\": a Redis Cluster has only database 0 and takes nothing after the hosts; expected %s",
 					 url, url_forms[2]);
-		return FENCE_OK;
 	}
+	if (q != NULL && (why = parse_query(q + 1, sc->query, out, qbuf, sizeof(qbuf))) != NULL)
+		URL_FAIL("invalid Redis URL \"%s\": %s%s", url, why,
+				 strchr(q, '@') ? " (a '?' in a password is written %3F)" : "");
+	return FENCE_OK;
+}
 
-	if (strstr(url, "://") != NULL)
-		URL_FAIL("unsupported Redis URL scheme in \"%s\": use redis://, unix://, redis-sentinel:// or redis-cluster://", url);
-	URL_FAIL("invalid Redis URL \"%s\": expected redis://host[:port][/db] or unix:///path", url);
+/* A deep copy of the TLS settings "src" into "dst"; -1 when out of memory. */
+static int
+tls_copy(fence_tls_opts *dst, const fence_tls_opts *src)
+{
+	*dst = *src;
+	dst->ca_cert_file = dst->ca_cert_dir = dst->cert_file = dst->key_file =
+		dst->server_name = NULL;
+	if ((src->ca_cert_file && (dst->ca_cert_file = strdup(src->ca_cert_file)) == NULL) ||
+		(src->ca_cert_dir && (dst->ca_cert_dir = strdup(src->ca_cert_dir)) == NULL) ||
+		(src->cert_file && (dst->cert_file = strdup(src->cert_file)) == NULL) ||
+		(src->key_file && (dst->key_file = strdup(src->key_file)) == NULL) ||
+		(src->server_name && (dst->server_name = strdup(src->server_name)) == NULL))
+		return -1;
+	return 0;
 }
 
 /* A deep copy of "src" into "dst"; FENCE_ERR when out of memory. */
@@ -348,7 +490,8 @@ fence_url_copy(fence_url *dst, const fence_url *src)
 	dst->host = dst->path = dst->user = dst->password = dst->master = NULL;
 	dst->hosts = NULL;
 	dst->nhosts = 0;
-	if ((src->host && (dst->host = strdup(src->host)) == NULL) ||
+	if (tls_copy(&dst->tls, &src->tls) != 0 ||
+		(src->host && (dst->host = strdup(src->host)) == NULL) ||
 		(src->path && (dst->path = strdup(src->path)) == NULL) ||
 		(src->user && (dst->user = strdup(src->user)) == NULL) ||
 		(src->password && (dst->password = strdup(src->password)) == NULL) ||
@@ -373,7 +516,7 @@ oom:
 
 /*
  * The URL of one node at "host":"port" that logs in as "login" says (user,
- * password, database): a Sentinel master, a cluster node.
+ * password, database, TLS): a Sentinel master, a cluster node.
  */
 int
 fence_url_node(fence_url *dst, const fence_url *login, const char *host, int port)
@@ -383,7 +526,8 @@ fence_url_node(fence_url *dst, const fence_url *login, const char *host, int por
 	dst->port = port;
 	dst->db = login->db;
 	dst->nhosts = 1;
-	if ((dst->host = strdup(host)) == NULL ||
+	if (tls_copy(&dst->tls, &login->tls) != 0 ||
+		(dst->host = strdup(host)) == NULL ||
 		(dst->hosts = calloc(1, sizeof(fence_hostport))) == NULL ||
 		(dst->hosts[0].host = strdup(host)) == NULL ||
 		(login->user && (dst->user = strdup(login->user)) == NULL) ||
@@ -410,6 +554,11 @@ fence_url_free(fence_url *url)
 	for (i = 0; i < url->nhosts; i++)
 		free(url->hosts[i].host);
 	free(url->hosts);
+	free(url->tls.ca_cert_file);
+	free(url->tls.ca_cert_dir);
+	free(url->tls.cert_file);
+	free(url->tls.key_file);
+	free(url->tls.server_name);
 	if (url->password != NULL)
 	{
 		/* do not leave the secret lying around in freed memory */

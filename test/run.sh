@@ -4,17 +4,20 @@
 #
 # Suites: pg_regress and isolation specs (extension/), the client's C tests
 # under ASan/UBSan (client/), its C tests on Redis Cluster, Sentinel and a
-# quorum (topo: servers of their own), fence.fenced_update from every
-# driver (test/drivers/), and the end-to-end fault tests (test/e2e/).
+# quorum (topo: servers of their own), the client's C and CLI tests over
+# TLS (tls: TLS-only servers of their own, certificates made here),
+# fence.fenced_update from every driver (test/drivers/), and the
+# end-to-end fault tests (test/e2e/).
 # Each suite reports a line per test, "ok - NAME", "not ok - NAME" or
 # "skip - NAME"; this script only counts them.
 #
-# FENCE_SUITES="regress client topo drivers e2e" picks suites; FENCE_E2E="f1 f6" picks
+# FENCE_SUITES="regress client topo tls drivers e2e" picks suites; FENCE_E2E="f1 f6" picks
 # end-to-end tests by file-name prefix.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
 . test/lib/servers.sh
+. test/lib/tls.sh
 
 servers_init
 set -e
@@ -102,6 +105,40 @@ suite_topo() {
 	made_it topo "${PIPESTATUS[0]}" "$before"
 }
 
+# TLS-only servers with certificates made for the test: one with a good
+# certificate, one that requires client certificates, three with
+# certificates that must be refused (another host, expired, an unknown CA),
+# one to freeze; a quorum of 3; a cluster of 3 masters (tls-cluster); a
+# master and a replica (tls-replication) watched by 3 sentinels.
+suite_tls() {
+	echo "== TLS: one node, quorum, Cluster, Sentinel (ASan/UBSan)"
+	local d=$FENCE_TMP/tls before
+	# shellcheck disable=SC2030,SC2031 # tls_on sets these for this suite only
+	local REDIS_TLS_SERVER REDIS_TLS_CLI TLS_DIR
+	tls_certs "$d" &&
+		tls_on "$d" && redis_start tlsgood && redis_start tlsstop &&
+		TLS_AUTH_CLIENTS=yes tls_on "$d" && redis_start tlsmtls &&
+		tls_on "$d" wronghost && redis_start tlswrong &&
+		tls_on "$d" expired && redis_start tlsexpired &&
+		tls_on "$d" rogue && redis_start tlsrogue &&
+		tls_on "$d" && redis_start tlsq1 && redis_start tlsq2 && redis_start tlsq3 &&
+		cluster_start tlsc 3 --tls-cluster yes &&
+		redis_start tlsmaster --repl-diskless-sync-delay 0 --tls-replication yes &&
+		redis_start tlsreplica --replicaof 127.0.0.1 "$REDIS_PORT_tlsmaster" --tls-replication yes &&
+		redis_wait_replica "$REDIS_PORT_tlsreplica" &&
+		sentinel_start tlss tlsmaster 3 5000 || { echo "not ok - tls_servers" | report; tls_off; return; }
+	tls_off
+	before=$(grep -c '^not ok - ' "$results")
+	FENCE_TEST_TLS_DIR=$d \
+		FENCE_TEST_TLS_PORTS="$REDIS_PORT_tlsgood $REDIS_PORT_tlsmtls $REDIS_PORT_tlswrong $REDIS_PORT_tlsexpired $REDIS_PORT_tlsrogue $REDIS_PORT_tlsstop" \
+		FENCE_TEST_TLS_STOP_PID=$REDIS_PID_tlsstop \
+		FENCE_TEST_TLS_QUORUM="$REDIS_PORT_tlsq1 $REDIS_PORT_tlsq2 $REDIS_PORT_tlsq3" \
+		FENCE_TEST_TLS_CLUSTER="$REDIS_PORT_tlsc1 $REDIS_PORT_tlsc2 $REDIS_PORT_tlsc3" \
+		FENCE_TEST_TLS_SENTINEL="$REDIS_PORT_tlss1 $REDIS_PORT_tlss2 $REDIS_PORT_tlss3" \
+		make -s -C client check-tls 2>&1 | report
+	made_it tls "${PIPESTATUS[0]}" "$before"
+}
+
 suite_drivers() {
 	echo "== drivers"
 	bash test/drivers/run.sh 2>&1 | report
@@ -129,7 +166,7 @@ suite_e2e() {
 	done
 }
 
-for s in ${FENCE_SUITES:-regress client topo drivers e2e}; do
+for s in ${FENCE_SUITES:-regress client topo tls drivers e2e}; do
 	"suite_$s"
 done
 

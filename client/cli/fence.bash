@@ -58,7 +58,7 @@ _fence()
 		;;
 	-r | --redis)
 		compopt -o nospace 2>/dev/null
-		COMPREPLY=($(compgen -W "redis:// unix:// redis-sentinel:// redis-cluster://" -- "$cur"))
+		COMPREPLY=($(compgen -W "redis:// rediss:// unix:// redis-sentinel:// rediss-sentinel:// redis-cluster:// rediss-cluster://" -- "$cur"))
 		return 0
 		;;
 	-t | --ttl | -w | --wait | -g | --grace | --replica-timeout)

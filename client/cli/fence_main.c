@@ -57,7 +57,8 @@
 #define EXIT_LOST		76
 #define EXIT_STALE		77
 #define EXIT_CONFIG		78		/* Redis refused the login (AUTH, SELECT,
-								 * ACL); run: PostgreSQL refuses PGOPTIONS */
+								 * ACL), TLS refused (certificates, keys);
+								 * run: PostgreSQL refuses PGOPTIONS */
 
 #define DEFAULT_TTL_MS		30000
 #define DEFAULT_GRACE_MS	10000
@@ -128,8 +129,14 @@ usage(void)
 	printf("                                the master Sentinel names (port 26379)\n");
 	printf("  redis-cluster://[[user]:password@]host[:port][,host[:port]...]\n");
 	printf("                                a Redis Cluster\n");
-	printf("  several redis:// or unix:// URLs, separated by whitespace in\n");
+	printf("  several redis://, rediss:// or unix:// URLs, separated by whitespace in\n");
 	printf("  $FENCE_REDIS_URL or given by repeated --redis: a quorum (Redlock)\n");
+	printf("  rediss://, rediss-sentinel://, rediss-cluster://: the same over TLS, the\n");
+	printf("  server's certificate and host name verified; query parameters (after ?,\n");
+	printf("  joined by &): tls-ca-cert-file=FILE, tls-ca-cert-dir=DIR (default: the\n");
+	printf("  system's CAs), tls-cert-file=FILE and tls-key-file=FILE (a client\n");
+	printf("  certificate), tls-server-name=NAME (sent as SNI and verified instead of\n");
+	printf("  the host), tls-insecure-skip-verify=yes (no checks at all: tests only)\n");
 	printf("\nDURATION is 250ms, 10s, 2m, 1h, or a plain number of milliseconds.\n");
 	printf("\nOptions go before COMMAND or SQL: what follows them is passed on as it is\n");
 	printf("(\"fence exec R --pg C 'SELECT $1' -5\" binds -5); \"--\" ends the options before\n");
@@ -161,7 +168,9 @@ usage(void)
 	printf("  76  lease lost (run), or not held by OWNER (release, extend)\n");
 	printf("  77  PostgreSQL rejected a stale token\n");
 	printf("  78  configuration refused: Redis refused the login (password, ACL user,\n");
-	printf("      database); run --pg: PostgreSQL (or a pooler) refuses PGOPTIONS\n");
+	printf("      database); TLS refused (a certificate not trusted, a key that cannot\n");
+	printf("      be read, a client certificate the server wants or refuses);\n");
+	printf("      run --pg: PostgreSQL (or a pooler) refuses PGOPTIONS\n");
 	printf("  1   any other error\n");
 }
 
@@ -227,6 +236,7 @@ exit_for(int err)
 		case FENCE_ERR_ARG:
 			return EXIT_USAGE;
 		case FENCE_ERR_AUTH:
+		case FENCE_ERR_TLS:
 			return EXIT_CONFIG;
 		case FENCE_ERR_STATE:
 			return EXIT_DATAERR;
@@ -313,6 +323,38 @@ is_quorum(const char *spec)
 			p++;
 	}
 	return words > 1;
+}
+
+/*
+ * Does a URL of "spec" (one, or a quorum) turn TLS verification off?  The
+ * spec was checked already.
+ */
+static int
+skips_verify(const char *spec)
+{
+	const char *p = spec;
+	int			found = 0;
+
+	while (*p && !found)
+	{
+		char	   *word;
+		size_t		len;
+		fence_url	u;
+		char		err[256];
+
+		p += strspn(p, " \t\n\r\f\v");
+		len = strcspn(p, " \t\n\r\f\v");
+		if (len == 0 || (word = strndup(p, len)) == NULL)
+			break;
+		if (fence_parse_url(word, &u, err, sizeof(err)) == FENCE_OK)
+		{
+			found = u.tls.insecure_skip_verify;
+			fence_url_free(&u);
+		}
+		free(word);
+		p += len;
+	}
+	return found;
 }
 
 static PGconn *
@@ -1799,6 +1841,9 @@ check_command_line(options *o, const verb *v, const char *err, int nargs, char *
 		o->redis = FENCE_DEFAULT_URL;
 	if (fence_check_url(o->redis, errbuf, sizeof(errbuf)) != FENCE_OK)
 		return usage_error("%s", errbuf);
+	if (skips_verify(o->redis))
+		fprintf(stderr, "%s: warning: tls-insecure-skip-verify=yes: the Redis server's certificate is not checked, so anyone on the way can pose as it (for tests only)\n",
+				progname);
 	if (o->min_replicas > 0 && is_quorum(o->redis))
 		return usage_error("--min-replicas needs one master (one node, Sentinel or Cluster), not a quorum%s", "");
 	if (o->min_replicas > 0 &&

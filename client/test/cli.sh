@@ -3,76 +3,16 @@
 # (FENCE_REDIS_URL) and PostgreSQL (PG* variables), one "ok - NAME" /
 # "not ok - NAME" / "skip - NAME" line per test.
 #
-# FENCE_BIN names the binary under test (default: ./fence next to this
-# directory); FENCE_CLI_ONLY picks tests by name.  Resource names carry the pid: other suites share the servers.
+# The harness (FENCE_BIN, FENCE_CLI_ONLY) is clilib.sh's.
 set -u
 cd "$(dirname "$0")/.."
-F=${FENCE_BIN:-$PWD/fence}
 : "${FENCE_REDIS_URL:=redis://127.0.0.1:6379}"
 export FENCE_REDIS_URL
-PGC="dbname=${PGDATABASE:-postgres}"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/fence-cli.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-failed=0 passed=0 skipped=0
+. test/clilib.sh
 
 rcli() { redis-cli -u "$FENCE_REDIS_URL" "$@"; }
-rname() { echo "cli-$$-$1"; }
 lockkey() { echo "fence:{$1}:lock"; }
 lock_free() { [ "$(rcli EXISTS "$(lockkey "$1")")" = 0 ]; }
-
-# dead PID: gone, or a zombie nobody has reaped yet
-dead() {
-	! kill -0 "$1" 2>/dev/null || grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null
-}
-
-# wait_for COND...: retry COND for up to 5 s
-wait_for() {
-	local i
-	for i in $(seq 100); do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
-# expect_rc WANT CMD...: run CMD, fail unless it exits with WANT
-expect_rc() {
-	local want=$1 rc=0
-	shift
-	"$@" >"$TMP/out" 2>"$TMP/err" || rc=$?
-	if [ "$rc" != "$want" ]; then
-		echo "expected exit $want, got $rc from: $*"
-		cat "$TMP/out" "$TMP/err"
-		return 1
-	fi
-}
-
-pg_ready=0
-if psql -XAtqc "SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS fence" >/dev/null 2>&1 ||
-	[ "$(psql -XAtc "SELECT to_regprocedure('fence.advance(text,bigint,text)') IS NOT NULL" 2>/dev/null)" = t ]; then
-	pg_ready=1
-fi
-
-# FENCE_CLI_ONLY="NAME..." runs only the tests named (while iterating).
-run_test() {
-	local name=$1 needs_pg=${2:-}
-	[ -z "${FENCE_CLI_ONLY:-}" ] || [[ " $FENCE_CLI_ONLY " == *" $name "* ]] || return 0
-	if [ "$needs_pg" = pg ] && [ $pg_ready = 0 ]; then
-		echo "skip - $name # extension fence not available"
-		skipped=$((skipped + 1))
-		return
-	fi
-	# not inside "if": errexit would be ignored there
-	(set -e; "test_$name") >"$TMP/log" 2>&1
-	if [ $? = 0 ]; then
-		echo "ok - $name"
-		passed=$((passed + 1))
-	else
-		echo "not ok - $name"
-		sed 's/^/#   /' "$TMP/log" | tail -n 30
-		failed=$((failed + 1))
-	fi
-}
 
 # --- usage ----------------------------------------------------------------
 
@@ -121,7 +61,7 @@ test_cli_usage_errors() {
 	grep -q "master's name is missing" "$TMP/err"
 	expect_rc 64 "$F" acquire r --redis 'redis-cluster://127.0.0.1:1/3'
 	expect_rc 64 "$F" acquire r --redis redis://127.0.0.1:1 --redis 'redis-cluster://127.0.0.1:2'
-	grep -q 'must be a redis:// or unix:// URL' "$TMP/err"
+	grep -q 'must be a redis://, rediss:// or unix:// URL' "$TMP/err"
 	FENCE_REDIS_URL="redis://127.0.0.1:1 http://x" expect_rc 64 "$F" acquire r
 	expect_rc 64 "$F" acquire r --min-replicas x
 	expect_rc 64 "$F" acquire r --min-replicas -1
@@ -161,11 +101,13 @@ test_cli_redis_down() {
 	expect_rc 69 "$F" show "$(rname down)" --redis redis://127.0.0.1:1
 }
 
-# spare_port: a TCP port on 127.0.0.1 that nothing listens on
+# spare_port: a TCP port on 127.0.0.1 that nothing listens on, below
+# Linux's ephemeral ports (32768 and up): an outgoing connection of any
+# process may take one of those at any moment, and the server's bind fails
 spare_port() {
 	local port
 	while :; do
-		port=$((20000 + RANDOM % 30000))
+		port=$((12000 + RANDOM % 20000))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 			echo "$port"
 			return

@@ -162,7 +162,37 @@ test_url_good(void)
 	CHECK(strcmp(u.password, "pw") == 0);
 	fence_url_free(&u);
 	CHECK(fence_parse_url("redis-cluster://a/", &u, err, sizeof(err)) == FENCE_OK);
-	CHECK(u.kind == FENCE_URL_CLUSTER && u.nhosts == 1);
+	CHECK(u.kind == FENCE_URL_CLUSTER && u.nhosts == 1 && !u.tls.enabled);
+	fence_url_free(&u);
+
+	/* TLS: rediss schemes, parameters after '?' (values %-decoded, '/' as is) */
+	CHECK(fence_parse_url("rediss://h", &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(u.kind == FENCE_URL_NODE && u.tls.enabled && u.port == 6379 && u.tls.ca_cert_file == NULL &&
+		  !u.tls.insecure_skip_verify);
+	fence_url_free(&u);
+	CHECK(fence_parse_url("rediss://u:p%3F@h:6380/2?tls-ca-cert-file=/etc/ca%20s.pem&tls-server-name=r.example"
+						  "&tls-cert-file=/c.pem&tls-key-file=/k.pem&tls-ca-cert-dir=/d",
+						  &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(u.tls.enabled && u.port == 6380 && u.db == 2 && strcmp(u.password, "p?") == 0);
+	CHECK(strcmp(u.tls.ca_cert_file, "/etc/ca s.pem") == 0 && strcmp(u.tls.ca_cert_dir, "/d") == 0);
+	CHECK(strcmp(u.tls.server_name, "r.example") == 0);
+	CHECK(strcmp(u.tls.cert_file, "/c.pem") == 0 && strcmp(u.tls.key_file, "/k.pem") == 0);
+	fence_url_free(&u);
+	CHECK(fence_parse_url("rediss://h?tls-insecure-skip-verify=yes", &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(u.tls.insecure_skip_verify == 1);
+	fence_url_free(&u);
+	CHECK(fence_parse_url("rediss-sentinel://s1,s2/m?db=3&tls-ca-cert-file=/ca.pem", &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(u.kind == FENCE_URL_SENTINEL && u.tls.enabled && u.db == 3 && u.nhosts == 2 &&
+		  u.hosts[0].port == 26379 && strcmp(u.master, "m") == 0 && strcmp(u.tls.ca_cert_file, "/ca.pem") == 0);
+	fence_url_free(&u);
+	CHECK(fence_parse_url("rediss-cluster://a:7000,b?tls-server-name=c.example", &u, err, sizeof(err)) == FENCE_OK);
+	CHECK(u.kind == FENCE_URL_CLUSTER && u.tls.enabled && u.nhosts == 2 && strcmp(u.tls.server_name, "c.example") == 0);
+	fence_url_free(&u);
+	/* a refused TLS URL says what is wrong */
+	CHECK(fence_parse_url("redis://h?tls-ca-cert-file=/ca.pem", &u, err, sizeof(err)) == FENCE_ERR);
+	CHECK(strstr(err, "needs a TLS URL (rediss://") != NULL);
+	CHECK(fence_parse_url("rediss://h?tls-cert-file=/c.pem", &u, err, sizeof(err)) == FENCE_ERR);
+	CHECK(strstr(err, "tls-cert-file and tls-key-file go together") != NULL);
 	rc = 0;
 fail:
 	fence_url_free(&u);
@@ -173,7 +203,7 @@ static int
 test_url_malformed(void)
 {
 	static const char *bad[] = {
-		"", "localhost:6379", "http://localhost", "rediss://h", "redis://",
+		"", "localhost:6379", "http://localhost", "redis://",
 		"redis://:6379", "redis://h:0", "redis://h:65536", "redis://h:port",
 		"redis://h:12x", "redis://h/x", "redis://h/-1", "redis://user@h",
 		"redis://u:p%zz@h", "redis://[::1", "redis://h o", "unix://",
@@ -183,7 +213,17 @@ test_url_malformed(void)
 		"redis-sentinel://h,,i/m", "redis-sentinel://h,/m", "redis-sentinel://,h/m",
 		"redis-sentinel://h:0/m", "redis-sentinel:///m", "redis-sentinel://h/m%zz",
 		"redis-cluster://", "redis-cluster://h/0", "redis-cluster://h,", "redis-cluster://h:99999",
-		"redis-cluster://u@h", "redis-cluster://h h", "redis://a,b", NULL
+		"redis-cluster://u@h", "redis-cluster://h h", "redis://a,b",
+		/* TLS parameters: only on TLS URLs, known, whole, once each */
+		"redis://h?tls-ca-cert-file=/ca.pem", "redis-sentinel://h/m?tls-cert-file=c",
+		"redis-cluster://h?tls-server-name=x", "unix:///s?tls-ca-cert-file=/ca.pem",
+		"rediss://h?tls-ca=x", "rediss://h?db=1", "rediss://h?", "rediss://h?tls-server-name",
+		"rediss://h?tls-server-name=", "rediss://h?tls-server-name=a&", "rediss://h?&tls-server-name=a",
+		"rediss://h?tls-server-name=a&tls-server-name=b", "rediss://h?tls-cert-file=c",
+		"rediss://h?tls-key-file=k", "rediss://h?tls-insecure-skip-verify=1",
+		"rediss://h?tls-insecure-skip-verify=yes&tls-insecure-skip-verify=yes",
+		"rediss://h?tls-ca-cert-file=%zz", "rediss-cluster://h/0?tls-server-name=x",
+		"rediss-sentinel://h?tls-server-name=x", "redis://:pa?ss@h", NULL
 	};
 	fence_url	u;
 	char		err[256];
@@ -1344,101 +1384,14 @@ fail:
 
 /*
  * The race: a thread of the application forks and execs while libfence
- * is connecting.  Each child counts, before its exec, the sockets it would
- * keep across it that were not there (and inheritable) before the test;
- * a socket that got FD_CLOEXEC only once its connect was over is caught
- * in that window.
+ * is connecting (testlib.h); a socket that got FD_CLOEXEC only once its
+ * connect was over would be caught.  Each connect leaves a socket in
+ * TIME_WAIT: not too many of them.
  */
-static volatile int race_stop;
-static int	race_known[64],
-			race_nknown;
-
-static void *
-fork_exec_loop(void *arg)
-{
-	int		   *leaked = arg;
-
-	while (!race_stop)
-	{
-		pid_t		pid = fork();
-		int			st;
-
-		if (pid == 0)
-		{
-			int			n = 0;
-
-			/* only async-signal-safe calls between fork and exec */
-			for (int fd = 3; fd < 1024; fd++)
-			{
-				struct stat sb;
-				int			flags = fcntl(fd, F_GETFD);
-
-				if (flags >= 0 && !(flags & FD_CLOEXEC) && fstat(fd, &sb) == 0 &&
-					S_ISSOCK(sb.st_mode) && !fd_in(race_known, race_nknown, fd))
-					n++;
-			}
-			if (n > 0)
-				_exit(100 + (n < 100 ? n : 99));
-			execl("/bin/true", "true", (char *) NULL);
-			_exit(127);
-		}
-		if (pid < 0 || waitpid(pid, &st, 0) != pid)
-			break;
-		if (WIFEXITED(st) && WEXITSTATUS(st) > 100 && WEXITSTATUS(st) != 127)
-			(*leaked)++;
-	}
-	return NULL;
-}
-
 static int
 test_cloexec_fork_race(void)
 {
-	pthread_t	th;
-	int			all[64],
-				nall,
-				leaked = 0,
-				started = 0,
-				connects = 0,
-				rc = 1;
-	long long	t0;
-
-	/* the test's own inheritable sockets (its raw hiredis connection) */
-	race_nknown = 0;
-	nall = list_sockets(all, 64);
-	for (int i = 0; i < nall; i++)
-		if (!(fcntl(all[i], F_GETFD) & FD_CLOEXEC))
-			race_known[race_nknown++] = all[i];
-	race_stop = 0;
-	CHECK(pthread_create(&th, NULL, fork_exec_loop, &leaked) == 0);
-	started = 1;
-	t0 = ms_now();
-	/* each connect leaves a socket in TIME_WAIT: not too many of them */
-	while (ms_now() - t0 < 3000 && connects < 1500 && leaked == 0)
-	{
-		fence_ctx  *a = fence_connect(redis_url);
-
-		CHECKC(a->err == 0, a);
-		fence_free(a);
-		connects++;
-	}
-	race_stop = 1;
-	pthread_join(th, NULL);
-	started = 0;
-	if (leaked > 0)
-	{
-		snprintf(tap_why, sizeof(tap_why), "%d exec'd children inherited a Redis socket (%d connects)",
-				 leaked, connects);
-		goto fail;
-	}
-	CHECK(connects > 100);
-	rc = 0;
-fail:
-	if (started)
-	{
-		race_stop = 1;
-		pthread_join(th, NULL);
-	}
-	return rc;
+	return cloexec_race(redis_url, 0, 3000, 1500, 100, "a Redis socket");
 }
 
 /* Calls of "cmd" so far, from INFO commandstats (0 if none). */

@@ -44,25 +44,6 @@ static int	sentinel_port[2], sentinel_pid[2];
 static int	sentinels_pid[MAXN], nsentinels;
 static int	quorum_port[MAXN], quorum_pid[MAXN], nquorum;
 
-/* Parse "a b c" into up to MAXN ints. */
-static int
-ints(const char *s, int *out)
-{
-	int			n = 0;
-	char	   *end;
-
-	while (s != NULL && *s && n < MAXN)
-	{
-		long		v = strtol(s, &end, 10);
-
-		if (end == s)
-			break;
-		out[n++] = (int) v;
-		s = end;
-	}
-	return n;
-}
-
 /* Ports out of "redis://127.0.0.1:P redis://...". */
 static int
 url_ports(const char *s, int *out)
@@ -1303,7 +1284,7 @@ test_quorum_bad_arguments(void)
 				rc = 1;
 
 	a = fence_connect("redis://127.0.0.1:1 redis-cluster://127.0.0.1:2");
-	CHECK(a->err == FENCE_ERR_ARG && strstr(a->errstr, "must be a redis:// or unix://") != NULL);
+	CHECK(a->err == FENCE_ERR_ARG && strstr(a->errstr, "must be a redis://, rediss:// or unix://") != NULL);
 	fence_free(a);
 	a = fence_connect("redis://127.0.0.1:1 http://x");
 	CHECK(a->err == FENCE_ERR_ARG && strstr(a->errstr, "unsupported Redis URL scheme") != NULL);
@@ -1518,15 +1499,15 @@ main(void)
 	sentinel_url = getenv("FENCE_TEST_SENTINEL");
 	quorum_url = getenv("FENCE_TEST_QUORUM");
 	if (cluster_url)
-		ncluster = ints(getenv("FENCE_TEST_CLUSTER_PORTS"), cluster_port);
-	if (sentinel_url && (ints(getenv("FENCE_TEST_SENTINEL_PORTS"), sentinel_port) != 2 ||
-						 ints(getenv("FENCE_TEST_SENTINEL_PIDS"), sentinel_pid) != 2))
+		ncluster = ints(getenv("FENCE_TEST_CLUSTER_PORTS"), cluster_port, MAXN);
+	if (sentinel_url && (ints(getenv("FENCE_TEST_SENTINEL_PORTS"), sentinel_port, 2) != 2 ||
+						 ints(getenv("FENCE_TEST_SENTINEL_PIDS"), sentinel_pid, 2) != 2))
 		sentinel_url = NULL;
-	nsentinels = ints(getenv("FENCE_TEST_SENTINELS_PIDS"), sentinels_pid);
+	nsentinels = ints(getenv("FENCE_TEST_SENTINELS_PIDS"), sentinels_pid, MAXN);
 	if (quorum_url)
 	{
 		nquorum = url_ports(quorum_url, quorum_port);
-		if (ints(getenv("FENCE_TEST_QUORUM_PIDS"), quorum_pid) != nquorum)
+		if (ints(getenv("FENCE_TEST_QUORUM_PIDS"), quorum_pid, MAXN) != nquorum)
 			nquorum = 0;
 	}
 	pg_setup();

@@ -1,8 +1,9 @@
 /*
  * client/test/testlib.h
  *	  Helpers the client's C test programs share: unique resource names,
- *	  clocks, the lease-lost counter, the PostgreSQL connection, and the
- *	  sockets a process holds.
+ *	  clocks, the lease-lost counter, the PostgreSQL connection, the
+ *	  descriptors a process holds and the fork+exec race of the
+ *	  close-on-exec tests, and waiters.
  *
  * Define TEST_PREFIX (a string) before including it: resource names are
  * TEST_PREFIX "-<pid>-<base>", since other suites share the servers.
@@ -10,9 +11,14 @@
 #ifndef FENCE_TESTLIB_H
 #define FENCE_TESTLIB_H
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -114,6 +120,158 @@ list_sockets(int *fds, int max)
 		}
 	}
 	return n;
+}
+
+/* Parse "a b c" into up to "max" ints; how many. */
+static int	__attribute__((unused))
+ints(const char *s, int *out, int max)
+{
+	int			n = 0;
+	char	   *end;
+
+	while (s != NULL && *s && n < max)
+	{
+		long		v = strtol(s, &end, 10);
+
+		if (end == s)
+			break;
+		out[n++] = (int) v;
+		s = end;
+	}
+	return n;
+}
+
+/* The descriptors this process holds, of any kind, at most "max" of them. */
+static int	__attribute__((unused))
+list_fds(int *fds, int max)
+{
+	DIR		   *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int			n = 0,
+				self = d ? dirfd(d) : -1;
+
+	while (d != NULL && (e = readdir(d)) != NULL && n < max)
+	{
+		int			fd = atoi(e->d_name);
+
+		if (e->d_name[0] != '.' && fd != self)
+			fds[n++] = fd;
+	}
+	if (d != NULL)
+		closedir(d);
+	return n;
+}
+
+/*
+ * The race of the close-on-exec tests: a thread of the application forks
+ * and execs while libfence connects.  Each child counts, before its exec,
+ * the descriptors it would keep across it that were not there (and
+ * inheritable) before the test: sockets, or with "race_any_fd" every kind
+ * (the files libfence reads too).  A descriptor that got FD_CLOEXEC only
+ * once it was open is caught in that window.
+ */
+static volatile int race_stop;
+static int	race_known[256],
+			race_nknown,
+			race_any_fd;
+
+static void *
+race_fork_exec(void *arg)
+{
+	int		   *leaked = arg;
+
+	while (!race_stop)
+	{
+		pid_t		pid = fork();
+		int			st;
+
+		if (pid == 0)
+		{
+			int			n = 0;
+
+			/* only async-signal-safe calls between fork and exec */
+			for (int fd = 3; fd < 1024; fd++)
+			{
+				struct stat sb;
+				int			flags = fcntl(fd, F_GETFD);
+
+				if (flags >= 0 && !(flags & FD_CLOEXEC) && fstat(fd, &sb) == 0 &&
+					(race_any_fd || S_ISSOCK(sb.st_mode)) && !fd_in(race_known, race_nknown, fd))
+					n++;
+			}
+			if (n > 0)
+				_exit(100 + (n < 100 ? n : 99));
+			execl("/bin/true", "true", (char *) NULL);
+			_exit(127);
+		}
+		if (pid < 0 || waitpid(pid, &st, 0) != pid)
+			break;
+		if (WIFEXITED(st) && WEXITSTATUS(st) > 100 && WEXITSTATUS(st) != 127)
+			(*leaked)++;
+	}
+	return NULL;
+}
+
+/*
+ * Connect to "url" and disconnect again and again while race_fork_exec
+ * runs: for "ms" and at most "max" times, but at least "min" times, however
+ * long a busy machine makes them take (within a minute); "what" names what
+ * may leak, for the message.  0 when no child inherited anything, else 1
+ * with tap_why set.
+ */
+static int	__attribute__((unused))
+cloexec_race(const char *url, int any_fd, long ms, int max, int min, const char *what)
+{
+	pthread_t	th;
+	int			all[256],
+				nall,
+				leaked = 0,
+				connects = 0,
+				failed = 0;
+	long long	t0;
+
+	race_any_fd = any_fd;
+	race_nknown = 0;
+	nall = list_fds(all, 256);
+	for (int i = 0; i < nall; i++)
+		if (!(fcntl(all[i], F_GETFD) & FD_CLOEXEC))
+			race_known[race_nknown++] = all[i];
+	race_stop = 0;
+	if (pthread_create(&th, NULL, race_fork_exec, &leaked) != 0)
+	{
+		snprintf(tap_why, sizeof(tap_why), "pthread_create failed");
+		return 1;
+	}
+	t0 = ms_now();
+	while ((connects < min || (ms_now() - t0 < ms && connects < max)) &&
+		   ms_now() - t0 < 60000 && leaked == 0 && !failed)
+	{
+		fence_ctx  *a = fence_connect(url);
+
+		if (a == NULL || a->err)
+		{
+			snprintf(tap_why, sizeof(tap_why), "connect: %s", a ? a->errstr : "out of memory");
+			failed = 1;
+		}
+		fence_free(a);
+		connects++;
+	}
+	race_stop = 1;
+	pthread_join(th, NULL);
+	if (failed)
+		return 1;
+	if (leaked > 0)
+	{
+		snprintf(tap_why, sizeof(tap_why), "%d exec'd children inherited %s (%d connects)",
+				 leaked, what, connects);
+		return 1;
+	}
+	if (connects < min)
+	{
+		snprintf(tap_why, sizeof(tap_why), "only %d connects in %lld ms", connects, ms_now() - t0);
+		return 1;
+	}
+	return 0;
 }
 
 /*

@@ -83,7 +83,7 @@ main(int argc, char **argv)
 	redisContext *rc;
 	char		resource[64],
 				key[64],
-				err[256];
+				err[256] = "";
 	double		t_cyc = 0,
 				t_set = 0,
 				t;
@@ -99,9 +99,11 @@ main(int argc, char **argv)
 		fprintf(stderr, "cycles: N must be positive\n");
 		return 1;
 	}
-	if (fence_parse_url(url ? url : FENCE_DEFAULT_URL, &u, err, sizeof(err)) != FENCE_OK || u.is_unix)
+	/* the SET baseline is plain hiredis: no Unix socket, no TLS */
+	if (fence_parse_url(url ? url : FENCE_DEFAULT_URL, &u, err, sizeof(err)) != FENCE_OK ||
+		u.is_unix || u.tls.enabled)
 	{
-		fprintf(stderr, "cycles: needs a redis:// URL: %s\n", err);
+		fprintf(stderr, "cycles: needs a redis:// URL%s%s\n", err[0] ? ": " : "", err);
 		return 1;
 	}
 	rc = redisConnect(u.host, u.port);

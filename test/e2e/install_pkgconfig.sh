@@ -6,11 +6,11 @@
 # the default prefix writes a libfence.pc that points into DIR (the
 # directories of the install, not those of the build), with the header in
 # DIR/include/fence/ and the shared object named after its soname
-# (libfence.so.1.MINOR.PATCH); the README's
+# (libfence.so.2.MINOR.PATCH); the README's
 # "cc example.c $(pkg-config --cflags --libs libfence)" builds
 # client/examples/example.c, which includes <fence.h> as before and calls
 # libpq itself (so libpq is in Requires:, not Requires.private:); the
-# program loads DIR's libfence.so.1 and runs its whole path against the real
+# program loads DIR's libfence.so.2 and runs its whole path against the real
 # servers; "make uninstall" with the same PREFIX leaves no file behind.
 . "$(dirname "$0")/lib/lib.sh"
 e2e_init install_pkgconfig
@@ -28,10 +28,10 @@ pc=$prefix/lib/pkgconfig/libfence.pc
 [ -f "$pc" ] || fail "no $pc"
 grep -qx "prefix=$prefix" "$pc" || fail "libfence.pc does not name the install's prefix: $(grep ^prefix= "$pc")"
 [ -f "$prefix/include/fence/fence.h" ] || fail "no header in $prefix/include/fence/"
-soname=$(objdump -p "$prefix/lib/libfence.so.1" | awk '$1 == "SONAME" { print $2 }')
-file=$(readlink -f "$prefix/lib/libfence.so.1")
-[ "$soname" = libfence.so.1 ] || fail "soname is '$soname'"
-[[ ${file##*/} == libfence.so.1.[0-9]*.[0-9]* ]] || fail "the shared object is named ${file##*/}"
+soname=$(objdump -p "$prefix/lib/libfence.so.2" | awk '$1 == "SONAME" { print $2 }')
+file=$(readlink -f "$prefix/lib/libfence.so.2")
+[ "$soname" = libfence.so.2 ] || fail "soname is '$soname'"
+[[ ${file##*/} == libfence.so.2.[0-9]*.[0-9]* ]] || fail "the shared object is named ${file##*/}"
 say "installed into $prefix: ${file##*/}, soname $soname"
 
 # the README's command, in a directory of the example alone
@@ -41,8 +41,8 @@ say "running: $command"
 (cd "$WORK/src" && export PKG_CONFIG_PATH=$prefix/lib/pkgconfig && eval "$command") >"$WORK/cc.log" 2>&1 ||
 	{ cat "$WORK/cc.log"; fail "the README's command does not build example.c"; }
 export LD_LIBRARY_PATH=$prefix/lib
-loaded=$(ldd "$WORK/src/a.out" | awk '$1 == "libfence.so.1" { print $3 }')
-[ "$loaded" = "$prefix/lib/libfence.so.1" ] || fail "a.out loads libfence.so.1 from '$loaded'"
+loaded=$(ldd "$WORK/src/a.out" | awk '$1 == "libfence.so.2" { print $3 }')
+[ "$loaded" = "$prefix/lib/libfence.so.2" ] || fail "a.out loads libfence.so.2 from '$loaded'"
 
 out=$("$WORK/src/a.out" "$FENCE_REDIS_URL" "$PGCONN" e2e:pkgconfig 2>&1) || { echo "$out"; fail "a.out exited $?"; }
 echo "$out" | sed 's/^/    | /'

@@ -11,7 +11,7 @@ set -euo pipefail
 packages=(
 	build-essential pkg-config
 	postgresql postgresql-contrib postgresql-server-dev-15 libpq-dev
-	redis-server redis-tools libhiredis-dev
+	redis-server redis-tools libhiredis-dev libssl-dev openssl
 	faketime python3 python3-psycopg2 python3-yaml gnuplot-nox
 	python3-psycopg python3-asyncpg libpostgresql-jdbc-java pgbouncer
 	golang-go golang-github-jackc-pgx-v4-dev

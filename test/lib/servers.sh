@@ -15,6 +15,11 @@
 #   sentinel_set_start M R NAME DOWN_MS  # master M, replica R, 3 sentinels
 #   FENCE_REDIS_URL=$(sentinel_url NAME MASTER)
 #
+# TLS: while REDIS_TLS_SERVER (redis-server arguments) and REDIS_TLS_CLI
+# (redis-cli arguments) are set, as test/lib/tls.sh's tls_on sets them,
+# redis_start, cluster_start and sentinel_start start servers that speak
+# only TLS on their port, and every redis-cli call here speaks TLS.
+#
 # Everything lives under $FENCE_TMP and is stopped and removed on exit,
 # also on failure or Ctrl-C.  PostgreSQL refuses to run as root, so as
 # root the server runs as the "postgres" system user.
@@ -86,7 +91,8 @@ redis_until() {
 	local port=$1 secs=$2 pattern=$3 message=$4 i
 	shift 4
 	for i in $(seq $((secs * 10))); do
-		redis-cli -p "$port" "$@" 2>/dev/null | grep -q "$pattern" && return 0
+		# shellcheck disable=SC2086 # REDIS_TLS_CLI is a list of arguments
+		redis-cli ${REDIS_TLS_CLI:-} -p "$port" "$@" 2>/dev/null | grep -q "$pattern" && return 0
 		sleep 0.1
 	done
 	echo "$message" >&2
@@ -125,6 +131,17 @@ pg_start() {
 	unset PGOPTIONS PGSERVICE PGPASSWORD
 }
 
+# redis_listen PORT: the redis-server arguments that make it listen on
+# PORT, plain or (REDIS_TLS_SERVER) TLS only.
+redis_listen() {
+	if [ -n "${REDIS_TLS_SERVER:-}" ]; then
+		# shellcheck disable=SC2086 # a list of arguments
+		echo --port 0 --tls-port "$1" $REDIS_TLS_SERVER
+	else
+		echo --port "$1"
+	fi
+}
+
 # redis_start NAME [ARG ...]: start a redis-server without persistence.
 # Extra arguments go to redis-server (e.g. --replicaof 127.0.0.1 PORT), and
 # again to it when redis_restart starts it anew.  REDIS_START_PORT chooses
@@ -135,7 +152,8 @@ redis_start() {
 	port=${REDIS_START_PORT:-$(spare_port)}
 	dir=$FENCE_TMP/redis-$name
 	mkdir -p "$dir"
-	redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" \
+	# shellcheck disable=SC2046 # redis_listen prints a list of arguments
+	redis-server $(redis_listen "$port") --bind 127.0.0.1 --dir "$dir" \
 		--save '' --appendonly no --daemonize no \
 		--logfile "$dir/redis.log" "$@" &
 	local pid=$!
@@ -162,7 +180,8 @@ redis_restart() {
 	kill -9 "${!pidvar}" 2>/dev/null || true
 	wait "${!pidvar}" 2>/dev/null || true
 	[ $# -gt 0 ] || eval "set -- ${!argsvar:-}"
-	redis-server --port "$port" --bind 127.0.0.1 --dir "$FENCE_TMP/redis-$name" \
+	# shellcheck disable=SC2046 # redis_listen prints a list of arguments
+	redis-server $(redis_listen "$port") --bind 127.0.0.1 --dir "$FENCE_TMP/redis-$name" \
 		--save '' --appendonly no --daemonize no \
 		--logfile "$FENCE_TMP/redis-$name/redis.log" "$@" &
 	local pid=$!
@@ -213,7 +232,8 @@ cluster_start() {
 			--cluster-node-timeout 2000 "$@" || return 1
 		addrs+=("127.0.0.1:$port")
 	done
-	redis-cli --cluster create "${addrs[@]:0:n}" --cluster-replicas 0 --cluster-yes \
+	# shellcheck disable=SC2086 # REDIS_TLS_CLI is a list of arguments
+	redis-cli ${REDIS_TLS_CLI:-} --cluster create "${addrs[@]:0:n}" --cluster-replicas 0 --cluster-yes \
 		>"$FENCE_TMP/cluster-$name.log" 2>&1 || { cat "$FENCE_TMP/cluster-$name.log"; return 1; }
 	for ((i = 1; i <= n; i++)); do
 		cluster_wait_ok "$(redis_port "$name$i")" || return 1
@@ -269,7 +289,9 @@ sentinel_start() {
 			sentinel failover-timeout $name 2000
 			sentinel parallel-syncs $name 1
 		CONF
-		redis-server "$conf" --sentinel &
+		# shellcheck disable=SC2046 # redis_listen prints a list of arguments
+		redis-server "$conf" --sentinel $(redis_listen "$port") \
+			${REDIS_TLS_SERVER:+--tls-replication yes} &
 		FENCE_REDIS_PIDS+=("$!")
 		printf -v "REDIS_PORT_$name$i" %s "$port"
 		printf -v "REDIS_PID_$name$i" %s "$!"
@@ -295,7 +317,8 @@ sentinel_set_start() {
 sentinel_wait_peers() {
 	local i
 	for i in $(seq 200); do
-		[ "$(redis-cli -p "$1" sentinel master "$2" 2>/dev/null |
+		# shellcheck disable=SC2086 # REDIS_TLS_CLI is a list of arguments
+		[ "$(redis-cli ${REDIS_TLS_CLI:-} -p "$1" sentinel master "$2" 2>/dev/null |
 			awk 'prev == "num-other-sentinels" { print; exit } { prev = $0 }')" = "$3" ] && return 0
 		sleep 0.1
 	done
@@ -305,7 +328,8 @@ sentinel_wait_peers() {
 
 # sentinel_master PORT NAME: the port of the master the sentinel on PORT names.
 sentinel_master() {
-	redis-cli -p "$1" sentinel get-master-addr-by-name "$2" 2>/dev/null | sed -n 2p
+	# shellcheck disable=SC2086 # REDIS_TLS_CLI is a list of arguments
+	redis-cli ${REDIS_TLS_CLI:-} -p "$1" sentinel get-master-addr-by-name "$2" 2>/dev/null | sed -n 2p
 }
 
 sentinel_url() {

@@ -4,7 +4,7 @@
 #
 # Must hold: the README's commands (3.0 (quilt): pgfence_VERSION.orig.tar.gz
 # from make dist, plus debian/) build postgresql-NN-fence for each
-# supported PostgreSQL version, libfence1, libfence-dev and fence; lintian
+# supported PostgreSQL version, libfence2, libfence-dev and fence; lintian
 # finds no error or warning; each package holds its files (the extension's
 # library and scripts, the shared object under its soname in the
 # multiarch directory, the header, libfence.pc, the command with its man
@@ -12,7 +12,7 @@
 # PostgreSQL is not touched), the extension loads in a throwaway server and
 # updates from 0.1.0; the example program builds against libfence-dev with
 # the README's pkg-config command and runs against real servers on
-# libfence1; the packaged fence takes and fences a lease.
+# libfence2; the packaged fence takes and fences a lease.
 . "$(dirname "$0")/lib.sh"
 pkg_init deb
 
@@ -46,7 +46,7 @@ out=$WORK/src
 [ -f "$out/pgfence_$version.orig.tar.gz" ] || fail "no pgfence_$version.orig.tar.gz"
 
 debs=()
-for p in $(for v in $pgversions; do echo "postgresql-$v-fence"; done) libfence1 libfence-dev fence; do
+for p in $(for v in $pgversions; do echo "postgresql-$v-fence"; done) libfence2 libfence-dev fence; do
 	deb=$out/${p}_${debversion}_$arch.deb
 	[ -f "$deb" ] || fail "no $p package (${deb##*/})"
 	debs+=("$deb")
@@ -73,21 +73,21 @@ for v in $pgversions; do
 	holds "$out/postgresql-$v-fence_${debversion}_$arch.deb" "/usr/lib/postgresql/$v/lib/fence.so" \
 		/usr/share/postgresql/$v/extension/fence.control /usr/share/postgresql/$v/extension/fence--0.1.0--0.2.0.sql
 done
-holds "$out/libfence1_${debversion}_$arch.deb" "/usr/lib/$multiarch/libfence.so.1.${version#*.}" "/usr/lib/$multiarch/libfence.so.1"
+holds "$out/libfence2_${debversion}_$arch.deb" "/usr/lib/$multiarch/libfence.so.2.${version#*.}" "/usr/lib/$multiarch/libfence.so.2"
 holds "$out/libfence-dev_${debversion}_$arch.deb" /usr/include/fence/fence.h "/usr/lib/$multiarch/libfence.so" \
 	"/usr/lib/$multiarch/libfence.a" "/usr/lib/$multiarch/pkgconfig/libfence.pc"
 holds "$out/fence_${debversion}_$arch.deb" /usr/bin/fence /usr/share/man/man1/fence.1.gz \
 	/usr/share/bash-completion/completions/fence /usr/share/doc/fence/copyright
-grep -qF "libfence1 (= $debversion)" <<<"$(dpkg-deb -f "$out/libfence-dev_${debversion}_$arch.deb" Depends)" ||
-	fail "libfence-dev does not depend on its libfence1"
+grep -qF "libfence2 (= $debversion)" <<<"$(dpkg-deb -f "$out/libfence-dev_${debversion}_$arch.deb" Depends)" ||
+	fail "libfence-dev does not depend on its libfence2"
 say "each package holds its files"
 
 # --- unpacked into a root of its own
 root=$WORK/root
 for deb in "${debs[@]}"; do dpkg-deb -x "$deb" "$root"; done
 [ "$("$root/usr/bin/fence" --version)" = "fence (pgfence) $version" ] || fail "the packaged fence says: $("$root/usr/bin/fence" --version)"
-soname=$(objdump -p "$root/usr/lib/$multiarch/libfence.so.1" | awk '$1 == "SONAME" { print $2 }')
-[ "$soname" = libfence.so.1 ] || fail "libfence1's soname is '$soname'"
+soname=$(objdump -p "$root/usr/lib/$multiarch/libfence.so.2" | awk '$1 == "SONAME" { print $2 }')
+[ "$soname" = libfence.so.2 ] || fail "libfence2's soname is '$soname'"
 
 # the extension, from the package, in a private tree of the server
 pgv=$(echo "$pgversions" | tail -n 1)
@@ -128,13 +128,13 @@ sed "s|^prefix=/usr$|prefix=$root/usr|" "$root/usr/lib/$multiarch/pkgconfig/libf
 (cd "$WORK/example" && export PKG_CONFIG_PATH=$WORK/pc && eval "$command") >"$WORK/cc.log" 2>&1 ||
 	{ cat "$WORK/cc.log"; fail "example.c does not build against libfence-dev"; }
 export LD_LIBRARY_PATH=$root/usr/lib/$multiarch
-[ "$(ldd "$WORK/example/a.out" | awk '$1 == "libfence.so.1" { print $3 }')" = "$root/usr/lib/$multiarch/libfence.so.1" ] ||
-	fail "a.out does not load libfence1's library"
+[ "$(ldd "$WORK/example/a.out" | awk '$1 == "libfence.so.2" { print $3 }')" = "$root/usr/lib/$multiarch/libfence.so.2" ] ||
+	fail "a.out does not load libfence2's library"
 conninfo="host=$PGHOST port=$PGPORT user=$PGUSER dbname=$PGDATABASE"
 "$WORK/example/a.out" "$redis_url" "$conninfo" deb:example >"$WORK/example.log" 2>&1 ||
 	{ cat "$WORK/example.log"; fail "the example built on libfence-dev failed"; }
 grep -q '^token 1, owner ' "$WORK/example.log" || fail "the example took no lease: $(cat "$WORK/example.log")"
-say "libfence-dev and libfence1: the example builds with the README's command and runs"
+say "libfence-dev and libfence2: the example builds with the README's command and runs"
 
 # fence: the packaged command takes a lease; Redis's counter starts below
 # the mark of 5, so the announce is refused and the client heals

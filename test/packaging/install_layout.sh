@@ -6,8 +6,8 @@
 # the multiarch directory): exactly these files, the shared object named
 # after its soname, libfence.pc with libdir and includedir under ${prefix}
 # (so --define-variable=prefix moves them), Requires: libpq (fence.h
-# includes libpq-fe.h) and hiredis only private; and after make uninstall,
-# nothing but empty directories.
+# includes libpq-fe.h), hiredis and OpenSSL only private; and after make
+# uninstall, nothing but empty directories.
 . "$(dirname "$0")/lib.sh"
 pkg_init install_layout
 version=$(version_of_header "$TOP/client/fence.h")
@@ -23,15 +23,15 @@ sort >"$WORK/expected" <<-FILES
 	/usr/include/fence/fence.h
 	/usr/lib/$multiarch/libfence.a
 	/usr/lib/$multiarch/libfence.so
-	/usr/lib/$multiarch/libfence.so.1
-	/usr/lib/$multiarch/libfence.so.1.${version#*.}
+	/usr/lib/$multiarch/libfence.so.2
+	/usr/lib/$multiarch/libfence.so.2.${version#*.}
 	/usr/lib/$multiarch/pkgconfig/libfence.pc
 	/usr/share/bash-completion/completions/fence
 	/usr/share/man/man1/fence.1
 FILES
 diff -u "$WORK/expected" "$WORK/files" || fail "make install put other files than these"
-[ "$(readlink "$dest/usr/lib/$multiarch/libfence.so.1")" = "libfence.so.1.${version#*.}" ] ||
-	fail "libfence.so.1 does not point to the shared object"
+[ "$(readlink "$dest/usr/lib/$multiarch/libfence.so.2")" = "libfence.so.2.${version#*.}" ] ||
+	fail "libfence.so.2 does not point to the shared object"
 
 pc=$dest/usr/lib/$multiarch/pkgconfig/libfence.pc
 var() { PKG_CONFIG_PATH=${pc%/*} pkg-config "$@" libfence; }
@@ -42,9 +42,10 @@ var() { PKG_CONFIG_PATH=${pc%/*} pkg-config "$@" libfence; }
 	fail "includedir does not follow \${prefix}: $(grep ^includedir= "$pc")"
 [ "$(var --modversion)" = "$version" ] || fail "libfence.pc says version $(var --modversion)"
 grep -qx 'Requires: libpq' "$pc" || fail "libfence.pc: $(grep '^Requires' "$pc")"
-grep -qx 'Requires.private: hiredis' "$pc" || fail "libfence.pc: $(grep '^Requires' "$pc")"
+grep -qx 'Requires.private: hiredis openssl' "$pc" || fail "libfence.pc: $(grep '^Requires' "$pc")"
 grep -q '^#include <libpq-fe.h>' "$TOP/client/fence.h" || fail "fence.h no longer includes libpq-fe.h: revisit Requires:"
 ! grep -qE '#include <(hiredis/)?hiredis|\<redis[A-Z][a-zA-Z]*\>' "$TOP/client/fence.h" || fail "fence.h shows hiredis: then it belongs in Requires:"
+! grep -qE '#include <openssl/|\<SSL(_CTX)?\>' "$TOP/client/fence.h" || fail "fence.h shows OpenSSL: then it belongs in Requires:"
 [[ " $(var --cflags) " == *" -I/usr/include/fence "* ]] || fail "Cflags: $(var --cflags)"
 say "installed the $(wc -l <"$WORK/files") files, libfence.pc right"
 

@@ -1,0 +1,69 @@
+# client/test/clilib.sh: the harness the fence command's shell tests share
+# (cli.sh, tls.sh), sourced from client/: the binary under test ($F), a
+# temp dir ($TMP), expect_rc, wait_for, and run_test, which prints one
+# "ok - NAME" / "not ok - NAME" / "skip - NAME" line per test.
+#
+# FENCE_BIN names the binary under test (default: ./fence in client/);
+# FENCE_CLI_ONLY picks tests by name.  Resource names carry the pid: other
+# suites share the servers.
+F=${FENCE_BIN:-$PWD/fence}
+PGC="dbname=${PGDATABASE:-postgres}"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/fence-cli.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+failed=0 passed=0 skipped=0
+
+rname() { echo "cli-$$-$1"; }
+
+# dead PID: gone, or a zombie nobody has reaped yet
+dead() {
+	! kill -0 "$1" 2>/dev/null || grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null
+}
+
+# wait_for COND...: retry COND for up to 5 s
+wait_for() {
+	local i
+	for i in $(seq 100); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# expect_rc WANT CMD...: run CMD, fail unless it exits with WANT
+expect_rc() {
+	local want=$1 rc=0
+	shift
+	"$@" >"$TMP/out" 2>"$TMP/err" || rc=$?
+	if [ "$rc" != "$want" ]; then
+		echo "expected exit $want, got $rc from: $*"
+		cat "$TMP/out" "$TMP/err"
+		return 1
+	fi
+}
+
+pg_ready=0
+if psql -XAtqc "SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS fence" >/dev/null 2>&1 ||
+	[ "$(psql -XAtc "SELECT to_regprocedure('fence.advance(text,bigint,text)') IS NOT NULL" 2>/dev/null)" = t ]; then
+	pg_ready=1
+fi
+
+# FENCE_CLI_ONLY="NAME..." runs only the tests named (while iterating).
+run_test() {
+	local name=$1 needs_pg=${2:-}
+	[ -z "${FENCE_CLI_ONLY:-}" ] || [[ " $FENCE_CLI_ONLY " == *" $name "* ]] || return 0
+	if [ "$needs_pg" = pg ] && [ $pg_ready = 0 ]; then
+		echo "skip - $name # extension fence not available"
+		skipped=$((skipped + 1))
+		return
+	fi
+	# not inside "if": errexit would be ignored there
+	(set -e; "test_$name") >"$TMP/log" 2>&1
+	if [ $? = 0 ]; then
+		echo "ok - $name"
+		passed=$((passed + 1))
+	else
+		echo "not ok - $name"
+		sed 's/^/#   /' "$TMP/log" | tail -n 30
+		failed=$((failed + 1))
+	fi
+}
