@@ -65,14 +65,6 @@ enum fence_script
 #define FENCE_WAIT_BEAT_MS 500
 #define FENCE_WAIT_PLACE_MS 2000
 
-/* What an acquire attempt does when it cannot have the lock now. */
-enum fence_attempt
-{
-	FENCE_ATTEMPT_TRY,			/* nothing: fence_acquire */
-	FENCE_ATTEMPT_WAIT,			/* take, or keep, a place in the queue */
-	FENCE_ATTEMPT_LAST			/* give up its place: the deadline passed */
-};
-
 /* The Redis keys of one resource (keys.c); all share one hash tag. */
 typedef struct fence_keys
 {
@@ -133,7 +125,7 @@ typedef struct fence_link
 #define FENCE_LINK_ERROR	(-1)	/* the link FAILED */
 
 /*
- * One Redis server and the connection to it (conn.c).  "addr" says where it
+ * One Redis server and the connection to it (node.c).  "addr" says where it
  * is and how to log in (is_unix, host, port, path, user, password, db,
  * tls); "link" is NULL while disconnected.
  */
@@ -142,7 +134,7 @@ typedef struct fence_node
 	fence_url	addr;
 	fence_link *link;
 	long		max_ms;			/* if > 0: cap on connect and command time */
-	int64_t		used_ns;		/* when "link" last answered (conn.c) */
+	int64_t		used_ns;		/* when "link" last answered (node.c) */
 } fence_node;
 
 /*
@@ -157,52 +149,13 @@ typedef struct fence_node
 #define FENCE_NODE_UNREACHABLE (-1) /* nothing was sent: safe to retry */
 #define FENCE_NODE_BROKEN	(-2)	/* sent, but no reply: outcome unknown */
 
-/*
- * A topology: how lease operations reach Redis (store.c dispatches).  Each
- * returns 1 when it did what was asked, 0 when the lock is not ours (for
- * acquire: busy, with the PTTL in busy_pttl), -1 on error (ctx->err set).
- *
- * Single node, Sentinel and Cluster have one master per key: they only say
- * how to send commands for a key ("exec") and share the lease operations of
- * master.c.  Quorum (quorum.c) has operations of its own.
- */
-typedef struct fence_store_ops
-{
-	const char *kind;
-	/* 1: a failover moves the master (Sentinel, Cluster), and a waiter
-	 * rides it: an attempt that finds no master goes on waiting (lease.c) */
-	int			fails_over;
-	/* open the connection(s) now; FENCE_OK or FENCE_ERR */
-	int			(*open) (fence_ctx *ctx);
-	/* send "cmds" pipelined to the master of "key"; FENCE_OK with every
-	 * reply in "replies", or a FENCE_NODE_* code (ctx->err set) */
-	int			(*exec) (fence_ctx *ctx, const char *key, int ncmds,
-						 const fence_cmd *cmds, redisReply **replies);
-	int			(*acquire) (fence_ctx *ctx, fence_lease *l, int64_t t0,
-							enum fence_attempt how);
-	int			(*extend) (fence_ctx *ctx, const char *lock_key,
-						   const char *owner, long long ttl_ms);
-	int			(*release) (fence_ctx *ctx, const char *lock_key,
-							const char *owner);
-	/* block until a release wakes the waiter "l" (at most "block_ms"), then
-	 * make an attempt, as acquire; "*t0" becomes the time before the
-	 * attempt was sent (or earlier), "*refused" says Redis would not block */
-	int			(*wait) (fence_ctx *ctx, fence_lease *l, int64_t *t0, long block_ms,
-						 enum fence_attempt how, int *refused);
-	/* raise the counter above "mark" and take the next token into l->token */
-	int			(*heal) (fence_ctx *ctx, fence_lease *l, long long mark);
-	int			(*show) (fence_ctx *ctx, const char *lock_key,
-						 const char *token_key, fence_info *info);
-	void		(*free) (void *state);
-} fence_store_ops;
-
 /* The private part of a fence_ctx: the topology and its settings. */
 struct fence_conn
 {
 	char	   *spec;			/* the URL(s) as given, for clones */
 	long		connect_ms;
 	long		command_ms;
-	const fence_store_ops *ops;
+	const struct fence_store_ops *ops;	/* the topology (store/store.h) */
 	void	   *store;			/* the topology's state */
 	int			min_replicas;	/* WAIT for this many after acquire */
 	long		replica_timeout_ms;
@@ -230,7 +183,7 @@ struct fence_lease
 	unsigned int attempts;		/* quorum attempts made so far */
 	long long	token;
 
-	/* Shared with the heartbeat thread, under "mu" (lease.c). */
+	/* Shared with the heartbeat thread, under "mu" (renew.c). */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;			/* extends done, heartbeat stop */
 	long long	ttl_ms;			/* of the last acquire or extend */
@@ -249,23 +202,82 @@ struct fence_lease
 	fence_ctx  *hb_ctx;			/* the heartbeat's own connection */
 };
 
-/* context.c */
+/*
+ * The ground: error.c, clock.c, random.c, and the pure helpers below them
+ * call nothing above.  Files are listed from the bottom floor up; a file
+ * may call what is declared above its own section (client/tools/layers.sh
+ * checks it).
+ */
+
+/* error.c */
 void		fence_set_error(fence_ctx *ctx, int err, const char *fmt,...)
 			__attribute__((format(printf, 3, 4)));
 void		fence_clear_error(fence_ctx *ctx);
+int			fence_err_refused(const fence_ctx *ctx);
+int			fence_link_fail(fence_link *l, int kind, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
+
+/* clock.c */
 int64_t		fence_now_ns(void);
 void		fence_sleep_ns(int64_t ns);
+long long	fence_drift_ms(long long ttl_ms);
+
+/* random.c */
 int			fence_random_bytes(void *buf, size_t len);
 int			fence_owner_bytes(fence_ctx *ctx, unsigned char *buf, size_t len);
 uint64_t	fence_rand(fence_ctx *ctx);
-fence_ctx  *fence_ctx_clone(fence_ctx *ctx, long command_ms);
 
 /* url.c */
 int			fence_url_copy(fence_url *dst, const fence_url *src);
 int			fence_url_node(fence_url *dst, const fence_url *login,
 						   const char *host, int port);
 
-/* conn.c */
+/* keys.c */
+char	   *fence_key(const char *resource, const char *suffix);
+int			fence_keys_init(fence_keys *keys, const char *resource);
+void		fence_keys_free(fence_keys *keys);
+
+/* sha1.c */
+void		fence_sha1_hex(const void *data, size_t len, char hex[41]);
+
+/* reply.c */
+int			fence_reply_error(fence_ctx *ctx, redisReply *r);
+int			fence_reply_is(const redisReply *r, const char *prefix);
+int			fence_reply_refused(const char *msg);
+int			fence_reply_transient(const redisReply *r);
+void		fence_free_replies(int n, redisReply **replies);
+int			fence_parse_counter(const char *s, size_t len, long long *out);
+int			fence_parse_token(const char *s, size_t len, long long *out);
+int			fence_parse_show(fence_ctx *ctx, redisReply *r, const char *token_key,
+							 fence_info *info);
+
+/* socket.c */
+int			fence_socket_open(const fence_url *u, int64_t end_ns, char *msg, size_t msglen);
+
+/* tls.c: TLS sessions on a link, and the contexts' TLS settings */
+struct ssl_ctx_st *fence_tls_context(fence_ctx *ctx, const fence_tls_opts *opts);
+int			fence_tls_share(fence_ctx *dst, const fence_ctx *src);
+void		fence_tls_free_all(fence_ctx *ctx);
+int			fence_tls_attach(fence_link *l, struct ssl_ctx_st *tls, const fence_url *u);
+int			fence_tls_handshake(fence_link *l);
+ssize_t		fence_tls_read(fence_link *l, void *buf, size_t len, int *want);
+ssize_t		fence_tls_write(fence_link *l, const void *buf, size_t len, int *want);
+int			fence_tls_pending(fence_link *l);
+void		fence_tls_close(fence_link *l);
+
+/* link.c: one connection, plain or TLS */
+fence_link *fence_link_open(const fence_url *u, struct ssl_ctx_st *tls, int64_t end_ns,
+							char *msg, size_t msglen, int *kind);
+int			fence_link_connect_step(fence_link *l);
+int			fence_link_append(fence_link *l, int argc, const char *const *argv,
+							  const size_t *argvlen);
+int			fence_link_flush(fence_link *l);
+int			fence_link_read(fence_link *l);
+int			fence_link_reply(fence_link *l, redisReply **reply);
+int			fence_link_wait(fence_link *l, int want, int64_t end_ns);
+void		fence_link_free(fence_link *l);
+
+/* node.c: one Redis server, and the deadlines of an operation */
 void		fence_conn_set_deadline(fence_ctx *ctx, int64_t deadline_ns);
 void		fence_op_begin(fence_ctx *ctx);
 void		fence_op_begin_block(fence_ctx *ctx, long block_ms);
@@ -278,128 +290,30 @@ int			fence_node_pipeline(fence_ctx *ctx, fence_node *n, int ncmds,
 redisReply *fence_node_command(fence_ctx *ctx, fence_node *n, int argc,
 							   const char **argv);
 int			fence_node_connect(fence_ctx *ctx, fence_node *n);
-int			fence_err_refused(const fence_ctx *ctx);
 void		fence_node_drop(fence_node *n);
 void		fence_node_free(fence_node *n);
 const char *fence_node_name(const fence_node *n, char *buf, size_t len);
-int			fence_reply_error(fence_ctx *ctx, redisReply *r);
-int			fence_reply_is(const redisReply *r, const char *prefix);
-int			fence_reply_refused(const char *msg);
-int			fence_reply_transient(const redisReply *r);
 long		fence_share_ms(fence_ctx *ctx, long budget_ms, int remaining);
-void		fence_free_replies(int n, redisReply **replies);
 
-/* socket.c */
-int			fence_socket_open(const fence_url *u, int64_t end_ns, char *msg, size_t msglen);
-
-/* link.c */
-fence_link *fence_link_open(const fence_url *u, struct ssl_ctx_st *tls, int64_t end_ns,
-							char *msg, size_t msglen, int *kind);
-int			fence_link_connect_step(fence_link *l);
-int			fence_link_append(fence_link *l, int argc, const char *const *argv,
-							  const size_t *argvlen);
-int			fence_link_flush(fence_link *l);
-int			fence_link_read(fence_link *l);
-int			fence_link_reply(fence_link *l, redisReply **reply);
-int			fence_link_wait(fence_link *l, int want, int64_t end_ns);
-int			fence_link_fail(fence_link *l, int kind, const char *fmt,...)
-			__attribute__((format(printf, 3, 4)));
-void		fence_link_free(fence_link *l);
-
-/* tls.c */
-struct ssl_ctx_st *fence_tls_context(fence_ctx *ctx, const fence_tls_opts *opts);
-int			fence_tls_share(fence_ctx *dst, const fence_ctx *src);
-void		fence_tls_free_all(fence_ctx *ctx);
-int			fence_tls_attach(fence_link *l, struct ssl_ctx_st *tls, const fence_url *u);
-int			fence_tls_handshake(fence_link *l);
-ssize_t		fence_tls_read(fence_link *l, void *buf, size_t len, int *want);
-ssize_t		fence_tls_write(fence_link *l, const void *buf, size_t len, int *want);
-int			fence_tls_pending(fence_link *l);
-void		fence_tls_close(fence_link *l);
-
-/* sha1.c */
-void		fence_sha1_hex(const void *data, size_t len, char hex[41]);
-
-/* scripts.c; FENCE_WAIT_REFUSED: the ACL refused the WAIT for replicas */
-#define FENCE_WAIT_REFUSED (-2)
+/* scripts.c: the Lua sources and their command lines */
 void		fence_script_cmd(fence_cmd *cmd, enum fence_script which, int eval,
 							 int nkeys, const char **keys, int nargs, const char **args);
 const char *fence_script_source(enum fence_script which);
-redisReply *fence_script_run(fence_ctx *ctx, enum fence_script which,
-							 int nkeys, const char **keys,
-							 int nargs, const char **args, long long *acked);
+const char *fence_script_name(enum fence_script which);
 
-/* store.c: the operations of the context's topology */
-int			fence_store_open(fence_ctx *ctx, const char *spec, int connect);
-int			fence_store_connect(fence_ctx *ctx);
-void		fence_store_close(fence_ctx *ctx);
-int			fence_store_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0,
-								enum fence_attempt how);
-int			fence_store_extend(fence_ctx *ctx, const char *lock_key,
-							   const char *owner, long long ttl_ms);
-int			fence_store_release(fence_ctx *ctx, const char *lock_key,
-								const char *owner);
-int			fence_store_wait(fence_ctx *ctx, fence_lease *l, int64_t *t0, long block_ms,
-							 enum fence_attempt how, int *refused);
-int			fence_store_heal(fence_ctx *ctx, fence_lease *l, long long mark);
-int			fence_store_show(fence_ctx *ctx, const char *lock_key,
-							 const char *token_key, fence_info *info);
+/* (the topologies, store/, stand here: store/store.h) */
 
-/* master.c: lease operations on the one master that holds a key */
-int			fence_master_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0,
-								 enum fence_attempt how);
-int			fence_master_extend(fence_ctx *ctx, const char *lock_key,
-								const char *owner, long long ttl_ms);
-int			fence_master_release(fence_ctx *ctx, const char *lock_key,
-								 const char *owner);
-int			fence_master_wait_acquire(fence_ctx *ctx, fence_lease *l, int64_t *t0,
-									  long block_ms, enum fence_attempt how,
-									  int *refused);
-int			fence_master_heal(fence_ctx *ctx, fence_lease *l, long long mark);
-int			fence_master_show(fence_ctx *ctx, const char *lock_key,
-							  const char *token_key, fence_info *info);
-int			fence_parse_show(fence_ctx *ctx, redisReply *r, const char *token_key,
-							 fence_info *info);
+/* context.c */
+fence_ctx  *fence_ctx_clone(fence_ctx *ctx, long command_ms);
 
-/* the topologies: single.c, sentinel.c, cluster.c, quorum.c */
-extern const fence_store_ops fence_single_ops;
-extern const fence_store_ops fence_sentinel_ops;
-extern const fence_store_ops fence_cluster_ops;
-extern const fence_store_ops fence_quorum_ops;
-void	   *fence_single_new(fence_ctx *ctx, const fence_url *url);
-void	   *fence_sentinel_new(fence_ctx *ctx, const fence_url *url);
-void	   *fence_cluster_new(fence_ctx *ctx, const fence_url *url);
-void	   *fence_quorum_new(fence_ctx *ctx, int n, const fence_url *urls);
-unsigned int fence_key_slot(const char *key, size_t len);
-
-/* fanout.c: one request to each of several nodes, in parallel */
-typedef struct fence_fan
-{
-	fence_node *node;			/* the node (a non-blocking connection) */
-	int			send;			/* 1: send "cmd" to this node */
-	fence_cmd	cmd;			/* an EVALSHA (EVAL on NOSCRIPT) */
-	enum fence_script script;
-	redisReply *reply;			/* the reply, NULL when none came */
-	char		why[160];		/* why there is no reply */
-} fence_fan;
-void		fence_fanout(fence_ctx *ctx, int n, fence_fan *fan, long timeout_ms,
-						 int enough);
-void		fence_fan_why(fence_fan *f, const char *why);
-
-/* keys.c */
-char	   *fence_key(const char *resource, const char *suffix);
-int			fence_keys_init(fence_keys *keys, const char *resource);
-void		fence_keys_free(fence_keys *keys);
-
-/* lease.c */
-int			fence_parse_token(const char *s, size_t len, long long *out);
-int			fence_parse_counter(const char *s, size_t len, long long *out);
-int			fence_lease_usable(fence_ctx *ctx, fence_lease *l);
-long long	fence_drift_ms(long long ttl_ms);
+/* renew.c: a lease's local deadline and state, under its mutex */
+int64_t		fence_deadline_after(int64_t t0, long long ttl_ms, long long unsure_ms);
 int			fence_extend_raw(fence_ctx *ctx, const char *lock_key,
 							 const char *owner, long long ttl_ms);
-void		fence_lease_set_lost(fence_lease *l);
-int			fence_lease_renew(fence_ctx *ctx, fence_lease *lease, long long ttl_ms);
 void		fence_lease_wait(fence_lease *lease, int64_t until_ns);
+int			fence_lease_renew(fence_ctx *ctx, fence_lease *lease, long long ttl_ms);
+void		fence_lease_set_lost(fence_lease *l);
+int			fence_lease_usable(fence_ctx *ctx, fence_lease *l);
+void		fence_lease_window(fence_lease *l, long long *ttl_ms, int64_t *until_ns);
 
 #endif							/* FENCE_INT_H */

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "fence_int.h"
+#include "store/store.h"
 
 static void *
 heartbeat_main(void *arg)

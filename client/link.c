@@ -11,7 +11,7 @@
  * the socket and its timeouts away from us.
  *
  * No call here ever blocks.  Each says what it needs before it can go on
- * (FENCE_LINK_WANT_READ or _WRITE): conn.c waits for it with ppoll() up to
+ * (FENCE_LINK_WANT_READ or _WRITE): node.c waits for it with ppoll() up to
  * the step's deadline, fanout.c with one poll() over all nodes of a quorum.
  * A TLS handshake is such a step too, so a server that accepts the TCP
  * connection and then stays silent costs the deadline, never more.
@@ -20,7 +20,7 @@
  * must not write on it: the two processes would interleave their requests
  * on one socket, and a TLS session cannot be shared at all (its record
  * numbers would diverge, and a close_notify from the child would end the
- * parent's session).  conn.c and fanout.c drop an inherited link unused
+ * parent's session).  node.c and fanout.c drop an inherited link unused
  * (fence_link_free closes the child's descriptor only) and connect anew.
  */
 #include <errno.h>
@@ -35,25 +35,6 @@
 #include "fence_int.h"
 
 #define READ_CHUNK 16384		/* a TLS record at most */
-
-/*
- * Mark "l" failed with an error of kind "kind" and a message.  Returns
- * FENCE_LINK_ERROR, for "return fence_link_fail(...)".
- */
-int
-fence_link_fail(fence_link *l, int kind, const char *fmt,...)
-{
-	va_list		ap;
-
-	if (l->state == FENCE_LINK_FAILED)
-		return FENCE_LINK_ERROR;	/* keep the first reason */
-	l->state = FENCE_LINK_FAILED;
-	l->err_kind = kind;
-	va_start(ap, fmt);
-	vsnprintf(l->err, sizeof(l->err), fmt, ap);
-	va_end(ap);
-	return FENCE_LINK_ERROR;
-}
 
 /*
  * A link to "u", TLS on it when "tls" is not NULL.  "end_ns" > 0: the TCP

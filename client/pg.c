@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fence_int.h"
+#include "store/store.h"
 
 #define FENCE_HEAL_ATTEMPTS 5
 #define ADVANCE_SQL "SELECT fence.advance($1::text, $2::bigint, $3::text)"
@@ -139,7 +139,12 @@ fence_pg_mark(fence_ctx *ctx, PGconn *pg, const char *resource, long long *token
 static int
 heal(fence_ctx *ctx, fence_lease *l, long long mark)
 {
-	int			rc = fence_store_heal(ctx, l, mark);
+	int64_t		until_ns;
+	long long	ttl_ms;
+	int			rc;
+
+	fence_lease_window(l, &ttl_ms, &until_ns);
+	rc = fence_store_heal(ctx, l, mark, ttl_ms, until_ns);
 
 	if (rc == 0)
 	{

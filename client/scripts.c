@@ -382,6 +382,13 @@ fence_script_source(enum fence_script which)
 	return script_src[which];
 }
 
+/* The script's name in messages ("acquire", "quorum lock"...). */
+const char *
+fence_script_name(enum fence_script which)
+{
+	return script_name[which];
+}
+
 /*
  * Build the EVALSHA (or, with "eval", the EVAL) of script "which" with
  * "nkeys" keys and "nargs" arguments into "cmd".  The strings are not
@@ -404,91 +411,4 @@ fence_script_cmd(fence_cmd *cmd, enum fence_script which, int eval,
 		cmd->argv[cmd->argc++] = keys[i];
 	for (i = 0; i < nargs; i++)
 		cmd->argv[cmd->argc++] = args[i];
-}
-
-/*
- * Run script "which" with "nkeys" keys (at most 4; the first one routes
- * the command) and "nargs" arguments (at most 3) on the master of the
- * keys.  Returns the reply (which may be an error reply), or NULL on a
- * transport error.
- *
- * With "acked" not NULL and replicas asked for (fence_set_min_replicas), a
- * WAIT goes out in the same write, right behind the script, and "*acked"
- * receives how many replicas acknowledged the script's writes (-1 when not
- * asked; FENCE_WAIT_REFUSED, with the error set, when the ACL refused
- * WAIT: the script ran all the same).
- *
- * A script the ACL refuses (EVALSHA, EVAL, or a command or key inside it)
- * fails here with FENCE_ERR_AUTH and a message that names it: Redis names
- * neither the command nor the key a script was refused.
- */
-redisReply *
-fence_script_run(fence_ctx *ctx, enum fence_script which,
-				 int nkeys, const char **keys, int nargs, const char **args,
-				 long long *acked)
-{
-	struct fence_conn *c = ctx->conn;
-	fence_cmd	cmds[2];
-	redisReply *replies[2];
-	char		nrep[16],
-				wait_ms[24];
-	int			ncmds = 1,
-				eval;
-
-	if (acked != NULL)
-		*acked = -1;
-	if (nkeys > 4 || nargs > 3)
-	{
-		fence_set_error(ctx, FENCE_ERR_ARG, "too many script arguments");
-		return NULL;
-	}
-	if (acked != NULL && c->min_replicas > 0)
-	{
-		snprintf(nrep, sizeof(nrep), "%d", c->min_replicas);
-		snprintf(wait_ms, sizeof(wait_ms), "%ld", c->replica_timeout_ms);
-		cmds[1].argc = 3;
-		cmds[1].argv[0] = "WAIT";
-		cmds[1].argv[1] = nrep;
-		cmds[1].argv[2] = wait_ms;
-		cmds[1].argvlen = NULL;
-		ncmds = 2;
-	}
-	for (eval = 0; eval <= 1; eval++)
-	{
-		fence_script_cmd(&cmds[0], which, eval, nkeys, keys, nargs, args);
-		if (c->ops->exec(ctx, keys[0], ncmds, cmds, replies) != FENCE_OK)
-			return NULL;
-		/* Script cache flushed under us: send the source instead. */
-		if (!eval && fence_reply_is(replies[0], "NOSCRIPT"))
-		{
-			fence_free_replies(ncmds, replies);
-			continue;
-		}
-		break;
-	}
-	if (replies[0]->type == REDIS_REPLY_ERROR && fence_reply_refused(replies[0]->str))
-	{
-		/* Redis appends " script: SHA, on @user_script:N." */
-		const char *cut = strstr(replies[0]->str, " script: ");
-
-		fence_set_error(ctx, FENCE_ERR_AUTH, "Redis refused fence's %s script (%s): %.*s",
-						script_name[which], eval ? "EVAL" : "EVALSHA",
-						cut ? (int) (cut - replies[0]->str) : (int) strlen(replies[0]->str),
-						replies[0]->str);
-		fence_free_replies(ncmds, replies);
-		return NULL;
-	}
-	if (ncmds == 2)
-	{
-		/* a WAIT refused (say, on a server without replication) counts as
-		 * no acknowledgement at all: the caller gives the lease back */
-		*acked = replies[1]->type == REDIS_REPLY_INTEGER ? replies[1]->integer : 0;
-		if (replies[1]->type == REDIS_REPLY_ERROR && fence_reply_refused(replies[1]->str))
-		{
-			fence_set_error(ctx, FENCE_ERR_AUTH, "Redis refused WAIT: %s", replies[1]->str);
-			*acked = FENCE_WAIT_REFUSED;
-		}
-		freeReplyObject(replies[1]);
-	}
-	return replies[0];
 }

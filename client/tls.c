@@ -37,7 +37,7 @@
  * refuses a client certificate (or its absence) only after our side of the
  * handshake is over, with an alert we read with the first reply; so a link
  * whose server asked for a certificate and that fails before any reply
- * came is reported as that refusal (conn.c makes its first command one
+ * came is reported as that refusal (node.c makes its first command one
  * that changes nothing, a login or PING, for that reason).
  */
 #include <arpa/inet.h>

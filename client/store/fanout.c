@@ -1,5 +1,5 @@
 /*
- * client/fanout.c
+ * client/store/fanout.c
  *	  One request to each of several Redis nodes at once, for a quorum.
  *
  * Redlock asks every node in parallel, each with a timeout far below the
@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fence_int.h"
+#include "store.h"
 
 enum phase
 {

@@ -1,5 +1,5 @@
 /*
- * client/quorum.c
+ * client/store/quorum.c
  *	  The quorum topology: N independent Redis nodes, a majority decides.
  *
  * Locks follow the Redlock algorithm: every request goes to all nodes in
@@ -44,7 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fence_int.h"
+#include "store.h"
 
 /* Per-node timeouts: TTL/20, within these bounds and the command timeout. */
 #define NODE_MIN_MS 20
@@ -614,21 +614,17 @@ quorum_wait_acquire(fence_ctx *ctx, fence_lease *l, int64_t *t0, long block_ms,
 
 /*
  * PostgreSQL has accepted "mark" already: claim a token above it on a
- * majority (and above any counter that refuses), lock held.
+ * majority (and above any counter that refuses), lock held.  The claim
+ * must be over by "until" (the lease's local deadline) and may ask each
+ * node for "ttl_ms" (the lease's TTL): the caller reads both, as the
+ * heartbeat's extends change them.
  */
 static int
-quorum_heal(fence_ctx *ctx, fence_lease *l, long long mark)
+quorum_heal(fence_ctx *ctx, fence_lease *l, long long mark, long long ttl_ms, int64_t until)
 {
 	quorum_store *s = ctx->conn->store;
-	int64_t		until;
-	long long	ttl_ms;
 	int			i;
 
-	/* both change under the heartbeat's extends */
-	pthread_mutex_lock(&l->mu);
-	until = l->deadline_ns;
-	ttl_ms = l->ttl_ms;
-	pthread_mutex_unlock(&l->mu);
 	for (i = 0; i < s->n; i++)
 		s->ours[i] = 1;			/* QCLAIM tells where it is not */
 	if (mark == INT64_MAX)

@@ -1,5 +1,5 @@
 /*
- * client/store.c
+ * client/store/store.c
  *	  Picks the topology a URL names and passes lease operations to it.
  *
  * lease.c, pg.c and heartbeat.c speak of leases only: take, extend, give
@@ -7,7 +7,7 @@
  * file each: single.c (one node), sentinel.c (the master Sentinel names),
  * cluster.c (the node owning the slot) and quorum.c (a majority of
  * independent nodes).  Every operation gets its own deadline here
- * (conn.c), so that a topology's retries stay within the command timeout.
+ * (node.c), so that a topology's retries stay within the command timeout.
  *
  * A value with whitespace in it is a quorum: each word must be a redis://,
  * rediss:// or unix:// URL of an independent node.
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fence_int.h"
+#include "store.h"
 
 /*
  * Split "spec" at whitespace into at most "max" words (malloc'd copies).
@@ -257,12 +257,13 @@ fence_store_wait(fence_ctx *ctx, fence_lease *l, int64_t *t0, long block_ms,
 }
 
 int
-fence_store_heal(fence_ctx *ctx, fence_lease *l, long long mark)
+fence_store_heal(fence_ctx *ctx, fence_lease *l, long long mark, long long ttl_ms,
+				 int64_t until_ns)
 {
 	if (no_store(ctx))
 		return -1;
 	fence_op_begin(ctx);
-	return ctx->conn->ops->heal(ctx, l, mark);
+	return ctx->conn->ops->heal(ctx, l, mark, ttl_ms, until_ns);
 }
 
 int
@@ -273,4 +274,30 @@ fence_store_show(fence_ctx *ctx, const char *lock_key, const char *token_key,
 		return -1;
 	fence_op_begin(ctx);
 	return ctx->conn->ops->show(ctx, lock_key, token_key, info);
+}
+
+/*
+ * Wait for "replicas" replicas after each acquire and heal, for at most
+ * "timeout_ms" (which must leave time within the command timeout).
+ */
+int
+fence_set_min_replicas(fence_ctx *ctx, int replicas, long timeout_ms)
+{
+	fence_clear_error(ctx);
+	if (replicas < 0 || (replicas > 0 && (timeout_ms <= 0 || timeout_ms >= ctx->conn->command_ms)))
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG,
+						"replicas must be 0 or more, and their timeout between 1 ms and the command timeout (%ld ms)",
+						ctx->conn->command_ms);
+		return FENCE_ERR;
+	}
+	if (replicas > 0 && ctx->conn->ops == &fence_quorum_ops)
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG,
+						"waiting for replicas needs one master (single node, Sentinel or Cluster), not a quorum");
+		return FENCE_ERR;
+	}
+	ctx->conn->min_replicas = replicas;
+	ctx->conn->replica_timeout_ms = timeout_ms;
+	return FENCE_OK;
 }

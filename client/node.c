@@ -1,5 +1,5 @@
 /*
- * client/conn.c
+ * client/node.c
  *	  One Redis server: connect, log in, send commands, and the deadlines
  *	  that bound every call.
  *
@@ -207,43 +207,6 @@ transport_error(fence_ctx *ctx, fence_node *n, const char *what)
 }
 
 /*
- * Is "msg", an error reply, the login or the ACL saying no?  NOPERM is the
- * ACL's word for a command or key it refuses; a command called inside a
- * script is refused with an ERR of its own (Redis 7: "The user executing
- * the script can't run this command", or "can't access at least one of
- * the keys"), which names neither.  Asking again cannot help: these are
- * configuration errors (FENCE_ERR_AUTH).
- */
-int
-fence_reply_refused(const char *msg)
-{
-	return strncmp(msg, "NOAUTH", 6) == 0 || strncmp(msg, "WRONGPASS", 9) == 0 ||
-		strstr(msg, "NOPERM") != NULL ||
-		strstr(msg, "user executing the script can't") != NULL;
-}
-
-/*
- * Is "r" an error reply that says the server cannot serve the command now,
- * for a while (a failover or a resharding under way, data loading), rather
- * than that the command is wrong?  The command did not run.  UNBLOCKED
- * ends a blocked command when the server turns into a replica.
- */
-int
-fence_reply_transient(const redisReply *r)
-{
-	static const char *const words[] = {
-		"UNBLOCKED", "READONLY", "LOADING", "MASTERDOWN", "MOVED", "ASK",
-		"TRYAGAIN", "CLUSTERDOWN"
-	};
-	size_t		i;
-
-	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (fence_reply_is(r, words[i]))
-			return 1;
-	return 0;
-}
-
-/*
  * The time one of "remaining" nodes may take, when "budget_ms" is left for
  * all of them (silent sentinels, a frozen Cluster seed): an equal share,
  * and at most a third of the command timeout (leave time for the others
@@ -264,85 +227,6 @@ fence_share_ms(fence_ctx *ctx, long budget_ms, int remaining)
 	if (cap < FENCE_SHARE_MIN_MS)
 		cap = budget_ms < FENCE_SHARE_MIN_MS ? budget_ms : FENCE_SHARE_MIN_MS;
 	return cap;
-}
-
-/*
- * Is the last error one that asking again would meet again: a refused
- * login or command (FENCE_ERR_AUTH), or TLS refused (FENCE_ERR_TLS)?  The
- * topologies stop retrying at once on these.
- */
-int
-fence_err_refused(const fence_ctx *ctx)
-{
-	return ctx->err == FENCE_ERR_AUTH || ctx->err == FENCE_ERR_TLS;
-}
-
-/*
- * The kind of error an error reply is.  Refusals of the login or of a
- * command by the ACL mean the configuration is wrong; WRONGTYPE, and the
- * scripts' own "FENCESTATE" errors, that the keys hold something fence
- * never writes.
- */
-static int
-reply_kind(const char *msg)
-{
-	if (fence_reply_refused(msg))
-		return FENCE_ERR_AUTH;
-	if (strncmp(msg, "FENCESTATE", 10) == 0 || strstr(msg, "WRONGTYPE") != NULL)
-		return FENCE_ERR_STATE;
-	/* INCR refuses to wrap: that is the counter's overflow */
-	if (strstr(msg, "overflow") != NULL)
-		return FENCE_ERR_OVERFLOW;
-	return FENCE_ERR_REPLY;
-}
-
-/*
- * Turn an error reply (or an unexpected NULL) into ctx->err.  Returns
- * FENCE_ERR so callers can "return fence_reply_error(...)".
- */
-int
-fence_reply_error(fence_ctx *ctx, redisReply *r)
-{
-	if (r == NULL)
-		return FENCE_ERR;		/* error already set by the transport */
-	if (r->type == REDIS_REPLY_ERROR)
-	{
-		int			kind = reply_kind(r->str);
-
-		if (strncmp(r->str, "FENCESTATE ", 11) == 0)
-			fence_set_error(ctx, kind, "fence's keys hold what fence never writes: %s", r->str + 11);
-		else
-			fence_set_error(ctx, kind, "%s: %s",
-							kind == FENCE_ERR_OVERFLOW ? "token counter overflow" : "Redis error",
-							r->str);
-	}
-	else
-		fence_set_error(ctx, FENCE_ERR_PROTOCOL, "unexpected Redis reply type %d", r->type);
-	freeReplyObject(r);
-	return FENCE_ERR;
-}
-
-/* Is "r" an error reply whose first word is "word" (MOVED, READONLY...)? */
-int
-fence_reply_is(const redisReply *r, const char *word)
-{
-	size_t		len = strlen(word);
-
-	return r != NULL && r->type == REDIS_REPLY_ERROR && r->str != NULL &&
-		strncmp(r->str, word, len) == 0 && (r->str[len] == ' ' || r->str[len] == '\0');
-}
-
-void
-fence_free_replies(int n, redisReply **replies)
-{
-	int			i;
-
-	for (i = 0; i < n; i++)
-	{
-		if (replies[i] != NULL)
-			freeReplyObject(replies[i]);
-		replies[i] = NULL;
-	}
 }
 
 /*

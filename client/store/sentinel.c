@@ -1,5 +1,5 @@
 /*
- * client/sentinel.c
+ * client/store/sentinel.c
  *	  The Sentinel topology:
  *	  redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/MASTER[?db=N]
  *
@@ -41,7 +41,7 @@
  * once (FENCE_ERR_AUTH) rather than retried until the deadline.
  *
  * Steps that sent nothing are retried with a short sleep until the
- * operation's deadline (conn.c), so an acquire made during a failover
+ * operation's deadline (node.c), so an acquire made during a failover
  * waits for the new master rather than failing.  A command that was sent
  * but got no reply is not sent again, since it may have run: the caller
  * sees an I/O error, the heartbeat simply tries again at its next beat,
@@ -60,7 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fence_int.h"
+#include "store.h"
 
 /* Before an operation, the sentinels get 1/SENTINEL_FOLLOW_SHARE of the
  * time left, each at most a share of it (fence_share_ms); the operation
@@ -372,10 +372,11 @@ sentinel_wait(fence_ctx *ctx, fence_lease *l, int64_t *t0, long block_ms,
 }
 
 static int
-sentinel_heal(fence_ctx *ctx, fence_lease *l, long long mark)
+sentinel_heal(fence_ctx *ctx, fence_lease *l, long long mark, long long ttl_ms,
+			  int64_t until_ns)
 {
 	follow_master(ctx, 0);
-	return fence_master_heal(ctx, l, mark);
+	return fence_master_heal(ctx, l, mark, ttl_ms, until_ns);
 }
 
 static int

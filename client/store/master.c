@@ -1,5 +1,5 @@
 /*
- * client/master.c
+ * client/store/master.c
  *	  Lease operations on the one master that holds a resource: a single
  *	  node, the master Sentinel names, or the Cluster node owning the slot.
  *
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fence_int.h"
+#include "store.h"
 
 /* Did fewer replicas than asked acknowledge (WAIT said "acked")? */
 static int
@@ -270,7 +270,8 @@ fence_master_release(fence_ctx *ctx, const char *lock_key, const char *owner)
  * not ours any more, -1 on error.
  */
 int
-fence_master_heal(fence_ctx *ctx, fence_lease *l, long long mark)
+fence_master_heal(fence_ctx *ctx, fence_lease *l, long long mark,
+				  long long ttl_ms, int64_t until_ns)
 {
 	char		m[24];
 	const char *keys[2] = {l->keys.lock, l->keys.token};
@@ -278,6 +279,11 @@ fence_master_heal(fence_ctx *ctx, fence_lease *l, long long mark)
 	long long	acked,
 				token;
 	redisReply *r;
+
+	/* one script, bounded by the command timeout like any other: the
+	 * lease's window matters only to a quorum's claim (quorum_heal) */
+	(void) ttl_ms;
+	(void) until_ns;
 
 	snprintf(m, sizeof(m), "%lld", mark);
 	r = fence_script_run(ctx, FENCE_SCRIPT_HEAL, 2, keys, 2, args, &acked);
@@ -304,40 +310,6 @@ fence_master_heal(fence_ctx *ctx, fence_lease *l, long long mark)
 	return 1;
 }
 
-/*
- * Read a SHOW script's reply {owner, pttl, counter} into "info".  Frees
- * "r".  FENCE_OK or FENCE_ERR.
- */
-int
-fence_parse_show(fence_ctx *ctx, redisReply *r, const char *token_key, fence_info *info)
-{
-	redisReply *owner,
-			   *counter;
-
-	if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
-		r->element[1]->type != REDIS_REPLY_INTEGER)
-		return fence_reply_error(ctx, r);
-	owner = r->element[0];
-	counter = r->element[2];
-	if (owner->type == REDIS_REPLY_STRING && (info->owner = strdup(owner->str)) == NULL)
-	{
-		freeReplyObject(r);
-		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
-		return FENCE_ERR;
-	}
-	info->pttl_ms = r->element[1]->integer;
-	if (counter->type == REDIS_REPLY_STRING &&
-		fence_parse_token(counter->str, counter->len, &info->token) != 0)
-	{
-		fence_set_error(ctx, FENCE_ERR_STATE, "token counter %s holds \"%.40s\", not a positive integer",
-						token_key, counter->str);
-		freeReplyObject(r);
-		return FENCE_ERR;
-	}
-	freeReplyObject(r);
-	return FENCE_OK;
-}
-
 /* Owner, remaining TTL and counter of one resource, in one round trip. */
 int
 fence_master_show(fence_ctx *ctx, const char *lock_key, const char *token_key,
@@ -350,4 +322,91 @@ fence_master_show(fence_ctx *ctx, const char *lock_key, const char *token_key,
 	if (r == NULL)
 		return -1;
 	return fence_parse_show(ctx, r, token_key, info) == FENCE_OK ? 1 : -1;
+}
+
+/*
+ * Run script "which" with "nkeys" keys (at most 4; the first one routes
+ * the command) and "nargs" arguments (at most 3) on the master of the
+ * keys.  Returns the reply (which may be an error reply), or NULL on a
+ * transport error.
+ *
+ * With "acked" not NULL and replicas asked for (fence_set_min_replicas), a
+ * WAIT goes out in the same write, right behind the script, and "*acked"
+ * receives how many replicas acknowledged the script's writes (-1 when not
+ * asked; FENCE_WAIT_REFUSED, with the error set, when the ACL refused
+ * WAIT: the script ran all the same).
+ *
+ * A script the ACL refuses (EVALSHA, EVAL, or a command or key inside it)
+ * fails here with FENCE_ERR_AUTH and a message that names it: Redis names
+ * neither the command nor the key a script was refused.
+ */
+redisReply *
+fence_script_run(fence_ctx *ctx, enum fence_script which,
+				 int nkeys, const char **keys, int nargs, const char **args,
+				 long long *acked)
+{
+	struct fence_conn *c = ctx->conn;
+	fence_cmd	cmds[2];
+	redisReply *replies[2];
+	char		nrep[16],
+				wait_ms[24];
+	int			ncmds = 1,
+				eval;
+
+	if (acked != NULL)
+		*acked = -1;
+	if (nkeys > 4 || nargs > 3)
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG, "too many script arguments");
+		return NULL;
+	}
+	if (acked != NULL && c->min_replicas > 0)
+	{
+		snprintf(nrep, sizeof(nrep), "%d", c->min_replicas);
+		snprintf(wait_ms, sizeof(wait_ms), "%ld", c->replica_timeout_ms);
+		cmds[1].argc = 3;
+		cmds[1].argv[0] = "WAIT";
+		cmds[1].argv[1] = nrep;
+		cmds[1].argv[2] = wait_ms;
+		cmds[1].argvlen = NULL;
+		ncmds = 2;
+	}
+	for (eval = 0; eval <= 1; eval++)
+	{
+		fence_script_cmd(&cmds[0], which, eval, nkeys, keys, nargs, args);
+		if (c->ops->exec(ctx, keys[0], ncmds, cmds, replies) != FENCE_OK)
+			return NULL;
+		/* Script cache flushed under us: send the source instead. */
+		if (!eval && fence_reply_is(replies[0], "NOSCRIPT"))
+		{
+			fence_free_replies(ncmds, replies);
+			continue;
+		}
+		break;
+	}
+	if (replies[0]->type == REDIS_REPLY_ERROR && fence_reply_refused(replies[0]->str))
+	{
+		/* Redis appends " script: SHA, on @user_script:N." */
+		const char *cut = strstr(replies[0]->str, " script: ");
+
+		fence_set_error(ctx, FENCE_ERR_AUTH, "Redis refused fence's %s script (%s): %.*s",
+						fence_script_name(which), eval ? "EVAL" : "EVALSHA",
+						cut ? (int) (cut - replies[0]->str) : (int) strlen(replies[0]->str),
+						replies[0]->str);
+		fence_free_replies(ncmds, replies);
+		return NULL;
+	}
+	if (ncmds == 2)
+	{
+		/* a WAIT refused (say, on a server without replication) counts as
+		 * no acknowledgement at all: the caller gives the lease back */
+		*acked = replies[1]->type == REDIS_REPLY_INTEGER ? replies[1]->integer : 0;
+		if (replies[1]->type == REDIS_REPLY_ERROR && fence_reply_refused(replies[1]->str))
+		{
+			fence_set_error(ctx, FENCE_ERR_AUTH, "Redis refused WAIT: %s", replies[1]->str);
+			*acked = FENCE_WAIT_REFUSED;
+		}
+		freeReplyObject(replies[1]);
+	}
+	return replies[0];
 }

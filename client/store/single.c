@@ -1,5 +1,5 @@
 /*
- * client/single.c
+ * client/store/single.c
  *	  The single-node topology: redis:// and unix:// URLs.
  *
  * One server holds every key; the lease operations are those of master.c.
@@ -8,7 +8,7 @@
  */
 #include <stdlib.h>
 
-#include "fence_int.h"
+#include "store.h"
 
 typedef struct single_store
 {

@@ -1,10 +1,11 @@
 /*
- * client/cluster.c
+ * client/store/cluster.c
  *	  The Redis Cluster topology: redis-cluster://host[:port][,host[:port]...]
  *
  * A cluster splits keys over 16384 hash slots, each owned by one master.
- * Both keys of a resource carry the same hash tag (lease.c, fence_key), so
- * they share a slot and every lease script runs whole on one master; the
+ * All keys of a resource (its lock, counter, queue, places and the wake
+ * list of each waiter) carry the same hash tag (fence_key), so they share
+ * a slot and every lease script runs whole on one master; the
  * lease operations are those of master.c, and this file only routes:
  *
  *	 slot      CRC16-XMODEM of the key's hash tag (or of the whole key when it
@@ -29,7 +30,7 @@
  *	 LOADING   the node restarted and loads its data;
  *	           all are retried after a short sleep, as are nodes that cannot
  *	           be reached (with a fresh map), until the operation's deadline
- *	           (conn.c), and then reported as unreachable (FENCE_ERR_IO).  A
+ *	           (node.c), and then reported as unreachable (FENCE_ERR_IO).  A
  *	           command sent without a reply is never sent again: it may
  *	           have run.
  *
@@ -47,7 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fence_int.h"
+#include "store.h"
 
 #define CLUSTER_SLOTS 16384
 #define MAX_REDIRECTS 16

@@ -1,0 +1,68 @@
+#!/bin/sh
+# tools/layers.sh OBJ...: fail when libfence's floors are broken.
+#
+#  1. No loop: A -> B when object A calls a function that object B defines
+#     (nm); tsort(1) names any loop.  Calls through a topology's vtable
+#     (ctx->conn->ops->exec) are not seen, which is the point: that is the
+#     interface, store/store.h.
+#  2. The ground is ground: error, clock, random and the pure helpers call
+#     no other object of the library (they may call each other only as
+#     listed in the loop-free order).
+#  3. The topologies see only their interface: every file in store/
+#     includes "store.h" and no other header of ours, and none names a
+#     lease's mutex.
+#  4. Comments that name a file name one that exists.
+#
+# Run from client/ ("make check-layers").
+set -eu
+defs=$(mktemp) pairs=$(mktemp)
+trap 'rm -f "$defs" "$pairs"' EXIT
+fail=0
+
+for o in "$@"; do
+	nm -g --defined-only "$o" | awk -v f="$o" '$2 ~ /[TDRB]/ {print $3, f}'
+done >"$defs"
+for o in "$@"; do
+	nm -u "$o" | awk -v f="$o" '{print f, $NF}'
+done | awk 'NR == FNR {d[$1] = $2; next} ($2 in d) && d[$2] != $1 {print $1, d[$2]}' "$defs" - |
+	sort -u >"$pairs"
+if ! tsort "$pairs" >/dev/null 2>"$defs.err"; then
+	echo "layers: objects of libfence call each other in a loop:" >&2
+	cat "$defs.err" >&2
+	fail=1
+fi
+rm -f "$defs.err"
+
+for g in error clock random url duration sha1 keys; do
+	bad=$(awk -v g="/$g.o" 'index($1, g) == length($1) - length(g) + 1 {print $2}' "$pairs" |
+		grep -vE '/(error|clock)\.o$' || true)
+	if [ -n "$bad" ]; then
+		echo "layers: $g.c is ground but calls into:" $bad >&2
+		fail=1
+	fi
+done
+
+other=$(grep -h '^#include "' store/*.c | sort -u | grep -vx '#include "store.h"' || true)
+if [ -n "$other" ]; then
+	echo "layers: store/ must include only store.h, found:" $other >&2
+	fail=1
+fi
+if grep -nE -- '->mu\b|pthread_cond' store/*.c >&2; then
+	echo "layers: a topology names a lease's mutex (above)" >&2
+	fail=1
+fi
+
+for f in $(grep -rhoE '[A-Za-z_0-9-]+\.[ch]\b' --include='*.[ch]' . ../extension | sort -u); do
+	case $f in
+	parse_param.c) continue ;;	# PostgreSQL's own (src/backend/parser)
+	esac
+	if [ -z "$(find . ../extension -name "$f" -print -quit)" ] &&
+		[ -z "$(find /usr/include -name "$f" -print -quit 2>/dev/null)" ]; then
+		echo "layers: a comment names $f, which does not exist:" >&2
+		grep -rnw --include='*.[ch]' "$f" . ../extension | head -3 >&2
+		fail=1
+	fi
+done
+
+[ $fail -eq 0 ] && echo "layers: no loop between $# objects; ground, store/ and file names in order"
+exit $fail
