@@ -19,7 +19,7 @@
 #include "utils/guc.h"
 
 #include "compat.h"
-#include "fence.h"
+#include "fence_ext.h"
 
 PG_MODULE_MAGIC;
 

@@ -58,7 +58,7 @@
 
 #include "compat.h"
 #include "errcodes.h"
-#include "fence.h"
+#include "fence_ext.h"
 
 #define QUERY_CACHE_SIZE 32
 
@@ -521,11 +521,7 @@ fence_fenced_update(PG_FUNCTION_ARGS)
 	PreventCommandIfReadOnly("fence.fenced_update()");
 	if (PG_ARGISNULL(1))
 	{
-		fence_stats_refused(resource, FENCE_REFUSED_MISSING, 0, false);
-		ereport(ERROR,
-				(errcode(ERRCODE_FENCE_MISSING_TOKEN),
-				 errmsg("missing fencing token for resource \"%s\"", resource),
-				 errhint("Pass the token that came with the lease.")));
+		fence_refuse_missing(resource);
 	}
 	if (PG_ARGISNULL(2))
 		ereport(ERROR,

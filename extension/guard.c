@@ -65,7 +65,7 @@
 #include "utils/rel.h"
 
 #include "errcodes.h"
-#include "fence.h"
+#include "fence_ext.h"
 #include "guard.h"
 
 PG_FUNCTION_INFO_V1(fence_guard);

@@ -43,7 +43,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "fence.h"
+#include "fence_ext.h"
 #include "guard.h"
 
 PG_FUNCTION_INFO_V1(fence_key_resource);

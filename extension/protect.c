@@ -51,7 +51,7 @@
 #include "utils/syscache.h"
 
 #include "compat.h"
-#include "fence.h"
+#include "fence_ext.h"
 #include "guard.h"
 
 PG_FUNCTION_INFO_V1(fence_protect);

@@ -51,7 +51,7 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
-#include "fence.h"
+#include "fence_ext.h"
 
 /* What the transaction holds for one resource. */
 typedef struct Grant

@@ -94,7 +94,7 @@
 
 #include "compat.h"
 #include "errcodes.h"
-#include "fence.h"
+#include "fence_ext.h"
 
 /* The high-water mark of one resource as read under its row lock. */
 typedef struct Mark
@@ -618,6 +618,21 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 	return mark.exists ? mark.token : 0;
 }
 
+/*
+ * fence_refuse_missing: refuse a call that names "resource" but passes no
+ * token (LF002), counting the refusal.  fence.advance and fenced_update
+ * share it; the guard, which reads its token from settings, says more.
+ */
+void
+fence_refuse_missing(const char *resource)
+{
+	fence_stats_refused(resource, FENCE_REFUSED_MISSING, 0, false);
+	ereport(ERROR,
+			(errcode(ERRCODE_FENCE_MISSING_TOKEN),
+			 errmsg("missing fencing token for resource \"%s\"", resource),
+			 errhint("Pass the token that came with the lease.")));
+}
+
 /* fence.advance(resource text, token bigint, owner text DEFAULT NULL) */
 PG_FUNCTION_INFO_V1(fence_advance);
 
@@ -635,11 +650,7 @@ fence_advance(PG_FUNCTION_ARGS)
 	PreventCommandIfReadOnly("fence.advance()");
 	if (PG_ARGISNULL(1))
 	{
-		fence_stats_refused(resource, FENCE_REFUSED_MISSING, 0, false);
-		ereport(ERROR,
-				(errcode(ERRCODE_FENCE_MISSING_TOKEN),
-				 errmsg("missing fencing token for resource \"%s\"", resource),
-				 errhint("Pass the token that came with the lease.")));
+		fence_refuse_missing(resource);
 	}
 	owner = PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2));
 

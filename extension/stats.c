@@ -50,7 +50,7 @@
 #include "utils/timestamp.h"
 
 #include "compat.h"
-#include "fence.h"
+#include "fence_ext.h"
 
 #define STATS_TRANCHE "fence stats"
 

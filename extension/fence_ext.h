@@ -1,11 +1,11 @@
 /*
- * extension/fence.h
+ * extension/fence_ext.h
  *	  What the parts of the fence extension share: the token rule, the
  *	  per-transaction registry of accepted tokens, the counts of accepted
  *	  and refused tokens, and the settings.
  */
-#ifndef FENCE_H
-#define FENCE_H
+#ifndef FENCE_EXT_H
+#define FENCE_EXT_H
 
 #include "postgres.h"
 
@@ -27,6 +27,7 @@ typedef struct FenceGrant
 extern int64 fence_check_and_advance(const char *resource, int64 token,
 									 const char *owner);
 extern void fence_check_resource_name(const char *resource);
+extern void fence_refuse_missing(const char *resource) pg_attribute_noreturn();
 
 /* registry.c: tokens accepted in this transaction and its live subtransactions */
 extern const FenceGrant *fence_registry_lookup(const char *resource);
@@ -59,4 +60,4 @@ extern char *fence_setting_owner;	/* fence.owner */
 extern int	fence_max_step;			/* fence.max_step, 0 = no limit */
 extern const char *fence_session_owner(const char *resource);
 
-#endif							/* FENCE_H */
+#endif							/* FENCE_EXT_H */
