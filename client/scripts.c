@@ -296,14 +296,23 @@ static const char show_lua[] =
 "        redis.call('GET', KEYS[2])}\n";
 
 /*
- * QLOCK  KEYS: lock, token, queue, alive  ARGV: owner, ttl_ms, how
+ * QLOCK  KEYS: lock, token, queue, alive  ARGV: owner, ttl_ms, how[/claim]
  * Quorum mode, on each node: take the lock if it is free (or already the
  * caller's: a request of this attempt sent again), and read the counter
  * either way, for the token the caller will claim.  The owner is the
  * attempt's ("ID.N", quorum.c); the queue knows the waiter as ID.  Returns
  * {1, counter} when the lock is the caller's, {0, counter, PTTL} when
  * another owner holds it.  The counter comes back as its string ("0" when
- * missing), never as a Lua number.  "how" is ACQUIRE's: a waiter keeps a
+ * missing), never as a Lua number, and is the one read before this script
+ * wrote anything.
+ *
+ * "claim", when given, is a token the caller guesses is free (it rides
+ * with "how", as "1/42": one more argument would pass the ten Redis allows
+ * before a login, FENCE_MAX_ARGS):
+ * where the lock is taken and the counter is strictly lower, the counter
+ * is raised to it in the same step, as QCLAIM would, and the reply is
+ * {1, counter, 1}.  A guess that holds on a majority saves the claim round
+ * (quorum.c); a wrong one only costs that round.  "how" is ACQUIRE's: a waiter keeps a
  * place in this node's queue while the lock is busy here, so that a release
  * here wakes it; the queue decides nothing else (see the top of the file).
  * A plain acquire ("0") never took a place, so its way through the free
@@ -313,21 +322,28 @@ static const char qlock_lua[] =
 COUNTER_CHECK
 "local Q, A = KEYS[3], KEYS[4]\n"
 "local w = string.match(ARGV[1], '^[^.]*')\n"
+"local how, t = string.match(ARGV[3], '^([012])/?(%d*)$')\n"
+"if not how then return redis.error_reply('ERR bad quorum lock mode') end\n"
 "local held = redis.call('GET', KEYS[1])\n"
 "local c = cur or '0'\n"
 "if not held or held == ARGV[1] then\n"
 "  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
-"  if ARGV[3] ~= '0' and redis.call('EXISTS', Q) == 1 then\n"
+"  if how ~= '0' and redis.call('EXISTS', Q) == 1 then\n"
 "    redis.call('ZREM', Q, w)\n"
 "    redis.call('ZREM', A, w)\n"
+"  end\n"
+"  if string.match(t, '^[1-9]%d*$') and #t <= 19 and\n"
+"     (not cur or #cur < #t or (#cur == #t and cur < t)) then\n"
+"    redis.call('SET', KEYS[2], t)\n"
+"    return {1, c, 1}\n"
 "  end\n"
 "  return {1, c}\n"
 "end\n"
 "local pttl = redis.call('PTTL', KEYS[1])\n"
 "if pttl < 0 then return redis.error_reply('FENCESTATE lock has no expiry') end\n"
-"if ARGV[3] ~= '0' then\n"
+"if how ~= '0' then\n"
 QUEUE
-"  if ARGV[3] == '1' then\n"
+"  if how == '1' then\n"
 "    join(w, now_ms())\n"
 "  else\n"
 "    leave(w)\n"

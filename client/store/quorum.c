@@ -29,6 +29,17 @@
  *	    is already T or more refuses; the claim is tried again with that
  *	    counter plus one, after a short random sleep.
  *
+ *	 A worker that takes the same resource again knows the counter it saw
+ *	 last, C, and sends a guess G = C + 1 with the lock round: each node that
+ *	 takes the lock raises its counter to G in the same step if it is
+ *	 lower (QLOCK), which is the claim round done early.  When the lock is
+ *	 taken on a majority and every counter returned (read before the raise)
+ *	 is below G, both rounds' conditions hold, T = G, and the acquire took
+ *	 one round, as Redlock's does.  Otherwise the claim round follows as
+ *	 above, with T above every counter returned and so above G too; the
+ *	 nodes that raised to G hold a counter that was never a token, which
+ *	 costs nothing (tokens must grow, not be dense).
+ *
  * Why that works (client/README.md has the proof in full): a successful
  * claim leaves T on a majority, and a node never raises a counter to a
  * value it already holds.  Two holders' claim majorities share a node, so
@@ -58,6 +69,10 @@ typedef struct quorum_store
 	fence_fan  *fan;			/* one per node, reused by every round */
 	int		   *ours;			/* scratch: lock taken on node i */
 	long long  *claimed;		/* scratch: token claimed on node i */
+	/* the highest counter seen for the resource of "seen_key" (its token
+	 * key): the next acquire of it guesses one more (quorum_acquire) */
+	char	   *seen_key;
+	long long	seen;
 } quorum_store;
 
 #define MAJORITY(s) ((s)->n / 2 + 1)
@@ -107,6 +122,7 @@ quorum_free(void *state)
 	free(s->fan);
 	free(s->ours);
 	free(s->claimed);
+	free(s->seen_key);
 	free(s);
 }
 
@@ -388,8 +404,33 @@ quorum_open(fence_ctx *ctx)
 	return FENCE_OK;
 }
 
+/* The guess for the next token of "token_key": one above what was seen. */
+static long long
+guess_for(const quorum_store *s, const char *token_key)
+{
+	if (s->seen_key == NULL || strcmp(s->seen_key, token_key) != 0 || s->seen == INT64_MAX)
+		return 0;
+	return s->seen + 1;
+}
+
+/* Remember "counter" as seen for "token_key" (out of memory: forget). */
+static void
+saw(quorum_store *s, const char *token_key, long long counter)
+{
+	if (s->seen_key == NULL || strcmp(s->seen_key, token_key) != 0)
+	{
+		free(s->seen_key);
+		s->seen = 0;
+		if ((s->seen_key = strdup(token_key)) == NULL)
+			return;
+	}
+	if (counter > s->seen)
+		s->seen = counter;
+}
+
 /*
- * Lock round, then claim round.  Returns 1 with l->token set, 0 busy (or
+ * Lock round, then claim round (or the lock round alone when its guess
+ * holds: see the top of the file).  Returns 1 with l->token set, 0 busy (or
  * lost in a race: try again), -1 on error.  "how" says what a waiter does
  * with its places in the nodes' queues.
  */
@@ -399,14 +440,17 @@ quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt ho
 	static const char *const hows[] = {"0", "1", "2"};
 	quorum_store *s = ctx->conn->store;
 	const char *keys[4] = {l->keys.lock, l->keys.token, l->keys.queue, l->keys.alive};
-	char		ttl[24];
-	const char *args[3] = {l->owner, ttl, hows[how]};
+	char		ttl[24],
+				mode[32];
+	const char *args[3] = {l->owner, ttl, mode};
 	long		nms = node_ms(ctx, l->ttl_ms);
+	long long	guess = guess_for(s, l->keys.token);
 	int64_t		until = t0 + (l->ttl_ms - fence_drift_ms(l->ttl_ms)) * 1000000;
 	long long	pttl[FENCE_MAX_QUORUM_NODES];
 	long long	high = 0;
 	int			busy = 0,
 				answered = 0,
+				guessed = 0,
 				i,
 				rc;
 
@@ -422,6 +466,10 @@ quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt ho
 	snprintf(l->owner + FENCE_OWNER_LEN, sizeof(l->owner) - FENCE_OWNER_LEN,
 			 ".%u", ++l->attempts);
 	snprintf(ttl, sizeof(ttl), "%lld", l->ttl_ms);
+	if (guess > 0)
+		snprintf(mode, sizeof(mode), "%s/%lld", hows[how], guess);
+	else
+		snprintf(mode, sizeof(mode), "%s", hows[how]);
 	round_trip(ctx, s, NULL, FENCE_SCRIPT_QLOCK, 4, keys, 3, args, nms);
 	for (i = 0; i < s->n; i++)
 	{
@@ -443,10 +491,14 @@ quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt ho
 		if (c > high)
 			high = c;
 		if (elem_int(r, 0) == 1)
+		{
 			s->ours[i] = 1;
+			guessed += elem_int(r, 2) == 1;
+		}
 		else
 			pttl[busy++] = elem_int(r, 2);
 	}
+	saw(s, l->keys.token, high);
 
 	if (count(s->ours, s->n) < MAJORITY(s))
 	{
@@ -491,7 +543,17 @@ quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt ho
 		return -1;
 	}
 
-	rc = claim(ctx, s, l->keys.lock, l->keys.token, l->owner, high + 1, until, nms, &l->token);
+	/* every node that took the lock raised its counter to the guess, and
+	 * no node answered with a counter at or above it: the claim is done */
+	if (guess > high && guessed == count(s->ours, s->n))
+	{
+		l->token = guess;
+		rc = 1;
+	}
+	else
+		rc = claim(ctx, s, l->keys.lock, l->keys.token, l->owner, high + 1, until, nms, &l->token);
+	if (rc == 1)
+		saw(s, l->keys.token, l->token);
 	if (rc == 1 && fence_now_ns() < until)
 		return 1;
 	/* lost on the way, too slow, or an error: let go everywhere */
@@ -632,8 +694,11 @@ quorum_heal(fence_ctx *ctx, fence_lease *l, long long mark, long long ttl_ms, in
 		fence_set_error(ctx, FENCE_ERR_OVERFLOW, "token counter overflow on key %s", l->keys.token);
 		return -1;
 	}
-	return claim(ctx, s, l->keys.lock, l->keys.token, l->owner, mark + 1, until,
-				 node_ms(ctx, ttl_ms), &l->token);
+	if (claim(ctx, s, l->keys.lock, l->keys.token, l->owner, mark + 1, until,
+			  node_ms(ctx, ttl_ms), &l->token) != 1)
+		return -1 + (ctx->err == 0);
+	saw(s, l->keys.token, l->token);
+	return 1;
 }
 
 /*

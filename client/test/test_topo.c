@@ -1066,7 +1066,8 @@ test_quorum_minority_frozen(void)
 	l = fence_acquire(a, res, 4000);
 	took = ms_now() - t0;
 	CHECKC(l != NULL && fence_lease_token(l) == t1 + 1, a);
-	/* two rounds, each waiting out one 200 ms per-node timeout */
+	/* the lock round (its guess holds) waits out one 200 ms per-node
+	 * timeout */
 	CHECK(took >= 190 && took < 1500);
 	CHECKC(fence_extend(a, l, 4000) == FENCE_OK, a);
 	CHECKC(fence_release(a, l) == FENCE_OK, a);
@@ -1081,7 +1082,9 @@ test_quorum_minority_frozen(void)
 	t0 = ms_now();
 	while (cmd_int(quorum_port[1], "EXISTS %s", key(res, "lock")) != 0 && ms_now() - t0 < 5000)
 		sleep_ms(20);
-	CHECK(get_num(quorum_port[1], key(res, "token")) == t1);
+	/* the late lock carried the guess t1 + 1, the token that acquire got,
+	 * and raised the counter to it: never past a token handed out */
+	CHECK(get_num(quorum_port[1], key(res, "token")) == t1 + 1);
 	CHECKC(cycle(a, res) == t1 + 2, a);
 	CHECK(get_num(quorum_port[1], key(res, "token")) == t1 + 2);
 	rc = 0;
@@ -1185,7 +1188,8 @@ fail:
 static int
 test_quorum_backstop(void)
 {
-	fence_ctx  *a = NULL;
+	fence_ctx  *a = NULL,
+			   *b = NULL;
 	fence_lease *l = NULL;
 	const char *res = R("qbackstop");
 	long long	t;
@@ -1214,13 +1218,17 @@ test_quorum_backstop(void)
 	frozen = 1;
 	for (i = 0; i < 3; i++)
 		qwipe(i);
-	l = fence_acquire(a, res, 10000);
-	CHECKC(l != NULL && fence_lease_token(l) == 1, a);	/* repeated */
-	CHECKC(fence_announce(a, l, pg) == FENCE_OK, a);	/* healed */
+	/* a new worker, which knows no counter to guess from (a, which saw 3,
+	 * would guess 4 and get it in one round: store/quorum.c) */
+	b = fence_connect(quorum_url);
+	CHECKC(b->err == 0, b);
+	l = fence_acquire(b, res, 10000);
+	CHECKC(l != NULL && fence_lease_token(l) == 1, b);	/* repeated */
+	CHECKC(fence_announce(b, l, pg) == FENCE_OK, b);	/* healed */
 	CHECK(fence_lease_token(l) == t + 1);
 	for (i = 0; i < 3; i++)
 		CHECK(get_num(quorum_port[i], key(res, "token")) == t + 1);
-	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	CHECKC(fence_release(b, l) == FENCE_OK, b);
 	rc = 0;
 fail:
 	if (frozen)
@@ -1230,6 +1238,7 @@ fail:
 	}
 	fence_lease_free(l);
 	fence_free(a);
+	fence_free(b);
 	return rc;
 }
 
@@ -1271,6 +1280,91 @@ fail:
 			qthaw(i);
 	fence_lease_free(l);
 	fence_free(a);
+	return rc;
+}
+
+/* How many EVALSHA node "port" has run since its last CONFIG RESETSTAT. */
+static long long
+evalsha_calls(int port)
+{
+	redisReply *r = cmd(port, "INFO commandstats");
+	const char *p;
+	long long	n = 0;
+
+	if (r && r->type == REDIS_REPLY_STRING &&
+		(p = strstr(r->str, "cmdstat_evalsha:calls=")) != NULL)
+		n = atoll(p + strlen("cmdstat_evalsha:calls="));
+	if (r)
+		freeReplyObject(r);
+	return n;
+}
+
+/*
+ * A worker that takes the same resource again guesses its next token and
+ * claims it with the lock, in one round (store/quorum.c).  The guess must
+ * never hand out a token that is not above every counter: after another
+ * worker took the resource (a's guess is then taken), and after a node's
+ * counter moved ahead (a's guess is below it), the acquire falls back to
+ * the claim round and still gets a token above all of them.
+ */
+static int
+test_quorum_one_round(void)
+{
+	fence_ctx  *a = NULL,
+			   *b = NULL;
+	fence_lease *l = NULL;
+	const char *res = R("qround");
+	long long	calls = 0;
+	int			i,
+				rc = 1;
+
+	if (nquorum < 3)
+		SKIP("no quorum of 3 (FENCE_TEST_QUORUM)");
+	a = fence_connect(quorum_url);
+	b = fence_connect(quorum_url);
+	CHECKC(a->err == 0 && b->err == 0, a);
+	/* first time: nothing known, lock round and claim round */
+	CHECKC((l = fence_acquire(a, res, 10000)) != NULL && fence_lease_token(l) == 1, a);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	fence_lease_free(l);
+	l = NULL;
+
+	/* again: one script per node, the lock round alone */
+	for (i = 0; i < nquorum; i++)
+		cmd_do(quorum_port[i], "CONFIG RESETSTAT", NULL, NULL);
+	CHECKC((l = fence_acquire(a, res, 10000)) != NULL && fence_lease_token(l) == 2, a);
+	for (i = 0; i < nquorum; i++)
+	{
+		calls += evalsha_calls(quorum_port[i]);
+		CHECK(get_num(quorum_port[i], key(res, "token")) == 2);
+	}
+	CHECK(calls == nquorum);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	fence_lease_free(l);
+	l = NULL;
+
+	/* b takes token 3: a's guess, 3, is taken and must not be handed out */
+	CHECKC((l = fence_acquire(b, res, 10000)) != NULL && fence_lease_token(l) == 3, b);
+	CHECKC(fence_release(b, l) == FENCE_OK, b);
+	fence_lease_free(l);
+	l = NULL;
+	CHECKC((l = fence_acquire(a, res, 10000)) != NULL && fence_lease_token(l) == 4, a);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	fence_lease_free(l);
+	l = NULL;
+
+	/* one node's counter ahead (a minority restarted with other data, or a
+	 * heal reached it): a's guess 5 is below it, the token goes above */
+	cmd_do(quorum_port[0], "SET %s 100", key(res, "token"), NULL);
+	CHECKC((l = fence_acquire(a, res, 10000)) != NULL && fence_lease_token(l) == 101, a);
+	for (i = 0; i < nquorum; i++)
+		CHECK(get_num(quorum_port[i], key(res, "token")) == 101);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	fence_lease_free(l);
+	fence_free(a);
+	fence_free(b);
 	return rc;
 }
 
@@ -1530,6 +1624,7 @@ main(void)
 	TEST(quorum_backstop);
 	TEST(quorum_heartbeat);
 	TEST(quorum_late_release);
+	TEST(quorum_one_round);
 	TEST(quorum_bad_arguments);
 	TEST(topo_sockets_cloexec);
 	TEST(topo_wait_wakes);
