@@ -92,4 +92,11 @@ extern fence_lease *take_lease(fence_ctx *ctx, const options *o, const char *res
 							   PGconn **pgp, int *code, stop_guard *g);
 extern int	give_back(fence_ctx *ctx, fence_lease *l, PGconn *pg, int sig);
 
+/* the verbs: acquire.c, show.c, exec.c */
+extern int	cmd_acquire(fence_ctx *ctx, const options *o, int argc, char **argv);
+extern int	cmd_release(fence_ctx *ctx, const options *o, int argc, char **argv);
+extern int	cmd_extend(fence_ctx *ctx, const options *o, int argc, char **argv);
+extern int	cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv);
+extern int	cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv);
+
 #endif							/* FENCE_CLI_H */
