@@ -4,7 +4,7 @@
  *	  is the model): exit codes, defaults, the options every verb gets,
  *	  and the functions one file lends another.
  *
- * fence_main.c parses the command line once, for every verb, into an "options"
+ * main.c parses the command line once, for every verb, into an "options"
  * and calls the verb's cmd_* with a connected context and the verb's own
  * arguments (after the verb's name).  A cmd_* returns fence's exit status.
  * Only fence.h is included from libfence: the command is a program on the
@@ -92,11 +92,20 @@ extern fence_lease *take_lease(fence_ctx *ctx, const options *o, const char *res
 							   PGconn **pgp, int *code, stop_guard *g);
 extern int	give_back(fence_ctx *ctx, fence_lease *l, PGconn *pg, int sig);
 
-/* the verbs: acquire.c, show.c, exec.c */
+/* pgoptions.c */
+extern int	set_child_env(fence_lease *l);
+extern int	probe_pgoptions(const char *conninfo, fence_lease *l);
+
+/* procs.c */
+extern void signal_all(pid_t pgid, int sig);
+extern int	all_gone(pid_t pid, int *status, int *main_done, int *stopsig);
+
+/* the verbs: acquire.c, show.c, exec.c, run.c */
 extern int	cmd_acquire(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_release(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_extend(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv);
+extern int	cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv);
 
 #endif							/* FENCE_CLI_H */
