@@ -1,8 +1,11 @@
 #!/bin/sh
-# tools/layers.sh OBJ...: fail when libfence's floors are broken.
+# tools/layers.sh OBJ...: fail when libfence's floors or the fence
+# command's rooms are broken.  OBJ: libfence's objects and the command's
+# (those under a cli/ folder).
 #
 #  1. No loop: A -> B when object A calls a function that object B defines
-#     (nm); tsort(1) names any loop.  Calls through a topology's vtable
+#     (nm); tsort(1) names any loop, among libfence's objects, among the
+#     command's, or between the two.  Calls through a topology's vtable
 #     (ctx->conn->ops->exec) are not seen, which is the point: that is the
 #     interface, store/store.h.
 #  2. The ground is ground: error, clock, random and the pure helpers call
@@ -12,11 +15,17 @@
 #     includes "store.h" and no other header of ours, and none names a
 #     lease's mutex.
 #  4. Comments that name a file name one that exists.
+#  5. The fence command is a program on the public API: its files include
+#     no header of ours but cli/cli.h and fence.h, and its objects call no
+#     function of libfence that libfence.map does not export.
+#  6. Files stay small enough to hold one idea: no C source or header
+#     over 800 lines in client/ or extension/ (tests excepted), none in
+#     client/cli/ over 500.
 #
 # Run from client/ ("make check-layers").
 set -eu
-defs=$(mktemp) pairs=$(mktemp)
-trap 'rm -f "$defs" "$pairs"' EXIT
+defs=$(mktemp) pairs=$(mktemp) exported=$(mktemp) called=$(mktemp)
+trap 'rm -f "$defs" "$pairs" "$exported" "$called"' EXIT
 fail=0
 
 for o in "$@"; do
@@ -27,7 +36,7 @@ for o in "$@"; do
 done | awk 'NR == FNR {d[$1] = $2; next} ($2 in d) && d[$2] != $1 {print $1, d[$2]}' "$defs" - |
 	sort -u >"$pairs"
 if ! tsort "$pairs" >/dev/null 2>"$defs.err"; then
-	echo "layers: objects of libfence call each other in a loop:" >&2
+	echo "layers: objects call each other in a loop:" >&2
 	cat "$defs.err" >&2
 	fail=1
 fi
@@ -64,5 +73,40 @@ for f in $(grep -rhoE '[A-Za-z_0-9-]+\.[ch]\b' --include='*.[ch]' . ../extension
 	fi
 done
 
-[ $fail -eq 0 ] && echo "layers: no loop between $# objects; ground, store/ and file names in order"
+other=$(grep -h '^#include "' cli/*.[ch] | sort -u | grep -vxE '#include "(cli|fence)\.h"' || true)
+if [ -n "$other" ]; then
+	echo "layers: cli/ must include only cli.h and fence.h, found:" $other >&2
+	fail=1
+fi
+# what the command's objects call that libfence's define, less the exports
+sed -n 's/^[[:space:]]*\(fence_[a-z0-9_]*\);.*/\1/p' libfence.map | sort -u >"$exported"
+for o in "$@"; do
+	case $o in
+	*/cli/*) nm -u "$o" | awk '{print $NF}' ;;
+	esac
+done | sort -u >"$called"
+internal=$(for o in "$@"; do
+	case $o in
+	*/cli/*) ;;
+	*) nm -g --defined-only "$o" | awk '$2 ~ /[TDRB]/ {print $3}' ;;
+	esac
+done | sort -u | comm -12 - "$called" | comm -23 - "$exported")
+if [ -n "$internal" ]; then
+	echo "layers: the fence command calls functions libfence does not export:" $internal >&2
+	fail=1
+fi
+
+for f in $(find . ../extension -name '*.[ch]' ! -path '*/test/*' ! -path './build/*' | sort); do
+	n=$(wc -l <"$f")
+	case $f in
+	./cli/*) max=500 ;;
+	*) max=800 ;;
+	esac
+	if [ "$n" -gt $max ]; then
+		echo "layers: $f has $n lines, more than $max: split it by idea" >&2
+		fail=1
+	fi
+done
+
+[ $fail -eq 0 ] && echo "layers: no loop between $# objects; ground, store/, cli/, sizes and file names in order"
 exit $fail

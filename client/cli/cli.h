@@ -1,0 +1,111 @@
+/*
+ * client/cli/cli.h
+ *	  What the files of the fence command share (git's builtin header
+ *	  is the model): exit codes, defaults, the options every verb gets,
+ *	  and the functions one file lends another.
+ *
+ * main.c parses the command line once, for every verb, into an "options"
+ * and calls the verb's cmd_* with a connected context and the verb's own
+ * arguments (after the verb's name).  A cmd_* returns fence's exit status.
+ * Only fence.h is included from libfence: the command is a program on the
+ * public API like any other.
+ */
+#ifndef FENCE_CLI_H
+#define FENCE_CLI_H
+
+#include <signal.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "fence.h"
+
+/* sysexits.h values; DESIGN.md fixes 64, 69, 75, 76 and 77 */
+#define EXIT_FAIL		1
+#define EXIT_USAGE		64
+#define EXIT_DATAERR	65		/* fence's keys in Redis hold what fence never
+								 * writes */
+#define EXIT_UNAVAIL	69
+#define EXIT_IOERR		74		/* acquire, exec: the output could not be
+								 * written */
+#define EXIT_BUSY		75
+#define EXIT_LOST		76
+#define EXIT_STALE		77
+#define EXIT_CONFIG		78		/* Redis refused the login (AUTH, SELECT,
+								 * ACL), TLS refused (certificates, keys);
+								 * run: PostgreSQL refuses PGOPTIONS */
+
+#define DEFAULT_TTL_MS		30000
+#define DEFAULT_GRACE_MS	10000
+#define DEFAULT_REPLICA_TIMEOUT_MS 1000
+
+extern const char *progname;
+
+/* The signals that end fence; run passes them on to the command. */
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define NFORWARDED ((int) (sizeof(forwarded) / sizeof(forwarded[0])))
+
+typedef struct options
+{
+	const char *redis;
+	char	   *redis_list;		/* --redis given more than once: a quorum */
+	const char *pg;
+	long long	ttl_ms;
+	long long	wait_ms;
+	long long	grace_ms;
+	int			min_replicas;
+	long long	replica_timeout_ms;
+	int			json;
+	int			death_signal;	/* run: what COMMAND gets if fence dies */
+} options;
+
+/*
+ * The signals that end fence, held off while a lease is taken (take.c):
+ * blocked from before the acquire, the first that came noted.
+ */
+typedef struct stop_guard
+{
+	sigset_t	set;			/* the signals that end fence, not ignored */
+	sigset_t	old;			/* the mask before */
+	int			sig;			/* the first that came, or 0 */
+	fence_ctx  *ctx;			/* whose wait a signal cuts short */
+} stop_guard;
+
+/* common.c */
+extern int	parse_signal(const char *s);
+extern int	usage_error(const char *fmt, const char *arg);
+extern int	fail(fence_ctx *ctx);
+extern int	pg_fail(fence_ctx *ctx, PGconn *pg);
+extern fence_ctx *redis_connect(const options *o, int *code);
+extern int	add_quorum_url(options *o, const char *url);
+extern int	is_quorum(const char *spec);
+extern int	skips_verify(const char *spec);
+extern PGconn *pg_connect(const char *conninfo, int *code);
+
+/* output.c */
+extern void json_string(FILE *f, const char *s);
+extern void shell_assign(const char *name, const char *value);
+extern void print_lease(const options *o, fence_lease *l);
+extern void print_result(const options *o, PGresult *res, long long token);
+
+/* take.c */
+extern fence_lease *take_lease(fence_ctx *ctx, const options *o, const char *resource,
+							   PGconn **pgp, int *code, stop_guard *g);
+extern int	give_back(fence_ctx *ctx, fence_lease *l, PGconn *pg, int sig);
+
+/* pgoptions.c */
+extern int	set_child_env(fence_lease *l);
+extern int	probe_pgoptions(const char *conninfo, fence_lease *l);
+
+/* procs.c */
+extern void signal_all(pid_t pgid, int sig);
+extern int	all_gone(pid_t pid, int *status, int *main_done, int *stopsig);
+
+/* the verbs: acquire.c, show.c, exec.c, run.c */
+extern int	cmd_acquire(fence_ctx *ctx, const options *o, int argc, char **argv);
+extern int	cmd_release(fence_ctx *ctx, const options *o, int argc, char **argv);
+extern int	cmd_extend(fence_ctx *ctx, const options *o, int argc, char **argv);
+extern int	cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv);
+extern int	cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv);
+extern int	cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv);
+
+#endif							/* FENCE_CLI_H */

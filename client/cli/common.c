@@ -1,0 +1,218 @@
+/*
+ * client/cli/common.c
+ *	  What every verb of the fence command shares: the program's name,
+ *	  usage errors, exit codes for the library's errors, and connecting to
+ *	  Redis and PostgreSQL.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+const char *progname = "fence";
+
+/*
+ * A signal by name (TERM, SIGTERM; the ones a user would send to stop a
+ * process) or number.  Returns the signal, or 0.
+ */
+int
+parse_signal(const char *s)
+{
+	static const struct
+	{
+		const char *name;
+		int			sig;
+	}			names[] = {
+		{"HUP", SIGHUP}, {"INT", SIGINT}, {"QUIT", SIGQUIT}, {"KILL", SIGKILL},
+		{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"TERM", SIGTERM}
+	};
+	char	   *end;
+	long		n;
+	size_t		i;
+
+	if (*s >= '0' && *s <= '9')
+	{
+		n = strtol(s, &end, 10);
+		return *end == '\0' && n >= 1 && n <= SIGRTMAX ? (int) n : 0;
+	}
+	if (strncmp(s, "SIG", 3) == 0)
+		s += 3;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(s, names[i].name) == 0)
+			return names[i].sig;
+	return 0;
+}
+
+int
+usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "%s: ", progname);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry \"%s --help\" for more information.\n", progname);
+	return EXIT_USAGE;
+}
+
+/* The exit status for a failed library call. */
+static int
+exit_for(int err)
+{
+	switch (err)
+	{
+		case FENCE_ERR_IO:
+		case FENCE_ERR_PROTOCOL:
+		case FENCE_ERR_REPLICAS:
+			return EXIT_UNAVAIL;
+		case FENCE_ERR_BUSY:
+		case FENCE_ERR_TIMEOUT:
+			return EXIT_BUSY;
+		case FENCE_ERR_LOST:
+		case FENCE_ERR_SUSPECT:
+			return EXIT_LOST;
+		case FENCE_ERR_STALE:
+			return EXIT_STALE;
+		case FENCE_ERR_ARG:
+			return EXIT_USAGE;
+		case FENCE_ERR_AUTH:
+		case FENCE_ERR_TLS:
+			return EXIT_CONFIG;
+		case FENCE_ERR_STATE:
+			return EXIT_DATAERR;
+		default:
+			return EXIT_FAIL;
+	}
+}
+
+int
+fail(fence_ctx *ctx)
+{
+	fprintf(stderr, "%s: %s\n", progname, ctx->errstr);
+	return exit_for(ctx->err);
+}
+
+/* A PostgreSQL failure: unreachable (69) or some other error (1). */
+int
+pg_fail(fence_ctx *ctx, PGconn *pg)
+{
+	fprintf(stderr, "%s: %s\n", progname, ctx->errstr);
+	if (ctx->err == FENCE_ERR_PG && (pg == NULL || PQstatus(pg) != CONNECTION_OK))
+		return EXIT_UNAVAIL;
+	return exit_for(ctx->err);
+}
+
+fence_ctx *
+redis_connect(const options *o, int *code)
+{
+	fence_ctx  *ctx = fence_connect(o->redis);
+
+	if (ctx == NULL)
+	{
+		fprintf(stderr, "%s: out of memory\n", progname);
+		*code = EXIT_FAIL;
+		return NULL;
+	}
+	if (ctx->err)
+	{
+		*code = fail(ctx);
+		fence_free(ctx);
+		return NULL;
+	}
+	if (o->min_replicas > 0 &&
+		fence_set_min_replicas(ctx, o->min_replicas, (long) o->replica_timeout_ms) != FENCE_OK)
+	{
+		*code = fail(ctx);
+		fence_free(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+/* --redis once more: the URLs so far and "url", separated by a space. */
+int
+add_quorum_url(options *o, const char *url)
+{
+	size_t		len = strlen(o->redis) + strlen(url) + 2;
+	char	   *list = malloc(len);
+
+	if (list == NULL)
+		return -1;
+	snprintf(list, len, "%s %s", o->redis, url);
+	free(o->redis_list);
+	o->redis_list = list;
+	o->redis = list;
+	return 0;
+}
+
+/* Several URLs (a quorum) rather than one? */
+int
+is_quorum(const char *spec)
+{
+	const char *p = spec;
+	int			words = 0;
+
+	while (*p)
+	{
+		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == '\v')
+			p++;
+		if (*p == '\0')
+			break;
+		words++;
+		while (*p && !(*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == '\v'))
+			p++;
+	}
+	return words > 1;
+}
+
+/*
+ * Does a URL of "spec" (one, or a quorum) turn TLS verification off?  The
+ * spec was checked already.
+ */
+int
+skips_verify(const char *spec)
+{
+	const char *p = spec;
+	int			found = 0;
+
+	while (*p && !found)
+	{
+		char	   *word;
+		size_t		len;
+		fence_url	u;
+		char		err[256];
+
+		p += strspn(p, " \t\n\r\f\v");
+		len = strcspn(p, " \t\n\r\f\v");
+		if (len == 0 || (word = strndup(p, len)) == NULL)
+			break;
+		if (fence_parse_url(word, &u, err, sizeof(err)) == FENCE_OK)
+		{
+			found = u.tls.insecure_skip_verify;
+			fence_url_free(&u);
+		}
+		free(word);
+		p += len;
+	}
+	return found;
+}
+
+PGconn *
+pg_connect(const char *conninfo, int *code)
+{
+	PGconn	   *pg = PQconnectdb(conninfo);
+
+	if (pg == NULL || PQstatus(pg) != CONNECTION_OK)
+	{
+		const char *msg = pg ? PQerrorMessage(pg) : "out of memory\n";
+
+		fprintf(stderr, "%s: could not connect to PostgreSQL: %s", progname, msg);
+		if (*msg == '\0' || msg[strlen(msg) - 1] != '\n')
+			fputc('\n', stderr);
+		/* a malformed conninfo is the user's mistake, not an outage */
+		*code = pg && strstr(PQerrorMessage(pg), "invalid connection option") ? EXIT_USAGE :
+			(pg && strstr(PQerrorMessage(pg), "missing \"=\"") ? EXIT_USAGE : EXIT_UNAVAIL);
+		PQfinish(pg);
+		return NULL;
+	}
+	return pg;
+}

@@ -1,0 +1,166 @@
+/*
+ * client/cli/show.c
+ *	  fence show: a resource's owner, remaining TTL and token in Redis;
+ *	  with --pg, the token PostgreSQL last accepted and its fence.stats
+ *	  counts.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+/*
+ * PostgreSQL's counts for one resource (the fence.stats view), as text:
+ * accepted, stale, missing, invalid, last refusal (ISO 8601, UTC, or ""),
+ * last refused token (or "").
+ */
+#define SHOW_STATS_FIELDS 6
+static const char *const show_stats_names[SHOW_STATS_FIELDS] = {
+	"ACCEPTED", "STALE", "MISSING", "INVALID", "LAST_REFUSAL", "LAST_REFUSED_TOKEN"
+};
+
+/*
+ * Read the counts of "resource" into "*res" (NULL when PostgreSQL keeps
+ * none: the library is not preloaded, the role may not read fence.stats,
+ * or the extension predates it; a warning says which).  Returns 0, or -1
+ * on any other error, which is then in "pg".
+ */
+static int
+show_stats(PGconn *pg, const char *resource, PGresult **res)
+{
+	const char *params[1] = {resource};
+	const char *state;
+	PGresult   *r;
+
+	*res = NULL;
+	r = PQexecParams(pg,
+					 "SELECT coalesce(sum(accepted), 0), coalesce(sum(stale), 0),"
+					 " coalesce(sum(missing), 0), coalesce(sum(invalid), 0),"
+					 " coalesce(to_char(max(last_refusal) AT TIME ZONE 'UTC',"
+					 "   'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), ''),"
+					 " coalesce(max(last_refused_token)::text, '')"
+					 " FROM fence.stats WHERE resource = $1::text",
+					 1, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+	{
+		*res = r;
+		return 0;
+	}
+	state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+	if (state != NULL && (strcmp(state, "55000") == 0 ||	/* not preloaded */
+						  strcmp(state, "42501") == 0 ||	/* not pg_monitor */
+						  strcmp(state, "42P01") == 0))	/* no fence.stats */
+	{
+		fprintf(stderr, "%s: warning: no counts from PostgreSQL: %s",
+				progname, PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY));
+		if (PQresultErrorField(r, PG_DIAG_MESSAGE_HINT))
+			fprintf(stderr, " (%s)", PQresultErrorField(r, PG_DIAG_MESSAGE_HINT));
+		fputc('\n', stderr);
+		PQclear(r);
+		return 0;
+	}
+	PQclear(r);
+	return -1;
+}
+
+int
+cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
+{
+	fence_info	info;
+	long long	mark = -1;
+	PGresult   *stats = NULL;
+	int			code = 0,
+				i;
+
+	if (argc != 1)
+		return usage_error("show needs exactly one argument: RESOURCE%s", "");
+	if (fence_show(ctx, argv[0], &info) != FENCE_OK)
+		return fail(ctx);
+	if (o->pg != NULL)
+	{
+		PGconn	   *pg = pg_connect(o->pg, &code);
+
+		if (pg == NULL)
+		{
+			fence_info_free(&info);
+			return code;
+		}
+		if (fence_pg_mark(ctx, pg, argv[0], &mark) != FENCE_OK)
+		{
+			code = pg_fail(ctx, pg);
+			PQfinish(pg);
+			fence_info_free(&info);
+			return code;
+		}
+		if (show_stats(pg, argv[0], &stats) != 0)
+		{
+			fprintf(stderr, "%s: could not read fence.stats: %s", progname, PQerrorMessage(pg));
+			code = PQstatus(pg) == CONNECTION_OK ? EXIT_FAIL : EXIT_UNAVAIL;
+			PQfinish(pg);
+			fence_info_free(&info);
+			return code;
+		}
+		PQfinish(pg);
+	}
+	if (o->json)
+	{
+		printf("{\"resource\":");
+		json_string(stdout, argv[0]);
+		printf(",\"owner\":");
+		if (info.owner)
+			json_string(stdout, info.owner);
+		else
+			printf("null");
+		/* a free lease has no TTL: null, as its owner (never PTTL's -2) */
+		if (info.owner)
+			printf(",\"ttl_ms\":%lld", info.pttl_ms);
+		else
+			printf(",\"ttl_ms\":null");
+		printf(",\"token\":%lld", info.token);
+		if (mark >= 0)
+			printf(",\"pg_token\":%lld", mark);
+		if (stats != NULL)
+		{
+			const char *when = PQgetvalue(stats, 0, 4);
+			const char *refused = PQgetvalue(stats, 0, 5);
+
+			printf(",\"pg_stats\":{\"accepted\":%s,\"stale\":%s,\"missing\":%s,\"invalid\":%s,\"last_refusal\":",
+				   PQgetvalue(stats, 0, 0), PQgetvalue(stats, 0, 1),
+				   PQgetvalue(stats, 0, 2), PQgetvalue(stats, 0, 3));
+			if (*when)
+				json_string(stdout, when);
+			else
+				printf("null");
+			printf(",\"last_refused_token\":%s}", *refused ? refused : "null");
+		}
+		else if (o->pg != NULL)
+			printf(",\"pg_stats\":null");
+		printf("}\n");
+	}
+	else
+	{
+		char		buf[24];
+
+		shell_assign("FENCE_RESOURCE", argv[0]);
+		shell_assign("FENCE_OWNER", info.owner ? info.owner : "");
+		snprintf(buf, sizeof(buf), "%lld", info.owner ? info.pttl_ms : 0);
+		shell_assign("FENCE_TTL_MS", buf);
+		snprintf(buf, sizeof(buf), "%lld", info.token);
+		shell_assign("FENCE_TOKEN", buf);
+		if (mark >= 0)
+		{
+			snprintf(buf, sizeof(buf), "%lld", mark);
+			shell_assign("FENCE_PG_TOKEN", buf);
+		}
+		for (i = 0; stats != NULL && i < SHOW_STATS_FIELDS; i++)
+		{
+			char		name[48];
+
+			snprintf(name, sizeof(name), "FENCE_PG_%s", show_stats_names[i]);
+			shell_assign(name, PQgetvalue(stats, 0, i));
+		}
+	}
+	PQclear(stats);
+	fence_info_free(&info);
+	return 0;
+}

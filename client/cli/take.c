@@ -1,0 +1,216 @@
+/*
+ * client/cli/take.c
+ *	  Taking a lease for acquire, run and exec: connect to PostgreSQL, take
+ *	  the lease, announce its token; guarded against the signals that end
+ *	  fence.
+ *
+ * Signals during the acquire.  Until fence can act on SIGINT, SIGTERM,
+ * SIGHUP or SIGQUIT, one of them would end it by default, and if the lock
+ * was taken by then (or the script taking it was on its way) nobody gives
+ * it back: it stays in Redis until its TTL, and "fence acquire" never says
+ * whose it is.  So they are blocked from before the acquire, and the
+ * acquire and announce run in a thread while the main thread waits for
+ * either to end: the first signal is noted (the lease is given back once
+ * the acquire returns, and fence exits 128+N), a second one ends fence at
+ * once, as asked, whatever that strands.  Signals ignored when fence
+ * started stay ignored.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/signalfd.h>
+#endif
+
+#include "cli.h"
+
+/*
+ * Take the lease, and announce it when --pg was given (then "*pgp" is the
+ * open connection).  On failure the lease is given back and the exit
+ * status is returned in "*code".
+ */
+static fence_lease *
+acquire_and_announce(fence_ctx *ctx, const options *o, const char *resource,
+					 PGconn **pgp, int *code)
+{
+	fence_lease *l;
+	PGconn	   *pg = NULL;
+
+	/* Connect first: no point holding a lease PostgreSQL cannot hear of. */
+	if (o->pg != NULL && (pg = pg_connect(o->pg, code)) == NULL)
+		return NULL;
+	l = fence_acquire_wait(ctx, resource, o->ttl_ms, o->wait_ms);
+	if (l == NULL)
+	{
+		*code = fail(ctx);
+		PQfinish(pg);
+		return NULL;
+	}
+	/* a lease that ran out during the announce fails it: exit 76 */
+	if (pg != NULL && fence_announce(ctx, l, pg) != FENCE_OK)
+	{
+		*code = pg_fail(ctx, pg);
+		(void) fence_release(ctx, l);
+		fence_lease_free(l);
+		PQfinish(pg);
+		return NULL;
+	}
+	if (pgp != NULL)
+		*pgp = pg;
+	else
+		PQfinish(pg);
+	return l;
+}
+
+typedef struct acquire_job
+{
+	fence_ctx  *ctx;
+	const options *o;
+	const char *resource;
+	PGconn	  **pgp;
+	int			code;
+	fence_lease *lease;
+	int			done_fd;		/* written to once done, if >= 0 */
+} acquire_job;
+
+static void *
+acquire_thread(void *arg)
+{
+	acquire_job *j = arg;
+	char		c = 1;
+
+	j->lease = acquire_and_announce(j->ctx, j->o, j->resource, j->pgp, &j->code);
+	if (j->done_fd >= 0 && write(j->done_fd, &c, 1) != 1)
+		j->done_fd = -1;		/* cannot happen with an empty pipe */
+	return NULL;
+}
+
+#ifdef __linux__
+/* Take the signals that came; "waiting": the acquire is still going on. */
+static void
+take_signals(int sfd, stop_guard *g, int waiting)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sfd, &si, sizeof(si)) == (ssize_t) sizeof(si))
+	{
+		int			sig = (int) si.ssi_signo;
+
+		if (g->sig == 0)
+		{
+			g->sig = sig;
+			if (waiting)
+			{
+				/* a --wait of hours must not keep the user waiting */
+				fence_cancel_wait(g->ctx);
+				fprintf(stderr, "%s: %s: the lease will be given back once the acquire returns"
+						" (again to stop at once)\n", progname, strsignal(sig));
+			}
+		}
+		else if (waiting)
+		{
+			/* asked twice: now */
+			signal(sig, SIG_DFL);
+			pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+			raise(sig);
+		}
+	}
+}
+#endif
+
+/*
+ * acquire_and_announce, guarded against the signals that end fence (see
+ * above).  Returns with them blocked, the first that came in g->sig.
+ */
+fence_lease *
+take_lease(fence_ctx *ctx, const options *o, const char *resource,
+		   PGconn **pgp, int *code, stop_guard *g)
+{
+	acquire_job j = {ctx, o, resource, pgp, 0, NULL, -1};
+	struct sigaction cur;
+	int			i;
+
+	sigemptyset(&g->set);
+	for (i = 0; i < NFORWARDED; i++)
+		if (sigaction(forwarded[i], NULL, &cur) == 0 && cur.sa_handler != SIG_IGN)
+			sigaddset(&g->set, forwarded[i]);
+	g->sig = 0;
+	g->ctx = ctx;
+	pthread_sigmask(SIG_BLOCK, &g->set, &g->old);
+#ifdef __linux__
+	{
+		int			done[2] = {-1, -1},
+					sfd = -1;
+		pthread_t	th;
+
+		if (pipe2(done, O_CLOEXEC) == 0 &&
+			(sfd = signalfd(-1, &g->set, SFD_CLOEXEC | SFD_NONBLOCK)) >= 0)
+		{
+			j.done_fd = done[1];
+			if (pthread_create(&th, NULL, acquire_thread, &j) == 0)
+			{
+				for (;;)
+				{
+					struct pollfd p[2] = {{done[0], POLLIN, 0}, {sfd, POLLIN, 0}};
+
+					if (poll(p, 2, -1) < 0 && errno != EINTR)
+						break;	/* pthread_join waits instead */
+					if (p[1].revents)
+						take_signals(sfd, g, 1);
+					if (p[0].revents)
+						break;
+				}
+				pthread_join(th, NULL);
+			}
+			else
+			{
+				j.done_fd = -1;
+				acquire_thread(&j);
+			}
+			take_signals(sfd, g, 0);
+		}
+		else
+			acquire_thread(&j);	/* blocked throughout, acted on after */
+		if (sfd >= 0)
+			close(sfd);
+		if (done[0] >= 0)
+		{
+			close(done[0]);
+			close(done[1]);
+		}
+	}
+#else
+	acquire_thread(&j);
+#endif
+	/* one that came since, or without a signalfd */
+	if (g->sig == 0)
+	{
+		struct timespec now = {0, 0};
+		int			sig = sigtimedwait(&g->set, NULL, &now);
+
+		if (sig > 0)
+			g->sig = sig;
+	}
+	*code = j.code;
+	return j.lease;
+}
+
+/* A signal came while the lease was taken: give it back, exit 128+N. */
+int
+give_back(fence_ctx *ctx, fence_lease *l, PGconn *pg, int sig)
+{
+	if (l != NULL)
+	{
+		if (fence_release(ctx, l) != FENCE_OK)
+			fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
+		fence_lease_free(l);
+	}
+	PQfinish(pg);
+	return 128 + sig;
+}
