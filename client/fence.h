@@ -248,7 +248,11 @@ int			fence_heartbeat_start(fence_ctx *ctx, fence_lease *lease,
 								  fence_lost_fn cb, void *arg);
 void		fence_heartbeat_stop(fence_lease *lease);
 
-/* PostgreSQL side. */
+/*
+ * PostgreSQL side.  fence_pg_mark reads the highest token PostgreSQL has
+ * accepted for "resource" into "*token": 0 when it has none (never
+ * announced, or reset).
+ */
 int			fence_announce(fence_ctx *ctx, fence_lease *lease, PGconn *pg);
 PGresult   *fence_exec(fence_ctx *ctx, fence_lease *lease, PGconn *pg,
 					   const char *sql, int nparams, const char *const *params);

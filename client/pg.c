@@ -119,7 +119,8 @@ fence_pg_mark(fence_ctx *ctx, PGconn *pg, const char *resource, long long *token
 	{
 		const char *v = PQgetvalue(res, 0, 0);
 
-		if (fence_parse_token(v, strlen(v), token) != 0)
+		/* 0 is no mark: the resource was never announced, or was reset */
+		if (fence_parse_counter(v, strlen(v), token) != 0)
 		{
 			fence_set_error(ctx, FENCE_ERR_PG, "fence.mark() returned an invalid token \"%s\"", v);
 			PQclear(res);

@@ -117,8 +117,11 @@ cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 		else
 			printf(",\"ttl_ms\":null");
 		printf(",\"token\":%lld", info.token);
-		if (mark >= 0)
+		/* 0: PostgreSQL has no mark (never announced, or reset) */
+		if (mark > 0)
 			printf(",\"pg_token\":%lld", mark);
+		else if (mark == 0)
+			printf(",\"pg_token\":null");
 		if (stats != NULL)
 		{
 			const char *when = PQgetvalue(stats, 0, 4);
@@ -150,7 +153,7 @@ cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 		if (mark >= 0)
 		{
 			snprintf(buf, sizeof(buf), "%lld", mark);
-			shell_assign("FENCE_PG_TOKEN", buf);
+			shell_assign("FENCE_PG_TOKEN", mark > 0 ? buf : "");
 		}
 		for (i = 0; stats != NULL && i < SHOW_STATS_FIELDS; i++)
 		{

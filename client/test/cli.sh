@@ -681,6 +681,36 @@ test_cli_run_pg_own_options() {
 	! grep -q 'warning' "$TMP/err"
 }
 
+# A resource PostgreSQL has no mark for (never announced, or its mark
+# reset away): fence.mark() says 0, and show prints "no mark", not an
+# error: FENCE_PG_TOKEN empty, "pg_token": null.  The troubleshooting case
+# of the FAQ: a lease in Redis that was never announced.
+test_cli_show_pg_no_mark() {
+	local res owner
+	res=$(rname nomark)
+	expect_rc 0 "$F" show "$res" --pg "$PGC"
+	grep -qx "FENCE_PG_TOKEN=''" "$TMP/out"
+	grep -qx "FENCE_TOKEN=0" "$TMP/out"
+	expect_rc 0 "$F" show "$res" --pg "$PGC" --json
+	json_ok
+	grep -q '"token":0,"pg_token":null,' "$TMP/out"
+	# held in Redis, never announced
+	eval "$("$F" acquire "$res" --ttl 10s)"
+	owner=$FENCE_OWNER
+	expect_rc 0 "$F" show "$res" --pg "$PGC"
+	grep -qx "FENCE_OWNER=$owner" "$TMP/out"
+	grep -qx "FENCE_TOKEN=$FENCE_TOKEN" "$TMP/out"
+	grep -qx "FENCE_PG_TOKEN=''" "$TMP/out"
+	"$F" release "$res" "$owner"
+	# announced, then reset away by an administrator
+	expect_rc 0 "$F" exec "$res" --pg "$PGC" 'SELECT 1'
+	expect_rc 0 "$F" show "$res" --pg "$PGC" --json
+	grep -q '"pg_token":[1-9]' "$TMP/out"
+	psql -XAtqc "SELECT fence.reset('$res', 0)" >/dev/null 2>&1
+	expect_rc 0 "$F" show "$res" --pg "$PGC" --json
+	grep -q '"pg_token":null,' "$TMP/out"
+}
+
 # --- exec -----------------------------------------------------------------
 
 test_cli_exec() {
@@ -973,6 +1003,7 @@ run_test cli_min_replicas
 run_test cli_run_psql pg
 run_test cli_run_pg_own_options pg
 run_test cli_exec pg
+run_test cli_show_pg_no_mark pg
 run_test cli_exec_copy pg
 run_test cli_output_unwritable
 run_test cli_exec_args pg

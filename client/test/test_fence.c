@@ -2059,6 +2059,7 @@ test_announce_exec(void)
 	const char *res = R("exec");
 	const char *params[2] = {"20", "22"};
 	PGresult   *r = NULL;
+	long long	mark = -1;
 	int			rc = 1;
 
 	if (!pg_ready)
@@ -2069,8 +2070,13 @@ test_announce_exec(void)
 	r = fence_exec(a, l, pg, "SELECT 1/0", 0, NULL);
 	CHECK(r == NULL && a->err == FENCE_ERR_PG && strstr(a->errstr, "division by zero") != NULL);
 	CHECK(pg_mark(res) == 0);
+	/* no mark yet: fence_pg_mark says 0, no error */
+	CHECKC(fence_pg_mark(a, pg, res, &mark) == FENCE_OK, a);
+	CHECK(mark == 0);
 	CHECKC(fence_announce(a, l, pg) == FENCE_OK, a);
 	CHECK(pg_mark(res) == fence_lease_token(l));
+	CHECKC(fence_pg_mark(a, pg, res, &mark) == FENCE_OK, a);
+	CHECK(mark == fence_lease_token(l));
 	/* a write commits with the check */
 	r = PQexec(pg, "CREATE TEMP TABLE IF NOT EXISTS fence_client_t (x int)");
 	CHECK(PQresultStatus(r) == PGRES_COMMAND_OK);
