@@ -39,6 +39,10 @@ enum fence_script
 	FENCE_NSCRIPTS
 };
 
+/* Room for the hint of a PostgreSQL error (pg.c): a GRANT with a role's
+ * name. */
+#define FENCE_PG_HINT_LEN 640
+
 /* A quorum of more nodes buys nothing but round-trip time. */
 #define FENCE_MAX_QUORUM_NODES 15
 
@@ -170,6 +174,9 @@ struct fence_conn
 	int64_t		deadline_ns;	/* the caller's: calls must be over by then
 								 * too; 0: none */
 	struct fence_tls_entry *tls;	/* TLS settings in use (tls.c) */
+	/* the fix for the last error, when setting up PostgreSQL is one
+	 * (pg.c); "" otherwise, cleared with the error (error.c) */
+	char		pg_hint[FENCE_PG_HINT_LEN];
 };
 
 struct fence_lease

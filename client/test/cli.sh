@@ -927,6 +927,67 @@ test_cli_non_superuser() {
 	grep -q 'permission denied for function mark' "$TMP/err"
 }
 
+# PostgreSQL not set up for fence: a role without the README's grant, and
+# a database without the extension.  Each verb that reaches fence's own
+# functions (the announce of acquire, run and exec; show's mark) says the
+# fix, found by SQLSTATE (42501; 3F000, 42883), and the fix it says works;
+# the caller's own statement failing with the same SQLSTATEs gets no hint.
+hint_grant() {
+	grep -qF "fence: hint: The role may not call fence's functions. As a superuser (or the extension's owner), grant them: GRANT EXECUTE ON FUNCTION fence.advance(text, bigint, text), fence.fenced_update(text, bigint, text), fence.fenced_update(text, bigint, text, \"any\"), fence.fenced_update(text, bigint, text, text[]), fence.mark(text) TO \"$1\";" "$TMP/err"
+}
+hint_create() {
+	grep -qF "fence: hint: The extension is not installed in database \"$1\". As a superuser, run in it: CREATE EXTENSION fence;" "$TMP/err"
+}
+test_cli_pg_setup_hints() {
+	local res role=cli_nogrant_$$ db=cli_noext_$$ tbl=cli_hint_$$
+	res=$(rname hints)
+	trap "psql -XAtq -c 'DROP TABLE IF EXISTS $tbl' -c 'DROP OWNED BY $role' -c 'DROP ROLE $role' -c 'DROP DATABASE IF EXISTS $db'" EXIT
+	psql -XAtq -c "CREATE ROLE $role LOGIN" -c "CREATE DATABASE $db" -c "CREATE TABLE $tbl (x int)"
+	# no grant: permission denied for function advance (mark, for show)
+	expect_rc 1 "$F" acquire "$res" --pg "$PGC user=$role"
+	grep -q 'permission denied for function advance' "$TMP/err"
+	hint_grant "$role"
+	lock_free "$res"
+	expect_rc 1 "$F" run "$res" --pg "$PGC user=$role" -- true
+	hint_grant "$role"
+	expect_rc 1 "$F" exec "$res" --pg "$PGC user=$role" 'SELECT 1'
+	hint_grant "$role"
+	expect_rc 1 "$F" show "$res" --pg "$PGC user=$role" --json
+	grep -q 'permission denied for function mark' "$TMP/err"
+	hint_grant "$role"
+	# the grant the hint says is the fix
+	psql -XAtqc "$(sed -n 's/^fence: hint: .* grant them: //p' "$TMP/err")"
+	expect_rc 0 "$F" show "$res" --pg "$PGC user=$role"
+	expect_rc 0 "$F" exec "$res" --pg "$PGC user=$role" 'SELECT 1'
+	# the caller's statement refused with the same 42501: no hint
+	expect_rc 1 "$F" exec "$res" --pg "$PGC user=$role" "INSERT INTO $tbl VALUES (1)"
+	grep -q "permission denied for table $tbl" "$TMP/err"
+	! grep -q 'hint' "$TMP/err"
+	# and with 3F000
+	expect_rc 1 "$F" exec "$res" --pg "$PGC" 'SELECT nosuchschema.f()'
+	grep -q 'schema "nosuchschema" does not exist' "$TMP/err"
+	! grep -q 'hint' "$TMP/err"
+	# no extension: schema "fence" does not exist
+	expect_rc 1 "$F" acquire "$res" --pg "dbname=$db"
+	grep -q 'schema "fence" does not exist' "$TMP/err"
+	hint_create "$db"
+	lock_free "$res"
+	expect_rc 1 "$F" run "$res" --pg "dbname=$db" -- true
+	hint_create "$db"
+	expect_rc 1 "$F" exec "$res" --pg "dbname=$db" 'SELECT 1'
+	hint_create "$db"
+	expect_rc 1 "$F" show "$res" --pg "dbname=$db"
+	hint_create "$db"
+	psql -d "$db" -XAtqc "$(sed -n 's/^fence: hint: .* run in it: //p' "$TMP/err")"
+	expect_rc 0 "$F" exec "$res" --pg "dbname=$db" 'SELECT 1'
+	# an extension without fence.mark (as one older than the client): 42883
+	psql -d "$db" -XAtq -c "ALTER EXTENSION fence DROP FUNCTION fence.mark(text)" \
+		-c "DROP FUNCTION fence.mark(text)"
+	expect_rc 1 "$F" show "$res" --pg "dbname=$db"
+	grep -q 'function fence.mark(text) does not exist' "$TMP/err"
+	grep -qF "fence: hint: The extension is missing from database \"$db\", or older than this client. As a superuser, run in it: CREATE EXTENSION fence; (or, where it is installed: ALTER EXTENSION fence UPDATE;)" "$TMP/err"
+}
+
 # A quorum of three "nodes": three databases of the one test server, which
 # keep separate keys as independent servers would; one member may be down.
 test_cli_quorum() {
@@ -1013,6 +1074,7 @@ run_test cli_exec_busy pg
 run_test cli_announce_expired pg
 run_test cli_heal_flushall pg
 run_test cli_non_superuser pg
+run_test cli_pg_setup_hints pg
 run_test example pg
 
 echo "# client CLI tests: $passed passed, $failed failed, $skipped skipped"

@@ -2278,6 +2278,70 @@ fail:
 }
 
 /*
+ * A database not set up for fence: fence's own SQL refused for a role
+ * without the grant (42501) gets a hint with the GRANT, in announce,
+ * fence_exec (inside a transaction and not) and fence_pg_mark; the
+ * caller's statement refused the same way gets none, and a call that
+ * works clears it.
+ */
+static int
+test_pg_hint(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("hint");
+	char		role[64],
+				sql[256],
+				conninfo[128];
+	PGconn	   *c = NULL;
+	PGresult   *r = NULL;
+	long long	mark;
+	int			rc = 1;
+
+	if (!pg_ready)
+		SKIP("extension fence not available");
+	snprintf(role, sizeof(role), "test_nogrant_%d", (int) getpid());
+	snprintf(sql, sizeof(sql), "CREATE ROLE %s LOGIN", role);
+	r = PQexec(pg, sql);
+	CHECK(PQresultStatus(r) == PGRES_COMMAND_OK);
+	PQclear(r);
+	r = NULL;
+	snprintf(conninfo, sizeof(conninfo), "user=%s", role);
+	c = PQconnectdb(conninfo);
+	CHECK(PQstatus(c) == CONNECTION_OK);
+	l = fence_acquire(a, res, 10000);
+	CHECKC(l != NULL, a);
+	CHECK(fence_pg_hint(a) == NULL);
+	CHECK(fence_announce(a, l, c) == FENCE_ERR && a->err == FENCE_ERR_PG);
+	CHECK(fence_pg_hint(a) != NULL && strstr(fence_pg_hint(a), "GRANT EXECUTE ON FUNCTION fence.advance(") != NULL &&
+		  strstr(fence_pg_hint(a), role) != NULL);
+	CHECK(fence_exec(a, l, c, "SELECT 1", 0, NULL) == NULL && fence_pg_hint(a) != NULL);
+	PQclear(PQexec(c, "BEGIN"));
+	CHECK(fence_exec(a, l, c, "SELECT 1", 0, NULL) == NULL && fence_pg_hint(a) != NULL);
+	PQclear(PQexec(c, "ROLLBACK"));
+	CHECK(fence_pg_mark(a, c, res, &mark) == FENCE_ERR && fence_pg_hint(a) != NULL);
+	/* a call that works clears it */
+	CHECKC(fence_announce(a, l, pg) == FENCE_OK, a);
+	CHECK(fence_pg_hint(a) == NULL);
+	/* the caller's own statement fails with 3F000: no hint */
+	CHECK(fence_pg_mark(a, c, res, &mark) == FENCE_ERR && fence_pg_hint(a) != NULL);
+	r = fence_exec(a, l, pg, "SELECT * FROM nosuchschema.t", 0, NULL);
+	CHECK(r == NULL && a->err == FENCE_ERR_PG && strstr(a->errstr, "nosuchschema") != NULL);
+	CHECK(fence_pg_hint(a) == NULL);
+	rc = 0;
+fail:
+	PQclear(r);
+	PQfinish(c);
+	if (l != NULL)
+		(void) fence_release(a, l);
+	fence_lease_free(l);
+	fence_free(a);
+	snprintf(sql, sizeof(sql), "DROP ROLE IF EXISTS test_nogrant_%d", (int) getpid());
+	PQclear(PQexec(pg, sql));
+	return rc;
+}
+
+/*
  * COPY needs data streamed by the caller, which fence_exec cannot do: it
  * is refused (FENCE_ERR_ARG), at once, with nothing written and the
  * connection usable.  (Before, the result loop spun on the COPY state.)
@@ -2733,6 +2797,7 @@ main(void)
 	TEST(announce_outlasts_lease);
 	TEST(exec_lease_lost);
 	TEST(exec_copy);
+	TEST(pg_hint);
 	TEST(pg_round_trips);
 	TEST(stale_after_takeover);
 	TEST(heal_flushall);
