@@ -94,6 +94,19 @@ extern "C"
 #define FENCE_MAX_TTL_MS 100000000000LL /* about 3 years; also the
 										 * longest wait */
 
+/*
+ * Owner ids are 32 hex digits of kernel randomness, unique to their lease;
+ * with a name (fence_set_owner_name), "NAME/" and the digits, so that who
+ * holds a lease can be read wherever the id goes: Redis, fence.fences,
+ * FENCE_OWNER.  A name is 1 to FENCE_MAX_OWNER_NAME bytes of
+ * FENCE_OWNER_NAME_CHARS: nothing a shell, PGOPTIONS or JSON would need
+ * escaped, no '/' (it ends the name) and no '.' (a quorum's attempts add
+ * ".N" to the id).
+ */
+#define FENCE_MAX_OWNER_NAME 64
+#define FENCE_OWNER_NAME_CHARS \
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-:@+"
+
 /* Defaults used by fence_connect(). */
 #define FENCE_DEFAULT_URL "redis://127.0.0.1:6379"
 #define FENCE_DEFAULT_CONNECT_TIMEOUT_MS 5000
@@ -175,6 +188,7 @@ int			fence_parse_duration(const char *s, long long *ms, char *errbuf, size_t er
 int			fence_check_resource(const char *resource, char *errbuf, size_t errlen);
 int			fence_check_ttl(long long ttl_ms, char *errbuf, size_t errlen);
 int			fence_check_url(const char *url, char *errbuf, size_t errlen);
+int			fence_check_owner_name(const char *name, char *errbuf, size_t errlen);
 
 /* Connections.  Always returns a context (NULL only when out of memory);
  * check ctx->err. */
@@ -191,6 +205,13 @@ const char *fence_strerror(int err);
  * only.
  */
 int			fence_set_min_replicas(fence_ctx *ctx, int replicas, long timeout_ms);
+
+/*
+ * Put "name" in front of the owner ids of the leases acquired on "ctx"
+ * from now on ("NAME/" and the digits); NULL: the digits alone (the
+ * default).  FENCE_ERR_ARG for a name fence_check_owner_name refuses.
+ */
+int			fence_set_owner_name(fence_ctx *ctx, const char *name);
 
 /* Leases on Redis. */
 fence_lease *fence_acquire(fence_ctx *ctx, const char *resource, long long ttl_ms);

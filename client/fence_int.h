@@ -23,8 +23,9 @@
 
 #define FENCE_OWNER_BYTES 16	/* 128 bits of kernel randomness */
 #define FENCE_OWNER_LEN (FENCE_OWNER_BYTES * 2)
-/* room for a quorum attempt's suffix ".N" after the id (quorum.c) */
-#define FENCE_OWNER_MAX (FENCE_OWNER_LEN + 12)
+/* an owner id: "NAME/" and the digits (owner.c), and room for a quorum
+ * attempt's suffix ".N" after it (quorum.c) */
+#define FENCE_OWNER_MAX (FENCE_MAX_OWNER_NAME + 1 + FENCE_OWNER_LEN + 12)
 
 /* The Lua scripts, in scripts.c. */
 enum fence_script
@@ -177,6 +178,8 @@ struct fence_conn
 	/* the fix for the last error, when setting up PostgreSQL is one
 	 * (pg.c); "" otherwise, cleared with the error (error.c) */
 	char		pg_hint[FENCE_PG_HINT_LEN];
+	/* the name in front of new owner ids, or "" (owner.c) */
+	char		owner_name[FENCE_MAX_OWNER_NAME + 1];
 };
 
 struct fence_lease
@@ -184,8 +187,9 @@ struct fence_lease
 	char	   *resource;
 	fence_keys	keys;			/* keys.c */
 	char	   *wake_key;		/* fence:{R}:wake:OWNER, while waiting */
-	/* FENCE_OWNER_LEN hex digits, the waiter's name in the queues; a
-	 * quorum attempt adds ".N" for the lock's value */
+	/* the owner id ("NAME/" and FENCE_OWNER_LEN hex digits, owner.c), the
+	 * waiter's name in the queues; a quorum attempt adds ".N" for the
+	 * lock's value */
 	char		owner[FENCE_OWNER_MAX + 1];
 	unsigned int attempts;		/* quorum attempts made so far */
 	long long	token;
@@ -233,6 +237,9 @@ long long	fence_drift_ms(long long ttl_ms);
 int			fence_random_bytes(void *buf, size_t len);
 int			fence_owner_bytes(fence_ctx *ctx, unsigned char *buf, size_t len);
 uint64_t	fence_rand(fence_ctx *ctx);
+
+/* owner.c */
+int			fence_owner_id(fence_ctx *ctx, char *owner);
 
 /* url.c */
 int			fence_url_copy(fence_url *dst, const fence_url *src);

@@ -56,6 +56,7 @@ typedef struct options
 	long long	replica_timeout_ms;
 	int			json;
 	int			death_signal;	/* run: what COMMAND gets if fence dies */
+	const char *name;			/* --name: in front of owner ids, or NULL */
 } options;
 
 /*
@@ -86,6 +87,9 @@ extern void json_string(FILE *f, const char *s);
 extern void shell_assign(const char *name, const char *value);
 extern void print_lease(const options *o, fence_lease *l);
 extern void print_result(const options *o, PGresult *res, long long token);
+
+/* name.c */
+extern int	name_owner(fence_ctx *ctx, const options *o, const char *command);
 
 /* take.c */
 extern fence_lease *take_lease(fence_ctx *ctx, const options *o, const char *resource,

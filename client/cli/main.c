@@ -53,6 +53,9 @@ usage(void)
 	printf("  -w, --wait=DURATION      how long to retry while the lease is busy (default: 0)\n");
 	printf("  -g, --grace=DURATION     run: time between SIGTERM and SIGKILL when the\n");
 	printf("                           lease is lost (default: 10s)\n");
+	printf("  -n, --name=NAME          who holds the lease, in front of its owner id\n");
+	printf("                           (NAME/ and 32 random hex digits; letters, digits\n");
+	printf("                           and _-:@+, at most 64; default: HOST:PID:COMMAND)\n");
 	printf("      --death-signal=SIGNAL\n");
 	printf("                           run: the signal COMMAND gets if fence itself dies\n");
 	printf("                           (kill -9, a crash), by name or number (default: TERM)\n");
@@ -187,6 +190,8 @@ check_command_line(options *o, const verb *v, const char *err, int nargs, char *
 	}
 	if ((v->fn == cmd_release || v->fn == cmd_extend) && *args[1] == '\0')
 		return usage_error("OWNER must not be empty%s", "");
+	if (o->name != NULL && fence_check_owner_name(o->name, errbuf, sizeof(errbuf)) != FENCE_OK)
+		return usage_error("--name: %s", errbuf);
 
 	if (o->redis == NULL)
 		o->redis = getenv("FENCE_REDIS_URL");
@@ -239,6 +244,7 @@ main(int argc, char **argv)
 		{"min-replicas", required_argument, NULL, 'm' + 256},
 		{"replica-timeout", required_argument, NULL, 'T' + 256},
 		{"death-signal", required_argument, NULL, 'D' + 256},
+		{"name", required_argument, NULL, 'n'},
 		{"help", no_argument, NULL, '?' + 256},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0}
@@ -277,7 +283,7 @@ main(int argc, char **argv)
 	 * As with pg_isready, --help and --version win over any error.
 	 */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "-:r:t:w:p:g:jV", long_options, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "-:r:t:w:p:g:n:jV", long_options, NULL)) != -1)
 	{
 		long long  *dst = NULL;
 		const char *what = NULL;
@@ -323,6 +329,9 @@ main(int argc, char **argv)
 				break;
 			case 'p':
 				o.pg = optarg;
+				break;
+			case 'n':
+				o.name = optarg;
 				break;
 			case 'j':
 				o.json = 1;

@@ -446,6 +446,8 @@ quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt ho
 	long		nms = node_ms(ctx, l->ttl_ms);
 	long long	guess = guess_for(s, l->keys.token);
 	int64_t		until = t0 + (l->ttl_ms - fence_drift_ms(l->ttl_ms)) * 1000000;
+	/* the id without a suffix: an owner id holds no '.' (owner.c) */
+	size_t		base = strcspn(l->owner, ".");
 	long long	pttl[FENCE_MAX_QUORUM_NODES];
 	long long	high = 0;
 	int			busy = 0,
@@ -463,8 +465,7 @@ quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt ho
 	 * clients could each count that node in their majority.  The queues
 	 * know the waiter by the id without the suffix (QLOCK).
 	 */
-	snprintf(l->owner + FENCE_OWNER_LEN, sizeof(l->owner) - FENCE_OWNER_LEN,
-			 ".%u", ++l->attempts);
+	snprintf(l->owner + base, sizeof(l->owner) - base, ".%u", ++l->attempts);
 	snprintf(ttl, sizeof(ttl), "%lld", l->ttl_ms);
 	if (guess > 0)
 		snprintf(mode, sizeof(mode), "%s/%lld", hows[how], guess);

@@ -167,7 +167,8 @@ test_cli_acquire_release() {
 	eval "$("$F" acquire "$res" --ttl 10s)"
 	[ "$FENCE_RESOURCE" = "$res" ]
 	[ "$FENCE_TOKEN" -ge 1 ]
-	[ ${#FENCE_OWNER} = 32 ]
+	# named for the process that ran fence (this shell), then 128 random bits
+	[[ $FENCE_OWNER =~ ^[A-Za-z0-9_:@+-]+:$BASHPID:bash/[0-9a-f]{32}$ ]]
 	owner=$FENCE_OWNER
 	[ "$(rcli GET "$(lockkey "$res")")" = "$owner" ]
 	# busy: 75, and no token taken
@@ -259,8 +260,8 @@ test_cli_json() {
 	local res owner
 	res=$(rname json)
 	expect_rc 0 "$F" acquire "$res" --json
-	grep -q '^{"resource":"'"$res"'","token":[0-9]*,"owner":"[0-9a-f]\{32\}","ttl_ms":30000}$' "$TMP/out"
-	owner=$(sed 's/.*"owner":"\([0-9a-f]*\)".*/\1/' "$TMP/out")
+	grep -q '^{"resource":"'"$res"'","token":[0-9]*,"owner":"[^"]*/[0-9a-f]\{32\}","ttl_ms":30000}$' "$TMP/out"
+	owner=$(sed 's/.*"owner":"\([^"]*\)".*/\1/' "$TMP/out")
 	expect_rc 0 "$F" show "$res" --json
 	grep -q '"owner":"'"$owner"'","ttl_ms":[1-9][0-9]*,' "$TMP/out"
 	expect_rc 0 "$F" release "$res" "$owner" --json
@@ -341,7 +342,7 @@ test_cli_run_status_env() {
 	{ read -r r; read -r t; read -r o; read -r opts; } <"$TMP/out"
 	[ "$r" = "$res" ]
 	[ "$t" -ge 1 ]
-	[ ${#o} = 32 ]
+	[[ $o =~ ^[A-Za-z0-9_:@+-]+:[0-9]+:sh/[0-9a-f]{32}$ ]]
 	[ "$opts" = "-c work_mem=64kB -c fence.resource=$res -c fence.token=$t -c fence.owner=$o" ]
 	# the lease was given back when the command ended
 	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]

@@ -680,6 +680,79 @@ fail:
 }
 
 /*
+ * Owner names: "NAME/" in front of the random digits, for the leases a
+ * context acquires once it has one; a named waiter is woken and handed
+ * the lease as fast as any (its wake list is named after its whole id);
+ * bad names are refused and change nothing.
+ */
+static int
+test_owner_name(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("name");
+	waiter		w = {redis_url, res, 5000, 10000, 0};
+	char		err[256],
+				long_name[FENCE_MAX_OWNER_NAME + 2];
+	char	   *held = NULL;
+	int			started = 0;
+	long long	t;
+	int			rc = 1;
+
+	memset(long_name, 'x', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	CHECK(fence_check_owner_name("web1:4242:pg_dump", err, sizeof(err)) == FENCE_OK);
+	CHECK(fence_check_owner_name("a.b", err, sizeof(err)) == FENCE_ERR && strstr(err, "'.'") != NULL);
+	CHECK(fence_check_owner_name("a/b", err, sizeof(err)) == FENCE_ERR);
+	CHECK(fence_check_owner_name("a b", err, sizeof(err)) == FENCE_ERR);
+	CHECK(fence_check_owner_name("", err, sizeof(err)) == FENCE_ERR);
+	CHECK(fence_check_owner_name(long_name, err, sizeof(err)) == FENCE_ERR);
+	long_name[FENCE_MAX_OWNER_NAME] = '\0';
+	CHECK(fence_check_owner_name(long_name, err, sizeof(err)) == FENCE_OK);
+
+	CHECKC(fence_set_owner_name(a, "holder:1") == FENCE_OK, a);
+	CHECK(fence_set_owner_name(a, "bad name") == FENCE_ERR && a->err == FENCE_ERR_ARG);
+	l = fence_acquire(a, res, 30000);
+	CHECKC(l != NULL, a);
+	CHECK(strncmp(fence_lease_owner(l), "holder:1/", 9) == 0 &&
+		  strlen(fence_lease_owner(l)) == 9 + 32 &&
+		  strspn(fence_lease_owner(l) + 9, "0123456789abcdef") == 32);
+	held = rget(key(res, "lock"));
+	CHECK(held != NULL && strcmp(held, fence_lease_owner(l)) == 0);
+	w.name = long_name;
+	CHECK(waiter_start(&w) == 0);
+	started = 1;
+	CHECK(wait_queued(res, 1));
+	t = ms_now();
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	waiter_join(&w);
+	started = 0;
+	CHECK(w.token == fence_lease_token(l) + 1);
+	CHECK(strncmp(w.owner, long_name, FENCE_MAX_OWNER_NAME) == 0 && w.owner[FENCE_MAX_OWNER_NAME] == '/');
+	if (w.got_ms - t > 100)
+	{
+		snprintf(tap_why, sizeof(tap_why), "named waiter acquired %lld ms after the release", w.got_ms - t);
+		goto fail;
+	}
+	fence_lease_free(l);
+	l = NULL;
+	/* no name again: the digits alone */
+	CHECKC(fence_set_owner_name(a, NULL) == FENCE_OK, a);
+	l = fence_acquire(a, res, 30000);
+	CHECKC(l != NULL, a);
+	CHECK(strlen(fence_lease_owner(l)) == 32);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	if (started)
+		waiter_join(&w);
+	free(held);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/*
  * Waiters are served in the order they came, and once all are through no
  * queue, place or wake list is left behind.
  */
@@ -2770,6 +2843,7 @@ main(void)
 	TEST(bad_arguments);
 	TEST(acquire_wait);
 	TEST(wait_wakes_on_release);
+	TEST(owner_name);
 	TEST(wait_fifo);
 	TEST(wait_no_barging);
 	TEST(wait_no_lost_wakeup);
