@@ -262,6 +262,8 @@ int			fence_reply_transient(const redisReply *r);
 void		fence_free_replies(int n, redisReply **replies);
 int			fence_parse_counter(const char *s, size_t len, long long *out);
 int			fence_parse_token(const char *s, size_t len, long long *out);
+long long	fence_reply_int_at(const redisReply *r, size_t i);
+long long	fence_reply_counter_at(const redisReply *r, size_t i);
 int			fence_parse_show(fence_ctx *ctx, redisReply *r, const char *token_key,
 							 fence_info *info);
 
