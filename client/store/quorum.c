@@ -760,6 +760,22 @@ done:
 	return rc;
 }
 
+/* Node "node" of the quorum on its own, within a node's timeout. */
+static int
+quorum_node_exec(fence_ctx *ctx, int node, int ncmds, const fence_cmd *cmds,
+				 redisReply **replies)
+{
+	quorum_store *s = ctx->conn->store;
+	int			rc;
+
+	if (node >= s->n)
+		return FENCE_NODE_PAST;
+	s->nodes[node].max_ms = node_ms(ctx, 0);
+	rc = fence_node_pipeline(ctx, &s->nodes[node], ncmds, cmds, replies);
+	s->nodes[node].max_ms = 0;
+	return rc;
+}
+
 const fence_store_ops fence_quorum_ops = {
 	"quorum",
 	0,
@@ -771,5 +787,6 @@ const fence_store_ops fence_quorum_ops = {
 	quorum_wait_acquire,
 	quorum_heal,
 	quorum_show,
-	quorum_free
+	quorum_free,
+	quorum_node_exec
 };
