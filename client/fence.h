@@ -264,6 +264,45 @@ typedef struct fence_info
 int			fence_show(fence_ctx *ctx, const char *resource, fence_info *info);
 void		fence_info_free(fence_info *info);
 
+/*
+ * Who waits for "resource": the owner ids of its live waiters, first first
+ * ("*owners", "*n"; free with fence_waiters_free).  A place that lapsed (a
+ * waiter that died: 2 s without asking again) does not count, even while
+ * Redis still holds it.  On a quorum, the waiters of
+ * every node that answered (a majority must), in the order of the best
+ * place each has on any node: a quorum serves wake-ups, not turns.
+ */
+int			fence_waiters(fence_ctx *ctx, const char *resource, char ***owners,
+						  size_t *n);
+void		fence_waiters_free(char **owners, size_t n);
+
+/* A held lease, as fence_list finds it. */
+typedef struct fence_held
+{
+	char	   *resource;
+	char	   *owner;			/* who holds it */
+	long long	pttl_ms;		/* remaining TTL (a quorum: on a majority) */
+	long long	token;			/* last token handed out */
+	size_t		waiters;		/* live waiters (fence_waiters) */
+} fence_held;
+
+/*
+ * The leases held now whose resource name matches "pattern" (a glob as
+ * Redis's SCAN MATCH takes it: *, ?, [...], \ to escape; '{', '}' and
+ * '%' match themselves, and are refused inside [...]; NULL: all), sorted
+ * by name ("*leases", "*n"; free with fence_list_free).  Found with
+ * SCAN, never KEYS, on every node that holds keys: the one master, every
+ * master of a Cluster, every node of a quorum (a majority must answer, and
+ * a lease counts as held when a majority has the same owner's lock, as
+ * fence_show says).  Not a snapshot: a lease taken or given back while it
+ * runs may or may not be in it.  Each lease costs the round trips of a
+ * fence_show and a fence_waiters.
+ */
+int			fence_list(fence_ctx *ctx, const char *pattern, fence_held **leases,
+					   size_t *n);
+void		fence_list_free(fence_held *leases, size_t n);
+int			fence_check_pattern(const char *pattern, char *errbuf, size_t errlen);
+
 /* The heartbeat thread: extends every ttl/3 on its own connection. */
 int			fence_heartbeat_start(fence_ctx *ctx, fence_lease *lease,
 								  fence_lost_fn cb, void *arg);

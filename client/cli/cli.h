@@ -104,11 +104,12 @@ extern int	probe_pgoptions(const char *conninfo, fence_lease *l);
 extern void signal_all(pid_t pgid, int sig);
 extern int	all_gone(pid_t pid, int *status, int *main_done, int *stopsig);
 
-/* the verbs: acquire.c, show.c, exec.c, run.c */
+/* the verbs: acquire.c, show.c, list.c, exec.c, run.c */
 extern int	cmd_acquire(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_release(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_extend(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv);
+extern int	cmd_list(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv);
 

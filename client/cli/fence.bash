@@ -12,7 +12,7 @@ _fence()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]}
 	local prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local verbs="acquire release extend run exec show"
+	local verbs="acquire release extend run exec show list"
 	local opts="--ttl --wait --grace --name --death-signal --redis --min-replicas
 		--replica-timeout --pg --json --version --help"
 	# options followed by a value of their own
