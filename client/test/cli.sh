@@ -10,9 +10,6 @@ cd "$(dirname "$0")/.."
 export FENCE_REDIS_URL
 . test/clilib.sh
 
-rcli() { redis-cli -u "$FENCE_REDIS_URL" "$@"; }
-lockkey() { echo "fence:{$1}:lock"; }
-lock_free() { [ "$(rcli EXISTS "$(lockkey "$1")")" = 0 ]; }
 
 # --- usage ----------------------------------------------------------------
 
@@ -939,23 +936,30 @@ hint_grant() {
 hint_create() {
 	grep -qF "fence: hint: The extension is not installed in database \"$1\". As a superuser, run in it: CREATE EXTENSION fence;" "$TMP/err"
 }
+# every_verb CONNINFO CHECK...: acquire, run, exec and show with --pg
+# CONNINFO fail (exit 1, the lease given back) and CHECK passes after each
+every_verb() {
+	local pg=$1 verb
+	shift
+	for verb in acquire run exec show; do
+		case $verb in
+		acquire) expect_rc 1 "$F" acquire "$res" --pg "$pg" ;;
+		run) expect_rc 1 "$F" run "$res" --pg "$pg" -- true ;;
+		exec) expect_rc 1 "$F" exec "$res" --pg "$pg" 'SELECT 1' ;;
+		show) expect_rc 1 "$F" show "$res" --pg "$pg" --json ;;
+		esac
+		"$@"
+		lock_free "$res"
+	done
+}
 test_cli_pg_setup_hints() {
 	local res role=cli_nogrant_$$ db=cli_noext_$$ tbl=cli_hint_$$
 	res=$(rname hints)
 	trap "psql -XAtq -c 'DROP TABLE IF EXISTS $tbl' -c 'DROP OWNED BY $role' -c 'DROP ROLE $role' -c 'DROP DATABASE IF EXISTS $db'" EXIT
 	psql -XAtq -c "CREATE ROLE $role LOGIN" -c "CREATE DATABASE $db" -c "CREATE TABLE $tbl (x int)"
 	# no grant: permission denied for function advance (mark, for show)
-	expect_rc 1 "$F" acquire "$res" --pg "$PGC user=$role"
-	grep -q 'permission denied for function advance' "$TMP/err"
-	hint_grant "$role"
-	lock_free "$res"
-	expect_rc 1 "$F" run "$res" --pg "$PGC user=$role" -- true
-	hint_grant "$role"
-	expect_rc 1 "$F" exec "$res" --pg "$PGC user=$role" 'SELECT 1'
-	hint_grant "$role"
-	expect_rc 1 "$F" show "$res" --pg "$PGC user=$role" --json
+	every_verb "$PGC user=$role" hint_grant "$role"
 	grep -q 'permission denied for function mark' "$TMP/err"
-	hint_grant "$role"
 	# the grant the hint says is the fix
 	psql -XAtqc "$(sed -n 's/^fence: hint: .* grant them: //p' "$TMP/err")"
 	expect_rc 0 "$F" show "$res" --pg "$PGC user=$role"
@@ -969,16 +973,8 @@ test_cli_pg_setup_hints() {
 	grep -q 'schema "nosuchschema" does not exist' "$TMP/err"
 	! grep -q 'hint' "$TMP/err"
 	# no extension: schema "fence" does not exist
-	expect_rc 1 "$F" acquire "$res" --pg "dbname=$db"
+	every_verb "dbname=$db" hint_create "$db"
 	grep -q 'schema "fence" does not exist' "$TMP/err"
-	hint_create "$db"
-	lock_free "$res"
-	expect_rc 1 "$F" run "$res" --pg "dbname=$db" -- true
-	hint_create "$db"
-	expect_rc 1 "$F" exec "$res" --pg "dbname=$db" 'SELECT 1'
-	hint_create "$db"
-	expect_rc 1 "$F" show "$res" --pg "dbname=$db"
-	hint_create "$db"
 	psql -d "$db" -XAtqc "$(sed -n 's/^fence: hint: .* run in it: //p' "$TMP/err")"
 	expect_rc 0 "$F" exec "$res" --pg "dbname=$db" 'SELECT 1'
 	# an extension without fence.mark (as one older than the client): 42883

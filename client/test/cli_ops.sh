@@ -12,8 +12,6 @@ cd "$(dirname "$0")/.."
 export FENCE_REDIS_URL
 . test/clilib.sh
 
-rcli() { redis-cli -u "$FENCE_REDIS_URL" "$@"; }
-lockkey() { echo "fence:{$1}:lock"; }
 HEX='[0-9a-f]{32}'
 
 # --- owner names ----------------------------------------------------------
