@@ -94,6 +94,19 @@ extern "C"
 #define FENCE_MAX_TTL_MS 100000000000LL /* about 3 years; also the
 										 * longest wait */
 
+/*
+ * Owner ids are 32 hex digits of kernel randomness, unique to their lease;
+ * with a name (fence_set_owner_name), "NAME/" and the digits, so that who
+ * holds a lease can be read wherever the id goes: Redis, fence.fences,
+ * FENCE_OWNER.  A name is 1 to FENCE_MAX_OWNER_NAME bytes of
+ * FENCE_OWNER_NAME_CHARS: nothing a shell, PGOPTIONS or JSON would need
+ * escaped, no '/' (it ends the name) and no '.' (a quorum's attempts add
+ * ".N" to the id).
+ */
+#define FENCE_MAX_OWNER_NAME 64
+#define FENCE_OWNER_NAME_CHARS \
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-:@+"
+
 /* Defaults used by fence_connect(). */
 #define FENCE_DEFAULT_URL "redis://127.0.0.1:6379"
 #define FENCE_DEFAULT_CONNECT_TIMEOUT_MS 5000
@@ -175,6 +188,7 @@ int			fence_parse_duration(const char *s, long long *ms, char *errbuf, size_t er
 int			fence_check_resource(const char *resource, char *errbuf, size_t errlen);
 int			fence_check_ttl(long long ttl_ms, char *errbuf, size_t errlen);
 int			fence_check_url(const char *url, char *errbuf, size_t errlen);
+int			fence_check_owner_name(const char *name, char *errbuf, size_t errlen);
 
 /* Connections.  Always returns a context (NULL only when out of memory);
  * check ctx->err. */
@@ -191,6 +205,13 @@ const char *fence_strerror(int err);
  * only.
  */
 int			fence_set_min_replicas(fence_ctx *ctx, int replicas, long timeout_ms);
+
+/*
+ * Put "name" in front of the owner ids of the leases acquired on "ctx"
+ * from now on ("NAME/" and the digits); NULL: the digits alone (the
+ * default).  FENCE_ERR_ARG for a name fence_check_owner_name refuses.
+ */
+int			fence_set_owner_name(fence_ctx *ctx, const char *name);
 
 /* Leases on Redis. */
 fence_lease *fence_acquire(fence_ctx *ctx, const char *resource, long long ttl_ms);
@@ -243,17 +264,70 @@ typedef struct fence_info
 int			fence_show(fence_ctx *ctx, const char *resource, fence_info *info);
 void		fence_info_free(fence_info *info);
 
+/*
+ * Who waits for "resource": the owner ids of its live waiters, first first
+ * ("*owners", "*n"; free with fence_waiters_free).  A place that lapsed (a
+ * waiter that died: 2 s without asking again) does not count, even while
+ * Redis still holds it.  On a quorum, the waiters of
+ * every node that answered (a majority must), in the order of the best
+ * place each has on any node: a quorum serves wake-ups, not turns.
+ */
+int			fence_waiters(fence_ctx *ctx, const char *resource, char ***owners,
+						  size_t *n);
+void		fence_waiters_free(char **owners, size_t n);
+
+/* A held lease, as fence_list finds it. */
+typedef struct fence_held
+{
+	char	   *resource;
+	char	   *owner;			/* who holds it */
+	long long	pttl_ms;		/* remaining TTL (a quorum: on a majority) */
+	long long	token;			/* last token handed out */
+	size_t		waiters;		/* live waiters (fence_waiters) */
+} fence_held;
+
+/*
+ * The leases held now whose resource name matches "pattern" (a glob as
+ * Redis's SCAN MATCH takes it: *, ?, [...], \ to escape; '{', '}' and
+ * '%' match themselves, and are refused inside [...]; NULL: all), sorted
+ * by name ("*leases", "*n"; free with fence_list_free).  Found with
+ * SCAN, never KEYS, on every node that holds keys: the one master, every
+ * master of a Cluster, every node of a quorum (a majority must answer, and
+ * a lease counts as held when a majority has the same owner's lock, as
+ * fence_show says).  Not a snapshot: a lease taken or given back while it
+ * runs may or may not be in it.  Each lease costs the round trips of a
+ * fence_show and a fence_waiters.
+ */
+int			fence_list(fence_ctx *ctx, const char *pattern, fence_held **leases,
+					   size_t *n);
+void		fence_list_free(fence_held *leases, size_t n);
+int			fence_check_pattern(const char *pattern, char *errbuf, size_t errlen);
+
 /* The heartbeat thread: extends every ttl/3 on its own connection. */
 int			fence_heartbeat_start(fence_ctx *ctx, fence_lease *lease,
 								  fence_lost_fn cb, void *arg);
 void		fence_heartbeat_stop(fence_lease *lease);
 
-/* PostgreSQL side. */
+/*
+ * PostgreSQL side.  fence_pg_mark reads the highest token PostgreSQL has
+ * accepted for "resource" into "*token": 0 when it has none (never
+ * announced, or reset).
+ */
 int			fence_announce(fence_ctx *ctx, fence_lease *lease, PGconn *pg);
 PGresult   *fence_exec(fence_ctx *ctx, fence_lease *lease, PGconn *pg,
 					   const char *sql, int nparams, const char *const *params);
 int			fence_pg_mark(fence_ctx *ctx, PGconn *pg, const char *resource,
 						  long long *token);
+
+/*
+ * After fence_announce, fence_exec or fence_pg_mark failed because the
+ * database is not set up for fence (PostgreSQL refused fence's own SQL
+ * with 42501, the role lacks the grant; 3F000 or 42883, the extension is
+ * missing or older than the client): what to do, as sentences that end
+ * with the SQL to run.  NULL after any other error, and after an error of
+ * the caller's own statement.  Valid until the next call on "ctx".
+ */
+const char *fence_pg_hint(const fence_ctx *ctx);
 
 #ifdef __cplusplus
 }

@@ -23,8 +23,9 @@
 
 #define FENCE_OWNER_BYTES 16	/* 128 bits of kernel randomness */
 #define FENCE_OWNER_LEN (FENCE_OWNER_BYTES * 2)
-/* room for a quorum attempt's suffix ".N" after the id (quorum.c) */
-#define FENCE_OWNER_MAX (FENCE_OWNER_LEN + 12)
+/* an owner id: "NAME/" and the digits (owner.c), and room for a quorum
+ * attempt's suffix ".N" after it (quorum.c) */
+#define FENCE_OWNER_MAX (FENCE_MAX_OWNER_NAME + 1 + FENCE_OWNER_LEN + 12)
 
 /* The Lua scripts, in scripts.c. */
 enum fence_script
@@ -38,6 +39,10 @@ enum fence_script
 	FENCE_SCRIPT_QCLAIM,		/* quorum: raise the counter, lock held */
 	FENCE_NSCRIPTS
 };
+
+/* Room for the hint of a PostgreSQL error (pg.c): a GRANT with a role's
+ * name. */
+#define FENCE_PG_HINT_LEN 640
 
 /* A quorum of more nodes buys nothing but round-trip time. */
 #define FENCE_MAX_QUORUM_NODES 15
@@ -170,6 +175,11 @@ struct fence_conn
 	int64_t		deadline_ns;	/* the caller's: calls must be over by then
 								 * too; 0: none */
 	struct fence_tls_entry *tls;	/* TLS settings in use (tls.c) */
+	/* the fix for the last error, when setting up PostgreSQL is one
+	 * (pg.c); "" otherwise, cleared with the error (error.c) */
+	char		pg_hint[FENCE_PG_HINT_LEN];
+	/* the name in front of new owner ids, or "" (owner.c) */
+	char		owner_name[FENCE_MAX_OWNER_NAME + 1];
 };
 
 struct fence_lease
@@ -177,8 +187,9 @@ struct fence_lease
 	char	   *resource;
 	fence_keys	keys;			/* keys.c */
 	char	   *wake_key;		/* fence:{R}:wake:OWNER, while waiting */
-	/* FENCE_OWNER_LEN hex digits, the waiter's name in the queues; a
-	 * quorum attempt adds ".N" for the lock's value */
+	/* the owner id ("NAME/" and FENCE_OWNER_LEN hex digits, owner.c), the
+	 * waiter's name in the queues; a quorum attempt adds ".N" for the
+	 * lock's value */
 	char		owner[FENCE_OWNER_MAX + 1];
 	unsigned int attempts;		/* quorum attempts made so far */
 	long long	token;
@@ -227,6 +238,9 @@ int			fence_random_bytes(void *buf, size_t len);
 int			fence_owner_bytes(fence_ctx *ctx, unsigned char *buf, size_t len);
 uint64_t	fence_rand(fence_ctx *ctx);
 
+/* owner.c */
+int			fence_owner_id(fence_ctx *ctx, char *owner);
+
 /* url.c */
 int			fence_url_copy(fence_url *dst, const fence_url *src);
 int			fence_url_node(fence_url *dst, const fence_url *login,
@@ -248,6 +262,8 @@ int			fence_reply_transient(const redisReply *r);
 void		fence_free_replies(int n, redisReply **replies);
 int			fence_parse_counter(const char *s, size_t len, long long *out);
 int			fence_parse_token(const char *s, size_t len, long long *out);
+long long	fence_reply_int_at(const redisReply *r, size_t i);
+long long	fence_reply_counter_at(const redisReply *r, size_t i);
 int			fence_parse_show(fence_ctx *ctx, redisReply *r, const char *token_key,
 							 fence_info *info);
 

@@ -20,7 +20,6 @@
  * acquire, ends at that very instant.  Every node set its lock after "t0",
  * so each one holds it until at least t0 + TTL by its own clock.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,32 +95,21 @@ static fence_lease *
 lease_new(fence_ctx *ctx, const char *resource, long long ttl_ms)
 {
 	fence_lease *l = calloc(1, sizeof(fence_lease));
-	unsigned char raw[FENCE_OWNER_BYTES];
-	int			i;
 
 	if (l == NULL)
 		goto oom;
 	l->resource = strdup(resource);
 	if (l->resource == NULL || fence_keys_init(&l->keys, resource) != FENCE_OK)
 		goto oom;
-	if (fence_owner_bytes(ctx, raw, sizeof(raw)) != 0)
+	if (fence_owner_id(ctx, l->owner) != FENCE_OK)
 	{
-		fence_set_error(ctx, FENCE_ERR_IO, "could not read the kernel's random source: %s",
-						strerror(errno));
 		fence_lease_free(l);
 		return NULL;
 	}
-	for (i = 0; i < FENCE_OWNER_BYTES; i++)
 	{
-		l->owner[2 * i] = "0123456789abcdef"[raw[i] >> 4];
-		l->owner[2 * i + 1] = "0123456789abcdef"[raw[i] & 15];
-	}
-	l->owner[FENCE_OWNER_LEN] = '\0';
-	memset(raw, 0, sizeof(raw));
-	{
-		char		wake[sizeof("wake:") + FENCE_OWNER_LEN];
+		char		wake[sizeof("wake:") + FENCE_OWNER_MAX];
 
-		snprintf(wake, sizeof(wake), "wake:%.*s", FENCE_OWNER_LEN, l->owner);
+		snprintf(wake, sizeof(wake), "wake:%s", l->owner);
 		if ((l->wake_key = fence_key(resource, wake)) == NULL)
 		{
 			fence_lease_free(l);

@@ -32,12 +32,58 @@
 #define FENCE_USE_PIPELINE 1
 #endif
 
+/* The statement failed is fence's own (fence.advance, fence.mark), or
+ * the caller's. */
+#define FENCE_SQL_OURS 1
+#define FENCE_SQL_THEIRS 0
+
 /*
- * Record a failed PostgreSQL call.  "res" may be NULL (then the connection's
- * message is used); it is cleared here.
+ * An error of fence's own SQL that setting up the database fixes: say how
+ * (fence_pg_hint).  By SQLSTATE, not by message, which the server's
+ * language changes: 42501 (insufficient_privilege) is the missing grant
+ * the README shows, 3F000 (invalid_schema_name) a database without the
+ * extension (no schema "fence"), 42883 (undefined_function) one without
+ * it or with an older version than this client needs.  Only fence's own
+ * statements are read so: the caller's SQL may fail with the same codes
+ * for reasons of its own.
  */
 static void
-pg_error(fence_ctx *ctx, PGconn *pg, PGresult *res, const char *what)
+setup_hint(fence_ctx *ctx, PGconn *pg, const char *state)
+{
+	char	   *who;
+	const char *db = PQdb(pg) ? PQdb(pg) : "";
+
+	if (strcmp(state, "42501") == 0)
+	{
+		who = PQuser(pg) ? PQescapeIdentifier(pg, PQuser(pg), strlen(PQuser(pg))) : NULL;
+		snprintf(ctx->conn->pg_hint, sizeof(ctx->conn->pg_hint),
+				 "The role may not call fence's functions. As a superuser (or the "
+				 "extension's owner), grant them: GRANT EXECUTE ON FUNCTION "
+				 "fence.advance(text, bigint, text), fence.fenced_update(text, bigint, text), "
+				 "fence.fenced_update(text, bigint, text, \"any\"), "
+				 "fence.fenced_update(text, bigint, text, text[]), fence.mark(text) TO %s;",
+				 who ? who : "ROLE");
+		PQfreemem(who);
+	}
+	else if (strcmp(state, "3F000") == 0)
+		snprintf(ctx->conn->pg_hint, sizeof(ctx->conn->pg_hint),
+				 "The extension is not installed in database \"%.200s\". "
+				 "As a superuser, run in it: CREATE EXTENSION fence;", db);
+	else if (strcmp(state, "42883") == 0)
+		snprintf(ctx->conn->pg_hint, sizeof(ctx->conn->pg_hint),
+				 "The extension is missing from database \"%.200s\", or older than this "
+				 "client. As a superuser, run in it: CREATE EXTENSION fence; "
+				 "(or, where it is installed: ALTER EXTENSION fence UPDATE;)", db);
+}
+
+/*
+ * Record a failed PostgreSQL call.  "res" may be NULL (then the connection's
+ * message is used); it is cleared here.  "whose" says whether the
+ * statement was fence's own (FENCE_SQL_OURS), whose setup errors get a
+ * hint.
+ */
+static void
+pg_error(fence_ctx *ctx, PGconn *pg, PGresult *res, const char *what, int whose)
 {
 	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	const char *msg = res ? PQresultErrorMessage(res) : PQerrorMessage(pg);
@@ -51,7 +97,20 @@ pg_error(fence_ctx *ctx, PGconn *pg, PGresult *res, const char *what)
 	len = strlen(ctx->errstr);
 	while (len > 0 && (ctx->errstr[len - 1] == '\n' || ctx->errstr[len - 1] == ' '))
 		ctx->errstr[--len] = '\0';
+	if (whose == FENCE_SQL_OURS && state != NULL)
+		setup_hint(ctx, pg, state);
 	PQclear(res);
+}
+
+/*
+ * The fix for the last error, when it is a PostgreSQL error of fence's
+ * own SQL that setting up the database makes (pg_error); NULL otherwise.
+ */
+const char *
+fence_pg_hint(const fence_ctx *ctx)
+{
+	return ctx != NULL && ctx->conn != NULL && ctx->conn->pg_hint[0] != '\0' ?
+		ctx->conn->pg_hint : NULL;
 }
 
 /* Run a statement that returns no rows; FENCE_OK if it worked. */
@@ -62,7 +121,7 @@ simple_command(fence_ctx *ctx, PGconn *pg, const char *sql)
 
 	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
 	{
-		pg_error(ctx, pg, res, sql);
+		pg_error(ctx, pg, res, sql, FENCE_SQL_THEIRS);
 		return FENCE_ERR;
 	}
 	PQclear(res);
@@ -82,7 +141,7 @@ advance(fence_ctx *ctx, PGconn *pg, fence_lease *l)
 					   3, NULL, params, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
 	{
-		pg_error(ctx, pg, res, "fence.advance failed");
+		pg_error(ctx, pg, res, "fence.advance failed", FENCE_SQL_OURS);
 		return FENCE_ERR;
 	}
 	PQclear(res);
@@ -111,7 +170,7 @@ fence_pg_mark(fence_ctx *ctx, PGconn *pg, const char *resource, long long *token
 					   1, NULL, params, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
 	{
-		pg_error(ctx, pg, res, "could not read the fence");
+		pg_error(ctx, pg, res, "could not read the fence", FENCE_SQL_OURS);
 		return FENCE_ERR;
 	}
 	*token = 0;
@@ -119,7 +178,8 @@ fence_pg_mark(fence_ctx *ctx, PGconn *pg, const char *resource, long long *token
 	{
 		const char *v = PQgetvalue(res, 0, 0);
 
-		if (fence_parse_token(v, strlen(v), token) != 0)
+		/* 0 is no mark: the resource was never announced, or was reset */
+		if (fence_parse_counter(v, strlen(v), token) != 0)
 		{
 			fence_set_error(ctx, FENCE_ERR_PG, "fence.mark() returned an invalid token \"%s\"", v);
 			PQclear(res);
@@ -309,7 +369,7 @@ exec_stepwise(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
 	}
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
 	{
-		pg_error(ctx, pg, res, "fenced statement failed");
+		pg_error(ctx, pg, res, "fenced statement failed", FENCE_SQL_THEIRS);
 		goto fail;
 	}
 	return commit_if_held(ctx, l, pg, res, own_tx);
@@ -347,21 +407,21 @@ exec_pipelined(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
 	snprintf(token, sizeof(token), "%lld", l->token);
 	if (PQenterPipelineMode(pg) != 1)
 	{
-		pg_error(ctx, pg, NULL, "could not enter pipeline mode");
+		pg_error(ctx, pg, NULL, "could not enter pipeline mode", FENCE_SQL_THEIRS);
 		return NULL;
 	}
 	if ((own_tx && PQsendQueryParams(pg, "BEGIN", 0, NULL, NULL, NULL, NULL, 0) != 1) ||
 		PQsendQueryParams(pg, ADVANCE_SQL, 3, NULL, aparams, NULL, NULL, 0) != 1 ||
 		PQsendQueryParams(pg, sql, nparams, NULL, params, NULL, NULL, 0) != 1)
 	{
-		pg_error(ctx, pg, NULL, "could not send the fenced statement");
+		pg_error(ctx, pg, NULL, "could not send the fenced statement", FENCE_SQL_THEIRS);
 		failed = 1;
 	}
 	/* Always end the pipeline, so that draining it cannot hang. */
 	if (PQpipelineSync(pg) != 1)
 	{
 		if (!failed)
-			pg_error(ctx, pg, NULL, "could not send the fenced statement");
+			pg_error(ctx, pg, NULL, "could not send the fenced statement", FENCE_SQL_THEIRS);
 		failed = 1;
 	}
 
@@ -398,7 +458,9 @@ exec_pipelined(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
 		}
 		else if (st == PGRES_FATAL_ERROR && !failed)
 		{
-			pg_error(ctx, pg, res, what[query < 2 ? query : 2]);
+			/* query 1 is fence.advance, ours */
+			pg_error(ctx, pg, res, what[query < 2 ? query : 2],
+					 query == 1 ? FENCE_SQL_OURS : FENCE_SQL_THEIRS);
 			failed = 1;
 		}
 		else if (query == 2 && !failed &&
@@ -420,7 +482,7 @@ exec_pipelined(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
 	}
 	if (PQexitPipelineMode(pg) != 1 && !failed)
 	{
-		pg_error(ctx, pg, NULL, "could not leave pipeline mode");
+		pg_error(ctx, pg, NULL, "could not leave pipeline mode", FENCE_SQL_THEIRS);
 		failed = 1;
 	}
 	if (failed || out == NULL)

@@ -155,6 +155,32 @@ fence_parse_token(const char *s, size_t len, long long *out)
 	return 0;
 }
 
+/* An integer element of an array reply, or -1. */
+long long
+fence_reply_int_at(const redisReply *r, size_t i)
+{
+	if (r == NULL || r->type != REDIS_REPLY_ARRAY || i >= r->elements ||
+		r->element[i]->type != REDIS_REPLY_INTEGER)
+		return -1;
+	return r->element[i]->integer;
+}
+
+/*
+ * A counter element of an array reply (a decimal string: the scripts'
+ * counters, TIME's seconds and microseconds), or -1.
+ */
+long long
+fence_reply_counter_at(const redisReply *r, size_t i)
+{
+	long long	v;
+
+	if (r == NULL || r->type != REDIS_REPLY_ARRAY || i >= r->elements ||
+		r->element[i]->type != REDIS_REPLY_STRING ||
+		fence_parse_counter(r->element[i]->str, r->element[i]->len, &v) != 0)
+		return -1;
+	return v;
+}
+
 void
 fence_info_free(fence_info *info)
 {

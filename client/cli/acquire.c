@@ -24,6 +24,9 @@ cmd_acquire(fence_ctx *ctx, const options *o, int argc, char **argv)
 
 	if (argc != 1)
 		return usage_error("acquire needs exactly one argument: RESOURCE%s", "");
+	/* the lease is the script's that started fence: its name and pid */
+	if ((code = name_owner(ctx, o, NULL)) != 0)
+		return code;
 	/* a closed pipe must not kill fence with the lock taken and unsaid */
 	signal(SIGPIPE, SIG_IGN);
 	l = take_lease(ctx, o, argv[0], NULL, &code, &g);

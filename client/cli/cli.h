@@ -56,6 +56,7 @@ typedef struct options
 	long long	replica_timeout_ms;
 	int			json;
 	int			death_signal;	/* run: what COMMAND gets if fence dies */
+	const char *name;			/* --name: in front of owner ids, or NULL */
 } options;
 
 /*
@@ -87,6 +88,9 @@ extern void shell_assign(const char *name, const char *value);
 extern void print_lease(const options *o, fence_lease *l);
 extern void print_result(const options *o, PGresult *res, long long token);
 
+/* name.c */
+extern int	name_owner(fence_ctx *ctx, const options *o, const char *command);
+
 /* take.c */
 extern fence_lease *take_lease(fence_ctx *ctx, const options *o, const char *resource,
 							   PGconn **pgp, int *code, stop_guard *g);
@@ -100,11 +104,12 @@ extern int	probe_pgoptions(const char *conninfo, fence_lease *l);
 extern void signal_all(pid_t pgid, int sig);
 extern int	all_gone(pid_t pid, int *status, int *main_done, int *stopsig);
 
-/* the verbs: acquire.c, show.c, exec.c, run.c */
+/* the verbs: acquire.c, show.c, list.c, exec.c, run.c */
 extern int	cmd_acquire(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_release(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_extend(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv);
+extern int	cmd_list(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv);
 

@@ -91,11 +91,16 @@ fail(fence_ctx *ctx)
 	return exit_for(ctx->err);
 }
 
-/* A PostgreSQL failure: unreachable (69) or some other error (1). */
+/*
+ * A PostgreSQL failure: unreachable (69) or some other error (1); with the
+ * fix when the database is not set up for fence (a grant, the extension).
+ */
 int
 pg_fail(fence_ctx *ctx, PGconn *pg)
 {
 	fprintf(stderr, "%s: %s\n", progname, ctx->errstr);
+	if (fence_pg_hint(ctx) != NULL)
+		fprintf(stderr, "%s: hint: %s\n", progname, fence_pg_hint(ctx));
 	if (ctx->err == FENCE_ERR_PG && (pg == NULL || PQstatus(pg) != CONNECTION_OK))
 		return EXIT_UNAVAIL;
 	return exit_for(ctx->err);

@@ -47,6 +47,9 @@ cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv)
 		return usage_error("exec needs --pg CONNINFO%s", "");
 	if (argc < 2)
 		return usage_error("exec needs RESOURCE and SQL%s", "");
+	/* named for the script that asked for the statement */
+	if ((code = name_owner(ctx, o, NULL)) != 0)
+		return code;
 	/* a closed pipe must not kill fence before it gives the lease back */
 	signal(SIGPIPE, SIG_IGN);
 	l = take_lease(ctx, o, argv[0], &pg, &code, &g);

@@ -12,11 +12,11 @@ _fence()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]}
 	local prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local verbs="acquire release extend run exec show"
-	local opts="--ttl --wait --grace --death-signal --redis --min-replicas
+	local verbs="acquire release extend run exec show list"
+	local opts="--ttl --wait --grace --name --death-signal --redis --min-replicas
 		--replica-timeout --pg --json --version --help"
 	# options followed by a value of their own
-	local valued="-t|--ttl|-w|--wait|-g|--grace|--death-signal|-r|--redis|--min-replicas|--replica-timeout|-p|--pg"
+	local valued="-t|--ttl|-w|--wait|-g|--grace|-n|--name|--death-signal|-r|--redis|--min-replicas|--replica-timeout|-p|--pg"
 	local i word verb= args=0 command_at=
 
 	COMPREPLY=()
@@ -65,7 +65,7 @@ _fence()
 		COMPREPLY=($(compgen -W "250ms 10s 30s 2m" -- "$cur"))
 		return 0
 		;;
-	-p | --pg | --min-replicas)
+	-p | --pg | --min-replicas | -n | --name)
 		return 0
 		;;
 	esac

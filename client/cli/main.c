@@ -9,6 +9,7 @@
  *	                [--death-signal SIG] [--] CMD [ARG...]
  *	  fence exec    RESOURCE --pg CONNINFO [--] SQL [PARAM...]
  *	  fence show    RESOURCE [--pg CONNINFO]
+ *	  fence list    [PATTERN]
  *
  * Exit status (DESIGN.md section 4): 0 success (for run, the command's own
  * status), 64 usage error, 69 Redis or PostgreSQL unreachable, 75 lease not
@@ -21,9 +22,9 @@
  * parser for every verb (options may come anywhere among a verb's
  * arguments), the checks that run before anything is contacted, and the
  * table that sends each verb to its cmd_* (cli.h).  The verbs live one
- * family to a file: acquire.c (acquire, release, extend), run.c, exec.c
- * and show.c, on take.c (taking a lease, guarded against signals),
- * output.c and common.c.
+ * family to a file: acquire.c (acquire, release, extend), run.c, exec.c,
+ * show.c and list.c, on take.c (taking a lease, guarded against signals),
+ * name.c, output.c and common.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,13 +47,18 @@ usage(void)
 	printf("                                               run COMMAND while holding the lease\n");
 	printf("  %s exec    RESOURCE --pg CONNINFO [OPTION]... [--] SQL [PARAM]...\n", progname);
 	printf("                                               run one fenced SQL statement\n");
-	printf("  %s show    RESOURCE [OPTION]...           owner, remaining TTL, tokens; with\n", progname);
-	printf("                                               --pg, the mark and fence.stats counts\n");
+	printf("  %s show    RESOURCE [OPTION]...           owner, remaining TTL, waiters, tokens;\n", progname);
+	printf("                                               with --pg, the mark and fence.stats counts\n");
+	printf("  %s list    [PATTERN] [OPTION]...          held leases (owner, TTL, waiters) whose\n", progname);
+	printf("                                               resource matches PATTERN (a glob)\n");
 	printf("\nLease options:\n");
 	printf("  -t, --ttl=DURATION       lease time to live (default: 30s)\n");
 	printf("  -w, --wait=DURATION      how long to retry while the lease is busy (default: 0)\n");
 	printf("  -g, --grace=DURATION     run: time between SIGTERM and SIGKILL when the\n");
 	printf("                           lease is lost (default: 10s)\n");
+	printf("  -n, --name=NAME          who holds the lease, in front of its owner id\n");
+	printf("                           (NAME/ and 32 random hex digits; letters, digits\n");
+	printf("                           and _-:@+, at most 64; default: HOST:PID:COMMAND)\n");
 	printf("      --death-signal=SIGNAL\n");
 	printf("                           run: the signal COMMAND gets if fence itself dies\n");
 	printf("                           (kill -9, a crash), by name or number (default: TERM)\n");
@@ -136,6 +142,7 @@ typedef struct verb
 	int			variadic;		/* more may follow, never parsed */
 	const char *needs;			/* for the usage error */
 	int			(*fn) (fence_ctx *ctx, const options *o, int argc, char **argv);
+	int			optional;		/* then up to this many more, parsed */
 } verb;
 
 static const verb verbs[] = {
@@ -145,6 +152,7 @@ static const verb verbs[] = {
 	{"run", 2, 1, "RESOURCE and a command after --", cmd_run},
 	{"exec", 2, 1, "RESOURCE, --pg CONNINFO and SQL", cmd_exec},
 	{"show", 1, 0, "exactly one argument: RESOURCE", cmd_show},
+	{"list", 0, 0, "at most one argument: PATTERN", cmd_list, 1},
 };
 
 static const verb *
@@ -167,18 +175,24 @@ static int
 check_command_line(options *o, const verb *v, const char *err, int nargs, char **args)
 {
 	char		errbuf[256];
+	int			rc;
+
 	if (*err)
 		return usage_error("%s", err);
 	if (v == NULL)
-		return usage_error("no command given (acquire, release, extend, run, exec or show)%s", "");
-	if (nargs < v->fixed || (!v->variadic && nargs > v->fixed) ||
+		return usage_error("no command given (acquire, release, extend, run, exec, show or list)%s", "");
+	if (nargs < v->fixed || (!v->variadic && nargs > v->fixed + v->optional) ||
 		(v->fn == cmd_exec && o->pg == NULL))
 	{
 		snprintf(errbuf, sizeof(errbuf), "%s needs %s", v->name, v->needs);
 		return usage_error("%s", errbuf);
 	}
-	if (fence_check_resource(args[0], errbuf, sizeof(errbuf)) != FENCE_OK ||
-		fence_check_ttl(o->ttl_ms, errbuf, sizeof(errbuf)) != FENCE_OK)
+	/* RESOURCE comes first; list's PATTERN is optional */
+	if (v->fn == cmd_list)
+		rc = nargs == 0 ? FENCE_OK : fence_check_pattern(args[0], errbuf, sizeof(errbuf));
+	else
+		rc = fence_check_resource(args[0], errbuf, sizeof(errbuf));
+	if (rc != FENCE_OK || fence_check_ttl(o->ttl_ms, errbuf, sizeof(errbuf)) != FENCE_OK)
 		return usage_error("%s", errbuf);
 	if (o->wait_ms > FENCE_MAX_TTL_MS)
 	{
@@ -187,6 +201,8 @@ check_command_line(options *o, const verb *v, const char *err, int nargs, char *
 	}
 	if ((v->fn == cmd_release || v->fn == cmd_extend) && *args[1] == '\0')
 		return usage_error("OWNER must not be empty%s", "");
+	if (o->name != NULL && fence_check_owner_name(o->name, errbuf, sizeof(errbuf)) != FENCE_OK)
+		return usage_error("--name: %s", errbuf);
 
 	if (o->redis == NULL)
 		o->redis = getenv("FENCE_REDIS_URL");
@@ -239,6 +255,7 @@ main(int argc, char **argv)
 		{"min-replicas", required_argument, NULL, 'm' + 256},
 		{"replica-timeout", required_argument, NULL, 'T' + 256},
 		{"death-signal", required_argument, NULL, 'D' + 256},
+		{"name", required_argument, NULL, 'n'},
 		{"help", no_argument, NULL, '?' + 256},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0}
@@ -277,7 +294,7 @@ main(int argc, char **argv)
 	 * As with pg_isready, --help and --version win over any error.
 	 */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "-:r:t:w:p:g:jV", long_options, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "-:r:t:w:p:g:n:jV", long_options, NULL)) != -1)
 	{
 		long long  *dst = NULL;
 		const char *what = NULL;
@@ -323,6 +340,9 @@ main(int argc, char **argv)
 				break;
 			case 'p':
 				o.pg = optarg;
+				break;
+			case 'n':
+				o.name = optarg;
 				break;
 			case 'j':
 				o.json = 1;

@@ -165,6 +165,9 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 
 	if (argc < 2)
 		return usage_error("run needs RESOURCE and a command after --%s", "");
+	/* fence holds the lease while the command runs: its pid, their name */
+	if ((code = name_owner(ctx, o, argv[1])) != 0)
+		return code;
 	l = take_lease(ctx, o, argv[0], NULL, &code, &g);
 	if (g.sig != 0)
 		return give_back(ctx, l, NULL, g.sig);

@@ -1,8 +1,8 @@
 /*
  * client/cli/show.c
- *	  fence show: a resource's owner, remaining TTL and token in Redis;
- *	  with --pg, the token PostgreSQL last accepted and its fence.stats
- *	  counts.
+ *	  fence show: a resource's owner, remaining TTL, live waiters and token
+ *	  in Redis; with --pg, the token PostgreSQL last accepted and its
+ *	  fence.stats counts.
  */
 #include <stdio.h>
 #include <string.h>
@@ -63,12 +63,47 @@ show_stats(PGconn *pg, const char *resource, PGresult **res)
 	return -1;
 }
 
+/*
+ * The live waiters, first first: FENCE_WAITERS=N, then FENCE_WAITER_1...
+ * (one variable each: an owner id of another client may hold anything),
+ * or "waiters": [...].
+ */
+static void
+print_waiters(const options *o, char **waiters, size_t n)
+{
+	char		name[48],
+				count[24];
+	size_t		i;
+
+	if (o->json)
+	{
+		printf(",\"waiters\":[");
+		for (i = 0; i < n; i++)
+		{
+			if (i > 0)
+				putchar(',');
+			json_string(stdout, waiters[i]);
+		}
+		putchar(']');
+		return;
+	}
+	snprintf(count, sizeof(count), "%zu", n);
+	shell_assign("FENCE_WAITERS", count);
+	for (i = 0; i < n; i++)
+	{
+		snprintf(name, sizeof(name), "FENCE_WAITER_%zu", i + 1);
+		shell_assign(name, waiters[i]);
+	}
+}
+
 int
 cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 {
 	fence_info	info;
 	long long	mark = -1;
 	PGresult   *stats = NULL;
+	char	  **waiters = NULL;
+	size_t		nwaiters = 0;
 	int			code = 0,
 				i;
 
@@ -76,29 +111,29 @@ cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 		return usage_error("show needs exactly one argument: RESOURCE%s", "");
 	if (fence_show(ctx, argv[0], &info) != FENCE_OK)
 		return fail(ctx);
+	if (fence_waiters(ctx, argv[0], &waiters, &nwaiters) != FENCE_OK)
+	{
+		fence_info_free(&info);
+		return fail(ctx);
+	}
 	if (o->pg != NULL)
 	{
 		PGconn	   *pg = pg_connect(o->pg, &code);
 
 		if (pg == NULL)
-		{
-			fence_info_free(&info);
-			return code;
-		}
+			goto done;
 		if (fence_pg_mark(ctx, pg, argv[0], &mark) != FENCE_OK)
 		{
 			code = pg_fail(ctx, pg);
 			PQfinish(pg);
-			fence_info_free(&info);
-			return code;
+			goto done;
 		}
 		if (show_stats(pg, argv[0], &stats) != 0)
 		{
 			fprintf(stderr, "%s: could not read fence.stats: %s", progname, PQerrorMessage(pg));
 			code = PQstatus(pg) == CONNECTION_OK ? EXIT_FAIL : EXIT_UNAVAIL;
 			PQfinish(pg);
-			fence_info_free(&info);
-			return code;
+			goto done;
 		}
 		PQfinish(pg);
 	}
@@ -116,9 +151,13 @@ cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 			printf(",\"ttl_ms\":%lld", info.pttl_ms);
 		else
 			printf(",\"ttl_ms\":null");
+		print_waiters(o, waiters, nwaiters);
 		printf(",\"token\":%lld", info.token);
-		if (mark >= 0)
+		/* 0: PostgreSQL has no mark (never announced, or reset) */
+		if (mark > 0)
 			printf(",\"pg_token\":%lld", mark);
+		else if (mark == 0)
+			printf(",\"pg_token\":null");
 		if (stats != NULL)
 		{
 			const char *when = PQgetvalue(stats, 0, 4);
@@ -145,12 +184,13 @@ cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 		shell_assign("FENCE_OWNER", info.owner ? info.owner : "");
 		snprintf(buf, sizeof(buf), "%lld", info.owner ? info.pttl_ms : 0);
 		shell_assign("FENCE_TTL_MS", buf);
+		print_waiters(o, waiters, nwaiters);
 		snprintf(buf, sizeof(buf), "%lld", info.token);
 		shell_assign("FENCE_TOKEN", buf);
 		if (mark >= 0)
 		{
 			snprintf(buf, sizeof(buf), "%lld", mark);
-			shell_assign("FENCE_PG_TOKEN", buf);
+			shell_assign("FENCE_PG_TOKEN", mark > 0 ? buf : "");
 		}
 		for (i = 0; stats != NULL && i < SHOW_STATS_FIELDS; i++)
 		{
@@ -160,7 +200,9 @@ cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 			shell_assign(name, PQgetvalue(stats, 0, i));
 		}
 	}
+done:
 	PQclear(stats);
+	fence_waiters_free(waiters, nwaiters);
 	fence_info_free(&info);
-	return 0;
+	return code;
 }

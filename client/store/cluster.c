@@ -678,6 +678,31 @@ cluster_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 	}
 }
 
+/*
+ * Node "node" of those that hold keys: the nodes known, numbered as they
+ * became known (the list only grows, so a number keeps its node across a
+ * new map), each one that owns a slot in the map; another (a seed that is
+ * a replica, a master that gave its slots away) is FENCE_NODE_SKIP.  One
+ * try, no redirects: what is asked is the node's, not a key's.
+ */
+static int
+cluster_node_exec(fence_ctx *ctx, int node, int ncmds, const fence_cmd *cmds,
+				  redisReply **replies)
+{
+	cluster_store *s = ctx->conn->store;
+	int			i;
+
+	if (s->refresh_due && refresh(ctx, s, fence_op_left_ms(ctx, ctx->conn->command_ms)) != FENCE_OK)
+		return FENCE_NODE_UNREACHABLE;
+	if (node >= s->nnodes)
+		return FENCE_NODE_PAST;
+	for (i = 0; i < CLUSTER_SLOTS && s->slots[i] != node; i++)
+		;
+	if (i == CLUSTER_SLOTS)
+		return FENCE_NODE_SKIP;
+	return fence_node_pipeline(ctx, &s->nodes[node], ncmds, cmds, replies);
+}
+
 const fence_store_ops fence_cluster_ops = {
 	"cluster",
 	1,
@@ -689,5 +714,6 @@ const fence_store_ops fence_cluster_ops = {
 	fence_master_wait_acquire,
 	fence_master_heal,
 	fence_master_show,
-	cluster_free
+	cluster_free,
+	cluster_node_exec
 };

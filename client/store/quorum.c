@@ -226,29 +226,6 @@ release_all(fence_ctx *ctx, quorum_store *s, const char *lock_key, const char *o
 	clear_round(s);
 }
 
-/* An integer element of an array reply, or -1. */
-static long long
-elem_int(const redisReply *r, size_t i)
-{
-	if (r == NULL || r->type != REDIS_REPLY_ARRAY || i >= r->elements ||
-		r->element[i]->type != REDIS_REPLY_INTEGER)
-		return -1;
-	return r->element[i]->integer;
-}
-
-/* A counter element of an array reply (a decimal string), or -1. */
-static long long
-elem_counter(const redisReply *r, size_t i)
-{
-	long long	v;
-
-	if (r == NULL || r->type != REDIS_REPLY_ARRAY || i >= r->elements ||
-		r->element[i]->type != REDIS_REPLY_STRING ||
-		fence_parse_counter(r->element[i]->str, r->element[i]->len, &v) != 0)
-		return -1;
-	return v;
-}
-
 static int
 count(const int *v, int n)
 {
@@ -310,7 +287,7 @@ claim(fence_ctx *ctx, quorum_store *s, const char *lock_key, const char *token_k
 
 			if (!send[i] || r == NULL)
 				continue;
-			switch (elem_int(r, 0))
+			switch (fence_reply_int_at(r, 0))
 			{
 				case 1:
 					s->claimed[i] = t;
@@ -319,8 +296,8 @@ claim(fence_ctx *ctx, quorum_store *s, const char *lock_key, const char *token_k
 					s->ours[i] = 0;
 					break;
 				case 2:
-					if (elem_counter(r, 1) > high)
-						high = elem_counter(r, 1);
+					if (fence_reply_counter_at(r, 1) > high)
+						high = fence_reply_counter_at(r, 1);
 					break;
 				default:
 					fence_fan_why(&s->fan[i], r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
@@ -446,6 +423,8 @@ quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt ho
 	long		nms = node_ms(ctx, l->ttl_ms);
 	long long	guess = guess_for(s, l->keys.token);
 	int64_t		until = t0 + (l->ttl_ms - fence_drift_ms(l->ttl_ms)) * 1000000;
+	/* the id without a suffix: an owner id holds no '.' (owner.c) */
+	size_t		base = strcspn(l->owner, ".");
 	long long	pttl[FENCE_MAX_QUORUM_NODES];
 	long long	high = 0;
 	int			busy = 0,
@@ -463,8 +442,7 @@ quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt ho
 	 * clients could each count that node in their majority.  The queues
 	 * know the waiter by the id without the suffix (QLOCK).
 	 */
-	snprintf(l->owner + FENCE_OWNER_LEN, sizeof(l->owner) - FENCE_OWNER_LEN,
-			 ".%u", ++l->attempts);
+	snprintf(l->owner + base, sizeof(l->owner) - base, ".%u", ++l->attempts);
 	snprintf(ttl, sizeof(ttl), "%lld", l->ttl_ms);
 	if (guess > 0)
 		snprintf(mode, sizeof(mode), "%s/%lld", hows[how], guess);
@@ -474,7 +452,7 @@ quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt ho
 	for (i = 0; i < s->n; i++)
 	{
 		redisReply *r = s->fan[i].reply;
-		long long	c = elem_counter(r, 1);
+		long long	c = fence_reply_counter_at(r, 1);
 
 		s->ours[i] = 0;
 		if (r == NULL)
@@ -490,13 +468,13 @@ quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt ho
 		answered++;
 		if (c > high)
 			high = c;
-		if (elem_int(r, 0) == 1)
+		if (fence_reply_int_at(r, 0) == 1)
 		{
 			s->ours[i] = 1;
-			guessed += elem_int(r, 2) == 1;
+			guessed += fence_reply_int_at(r, 2) == 1;
 		}
 		else
-			pttl[busy++] = elem_int(r, 2);
+			pttl[busy++] = fence_reply_int_at(r, 2);
 	}
 	saw(s, l->keys.token, high);
 
@@ -782,6 +760,22 @@ done:
 	return rc;
 }
 
+/* Node "node" of the quorum on its own, within a node's timeout. */
+static int
+quorum_node_exec(fence_ctx *ctx, int node, int ncmds, const fence_cmd *cmds,
+				 redisReply **replies)
+{
+	quorum_store *s = ctx->conn->store;
+	int			rc;
+
+	if (node >= s->n)
+		return FENCE_NODE_PAST;
+	s->nodes[node].max_ms = node_ms(ctx, 0);
+	rc = fence_node_pipeline(ctx, &s->nodes[node], ncmds, cmds, replies);
+	s->nodes[node].max_ms = 0;
+	return rc;
+}
+
 const fence_store_ops fence_quorum_ops = {
 	"quorum",
 	0,
@@ -793,5 +787,6 @@ const fence_store_ops fence_quorum_ops = {
 	quorum_wait_acquire,
 	quorum_heal,
 	quorum_show,
-	quorum_free
+	quorum_free,
+	quorum_node_exec
 };

@@ -387,6 +387,17 @@ sentinel_show(fence_ctx *ctx, const char *lock_key, const char *token_key,
 	return fence_master_show(ctx, lock_key, token_key, info);
 }
 
+/* The master holds every key: node 0, the one the sentinels name now. */
+static int
+sentinel_node_exec(fence_ctx *ctx, int node, int ncmds, const fence_cmd *cmds,
+				   redisReply **replies)
+{
+	if (node > 0)
+		return FENCE_NODE_PAST;
+	follow_master(ctx, 0);
+	return sentinel_exec(ctx, NULL, ncmds, cmds, replies);
+}
+
 const fence_store_ops fence_sentinel_ops = {
 	"sentinel",
 	1,
@@ -398,5 +409,6 @@ const fence_store_ops fence_sentinel_ops = {
 	sentinel_wait,
 	sentinel_heal,
 	sentinel_show,
-	sentinel_free
+	sentinel_free,
+	sentinel_node_exec
 };

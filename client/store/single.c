@@ -49,6 +49,16 @@ single_exec(fence_ctx *ctx, const char *key, int ncmds, const fence_cmd *cmds,
 	return fence_node_pipeline(ctx, &s->node, ncmds, cmds, replies);
 }
 
+/* The one node holds every key: node 0. */
+static int
+single_node_exec(fence_ctx *ctx, int node, int ncmds, const fence_cmd *cmds,
+				 redisReply **replies)
+{
+	if (node > 0)
+		return FENCE_NODE_PAST;
+	return single_exec(ctx, NULL, ncmds, cmds, replies);
+}
+
 static void
 single_free(void *state)
 {
@@ -69,5 +79,6 @@ const fence_store_ops fence_single_ops = {
 	fence_master_wait_acquire,
 	fence_master_heal,
 	fence_master_show,
-	single_free
+	single_free,
+	single_node_exec
 };

@@ -277,6 +277,50 @@ fence_store_show(fence_ctx *ctx, const char *lock_key, const char *token_key,
 }
 
 /*
+ * Is the topology a quorum: every node holds its own copy of every key,
+ * and a majority of them decides?
+ */
+int
+fence_store_is_quorum(const fence_ctx *ctx)
+{
+	return ctx->conn->ops == &fence_quorum_ops;
+}
+
+/*
+ * Send "cmds" to node "node" of those that hold keys (the topology's
+ * node_exec), within an operation's deadline of its own.
+ */
+int
+fence_store_node_exec(fence_ctx *ctx, int node, int ncmds, const fence_cmd *cmds,
+					  redisReply **replies)
+{
+	if (no_store(ctx))
+		return FENCE_NODE_UNREACHABLE;
+	fence_op_begin(ctx);
+	return ctx->conn->ops->node_exec(ctx, node, ncmds, cmds, replies);
+}
+
+/*
+ * Send "cmds" to copy "copy" of the keys that share "key"'s hash tag: on
+ * one master (single node, Sentinel, Cluster) there is one, where the key
+ * lives; on a quorum each node holds one.  As fence_store_node_exec, and
+ * FENCE_NODE_PAST past the last copy.
+ */
+int
+fence_store_key_exec(fence_ctx *ctx, const char *key, int copy, int ncmds,
+					 const fence_cmd *cmds, redisReply **replies)
+{
+	if (no_store(ctx))
+		return FENCE_NODE_UNREACHABLE;
+	if (fence_store_is_quorum(ctx))
+		return fence_store_node_exec(ctx, copy, ncmds, cmds, replies);
+	if (copy > 0)
+		return FENCE_NODE_PAST;
+	fence_op_begin(ctx);
+	return ctx->conn->ops->exec(ctx, key, ncmds, cmds, replies);
+}
+
+/*
  * Wait for "replicas" replicas after each acquire and heal, for at most
  * "timeout_ms" (which must leave time within the command timeout).
  */

@@ -63,7 +63,18 @@ typedef struct fence_store_ops
 	int			(*show) (fence_ctx *ctx, const char *lock_key,
 						 const char *token_key, fence_info *info);
 	void		(*free) (void *state);
+	/* send "cmds" pipelined to node "node" of those that hold keys,
+	 * numbered from 0: each master (a Cluster's, from its slot map), each
+	 * node of a quorum; FENCE_OK with every reply, a FENCE_NODE_* code,
+	 * FENCE_NODE_PAST past the last, FENCE_NODE_SKIP for one that holds no
+	 * keys now (list.c scans each, and reads a quorum's queues on each) */
+	int			(*node_exec) (fence_ctx *ctx, int node, int ncmds,
+							  const fence_cmd *cmds, redisReply **replies);
 } fence_store_ops;
+
+/* What node_exec returns besides FENCE_OK and FENCE_NODE_*. */
+#define FENCE_NODE_PAST		(-3)	/* no node of that number */
+#define FENCE_NODE_SKIP		(-4)	/* a node that holds no keys now */
 
 /* store.c: the operations of the context's topology */
 int			fence_store_open(fence_ctx *ctx, const char *spec, int connect);
@@ -81,6 +92,11 @@ int			fence_store_heal(fence_ctx *ctx, fence_lease *l, long long mark,
 							 long long ttl_ms, int64_t until_ns);
 int			fence_store_show(fence_ctx *ctx, const char *lock_key,
 							 const char *token_key, fence_info *info);
+int			fence_store_is_quorum(const fence_ctx *ctx);
+int			fence_store_node_exec(fence_ctx *ctx, int node, int ncmds,
+								  const fence_cmd *cmds, redisReply **replies);
+int			fence_store_key_exec(fence_ctx *ctx, const char *key, int copy, int ncmds,
+								 const fence_cmd *cmds, redisReply **replies);
 
 /* master.c: lease operations on the one master that holds a key, and the
  * way to run a script there (FENCE_WAIT_REFUSED: the ACL refused the WAIT

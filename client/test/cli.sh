@@ -10,9 +10,6 @@ cd "$(dirname "$0")/.."
 export FENCE_REDIS_URL
 . test/clilib.sh
 
-rcli() { redis-cli -u "$FENCE_REDIS_URL" "$@"; }
-lockkey() { echo "fence:{$1}:lock"; }
-lock_free() { [ "$(rcli EXISTS "$(lockkey "$1")")" = 0 ]; }
 
 # --- usage ----------------------------------------------------------------
 
@@ -167,7 +164,8 @@ test_cli_acquire_release() {
 	eval "$("$F" acquire "$res" --ttl 10s)"
 	[ "$FENCE_RESOURCE" = "$res" ]
 	[ "$FENCE_TOKEN" -ge 1 ]
-	[ ${#FENCE_OWNER} = 32 ]
+	# named for the process that ran fence (this shell), then 128 random bits
+	[[ $FENCE_OWNER =~ ^[A-Za-z0-9_:@+-]+:$BASHPID:bash/[0-9a-f]{32}$ ]]
 	owner=$FENCE_OWNER
 	[ "$(rcli GET "$(lockkey "$res")")" = "$owner" ]
 	# busy: 75, and no token taken
@@ -259,8 +257,8 @@ test_cli_json() {
 	local res owner
 	res=$(rname json)
 	expect_rc 0 "$F" acquire "$res" --json
-	grep -q '^{"resource":"'"$res"'","token":[0-9]*,"owner":"[0-9a-f]\{32\}","ttl_ms":30000}$' "$TMP/out"
-	owner=$(sed 's/.*"owner":"\([0-9a-f]*\)".*/\1/' "$TMP/out")
+	grep -q '^{"resource":"'"$res"'","token":[0-9]*,"owner":"[^"]*/[0-9a-f]\{32\}","ttl_ms":30000}$' "$TMP/out"
+	owner=$(sed 's/.*"owner":"\([^"]*\)".*/\1/' "$TMP/out")
 	expect_rc 0 "$F" show "$res" --json
 	grep -q '"owner":"'"$owner"'","ttl_ms":[1-9][0-9]*,' "$TMP/out"
 	expect_rc 0 "$F" release "$res" "$owner" --json
@@ -341,7 +339,7 @@ test_cli_run_status_env() {
 	{ read -r r; read -r t; read -r o; read -r opts; } <"$TMP/out"
 	[ "$r" = "$res" ]
 	[ "$t" -ge 1 ]
-	[ ${#o} = 32 ]
+	[[ $o =~ ^[A-Za-z0-9_:@+-]+:[0-9]+:sh/[0-9a-f]{32}$ ]]
 	[ "$opts" = "-c work_mem=64kB -c fence.resource=$res -c fence.token=$t -c fence.owner=$o" ]
 	# the lease was given back when the command ended
 	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]
@@ -681,6 +679,36 @@ test_cli_run_pg_own_options() {
 	! grep -q 'warning' "$TMP/err"
 }
 
+# A resource PostgreSQL has no mark for (never announced, or its mark
+# reset away): fence.mark() says 0, and show prints "no mark", not an
+# error: FENCE_PG_TOKEN empty, "pg_token": null.  The troubleshooting case
+# of the FAQ: a lease in Redis that was never announced.
+test_cli_show_pg_no_mark() {
+	local res owner
+	res=$(rname nomark)
+	expect_rc 0 "$F" show "$res" --pg "$PGC"
+	grep -qx "FENCE_PG_TOKEN=''" "$TMP/out"
+	grep -qx "FENCE_TOKEN=0" "$TMP/out"
+	expect_rc 0 "$F" show "$res" --pg "$PGC" --json
+	json_ok
+	grep -q '"token":0,"pg_token":null,' "$TMP/out"
+	# held in Redis, never announced
+	eval "$("$F" acquire "$res" --ttl 10s)"
+	owner=$FENCE_OWNER
+	expect_rc 0 "$F" show "$res" --pg "$PGC"
+	grep -qx "FENCE_OWNER=$owner" "$TMP/out"
+	grep -qx "FENCE_TOKEN=$FENCE_TOKEN" "$TMP/out"
+	grep -qx "FENCE_PG_TOKEN=''" "$TMP/out"
+	"$F" release "$res" "$owner"
+	# announced, then reset away by an administrator
+	expect_rc 0 "$F" exec "$res" --pg "$PGC" 'SELECT 1'
+	expect_rc 0 "$F" show "$res" --pg "$PGC" --json
+	grep -q '"pg_token":[1-9]' "$TMP/out"
+	psql -XAtqc "SELECT fence.reset('$res', 0)" >/dev/null 2>&1
+	expect_rc 0 "$F" show "$res" --pg "$PGC" --json
+	grep -q '"pg_token":null,' "$TMP/out"
+}
+
 # --- exec -----------------------------------------------------------------
 
 test_cli_exec() {
@@ -897,6 +925,66 @@ test_cli_non_superuser() {
 	grep -q 'permission denied for function mark' "$TMP/err"
 }
 
+# PostgreSQL not set up for fence: a role without the README's grant, and
+# a database without the extension.  Each verb that reaches fence's own
+# functions (the announce of acquire, run and exec; show's mark) says the
+# fix, found by SQLSTATE (42501; 3F000, 42883), and the fix it says works;
+# the caller's own statement failing with the same SQLSTATEs gets no hint.
+hint_grant() {
+	grep -qF "fence: hint: The role may not call fence's functions. As a superuser (or the extension's owner), grant them: GRANT EXECUTE ON FUNCTION fence.advance(text, bigint, text), fence.fenced_update(text, bigint, text), fence.fenced_update(text, bigint, text, \"any\"), fence.fenced_update(text, bigint, text, text[]), fence.mark(text) TO \"$1\";" "$TMP/err"
+}
+hint_create() {
+	grep -qF "fence: hint: The extension is not installed in database \"$1\". As a superuser, run in it: CREATE EXTENSION fence;" "$TMP/err"
+}
+# every_verb CONNINFO CHECK...: acquire, run, exec and show with --pg
+# CONNINFO fail (exit 1, the lease given back) and CHECK passes after each
+every_verb() {
+	local pg=$1 verb
+	shift
+	for verb in acquire run exec show; do
+		case $verb in
+		acquire) expect_rc 1 "$F" acquire "$res" --pg "$pg" ;;
+		run) expect_rc 1 "$F" run "$res" --pg "$pg" -- true ;;
+		exec) expect_rc 1 "$F" exec "$res" --pg "$pg" 'SELECT 1' ;;
+		show) expect_rc 1 "$F" show "$res" --pg "$pg" --json ;;
+		esac
+		"$@"
+		lock_free "$res"
+	done
+}
+test_cli_pg_setup_hints() {
+	local res role=cli_nogrant_$$ db=cli_noext_$$ tbl=cli_hint_$$
+	res=$(rname hints)
+	trap "psql -XAtq -c 'DROP TABLE IF EXISTS $tbl' -c 'DROP OWNED BY $role' -c 'DROP ROLE $role' -c 'DROP DATABASE IF EXISTS $db'" EXIT
+	psql -XAtq -c "CREATE ROLE $role LOGIN" -c "CREATE DATABASE $db" -c "CREATE TABLE $tbl (x int)"
+	# no grant: permission denied for function advance (mark, for show)
+	every_verb "$PGC user=$role" hint_grant "$role"
+	grep -q 'permission denied for function mark' "$TMP/err"
+	# the grant the hint says is the fix
+	psql -XAtqc "$(sed -n 's/^fence: hint: .* grant them: //p' "$TMP/err")"
+	expect_rc 0 "$F" show "$res" --pg "$PGC user=$role"
+	expect_rc 0 "$F" exec "$res" --pg "$PGC user=$role" 'SELECT 1'
+	# the caller's statement refused with the same 42501: no hint
+	expect_rc 1 "$F" exec "$res" --pg "$PGC user=$role" "INSERT INTO $tbl VALUES (1)"
+	grep -q "permission denied for table $tbl" "$TMP/err"
+	! grep -q 'hint' "$TMP/err"
+	# and with 3F000
+	expect_rc 1 "$F" exec "$res" --pg "$PGC" 'SELECT nosuchschema.f()'
+	grep -q 'schema "nosuchschema" does not exist' "$TMP/err"
+	! grep -q 'hint' "$TMP/err"
+	# no extension: schema "fence" does not exist
+	every_verb "dbname=$db" hint_create "$db"
+	grep -q 'schema "fence" does not exist' "$TMP/err"
+	psql -d "$db" -XAtqc "$(sed -n 's/^fence: hint: .* run in it: //p' "$TMP/err")"
+	expect_rc 0 "$F" exec "$res" --pg "dbname=$db" 'SELECT 1'
+	# an extension without fence.mark (as one older than the client): 42883
+	psql -d "$db" -XAtq -c "ALTER EXTENSION fence DROP FUNCTION fence.mark(text)" \
+		-c "DROP FUNCTION fence.mark(text)"
+	expect_rc 1 "$F" show "$res" --pg "dbname=$db"
+	grep -q 'function fence.mark(text) does not exist' "$TMP/err"
+	grep -qF "fence: hint: The extension is missing from database \"$db\", or older than this client. As a superuser, run in it: CREATE EXTENSION fence; (or, where it is installed: ALTER EXTENSION fence UPDATE;)" "$TMP/err"
+}
+
 # A quorum of three "nodes": three databases of the one test server, which
 # keep separate keys as independent servers would; one member may be down.
 test_cli_quorum() {
@@ -973,6 +1061,7 @@ run_test cli_min_replicas
 run_test cli_run_psql pg
 run_test cli_run_pg_own_options pg
 run_test cli_exec pg
+run_test cli_show_pg_no_mark pg
 run_test cli_exec_copy pg
 run_test cli_output_unwritable
 run_test cli_exec_args pg
@@ -982,6 +1071,7 @@ run_test cli_exec_busy pg
 run_test cli_announce_expired pg
 run_test cli_heal_flushall pg
 run_test cli_non_superuser pg
+run_test cli_pg_setup_hints pg
 run_test example pg
 
 echo "# client CLI tests: $passed passed, $failed failed, $skipped skipped"

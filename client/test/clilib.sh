@@ -1,7 +1,8 @@
 # client/test/clilib.sh: the harness the fence command's shell tests share
-# (cli.sh, tls.sh), sourced from client/: the binary under test ($F), a
-# temp dir ($TMP), expect_rc, wait_for, and run_test, which prints one
-# "ok - NAME" / "not ok - NAME" / "skip - NAME" line per test.
+# (cli.sh, cli_ops.sh, tls.sh), sourced from client/: the binary under test
+# ($F), a temp dir ($TMP), expect_rc, wait_for, the Redis of
+# FENCE_REDIS_URL (rcli, lockkey, lock_free), and run_test, which prints
+# one "ok - NAME" / "not ok - NAME" / "skip - NAME" line per test.
 #
 # FENCE_BIN names the binary under test (default: ./fence in client/);
 # FENCE_CLI_ONLY picks tests by name.  Resource names carry the pid: other
@@ -13,6 +14,9 @@ trap 'rm -rf "$TMP"' EXIT
 failed=0 passed=0 skipped=0
 
 rname() { echo "cli-$$-$1"; }
+rcli() { redis-cli -u "$FENCE_REDIS_URL" "$@"; }
+lockkey() { echo "fence:{$1}:lock"; }
+lock_free() { [ "$(rcli EXISTS "$(lockkey "$1")")" = 0 ]; }
 
 # dead PID: gone, or a zombie nobody has reaped yet
 dead() {

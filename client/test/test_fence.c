@@ -680,6 +680,79 @@ fail:
 }
 
 /*
+ * Owner names: "NAME/" in front of the random digits, for the leases a
+ * context acquires once it has one; a named waiter is woken and handed
+ * the lease as fast as any (its wake list is named after its whole id);
+ * bad names are refused and change nothing.
+ */
+static int
+test_owner_name(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("name");
+	waiter		w = {redis_url, res, 5000, 10000, 0};
+	char		err[256],
+				long_name[FENCE_MAX_OWNER_NAME + 2];
+	char	   *held = NULL;
+	int			started = 0;
+	long long	t;
+	int			rc = 1;
+
+	memset(long_name, 'x', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	CHECK(fence_check_owner_name("web1:4242:pg_dump", err, sizeof(err)) == FENCE_OK);
+	CHECK(fence_check_owner_name("a.b", err, sizeof(err)) == FENCE_ERR && strstr(err, "'.'") != NULL);
+	CHECK(fence_check_owner_name("a/b", err, sizeof(err)) == FENCE_ERR);
+	CHECK(fence_check_owner_name("a b", err, sizeof(err)) == FENCE_ERR);
+	CHECK(fence_check_owner_name("", err, sizeof(err)) == FENCE_ERR);
+	CHECK(fence_check_owner_name(long_name, err, sizeof(err)) == FENCE_ERR);
+	long_name[FENCE_MAX_OWNER_NAME] = '\0';
+	CHECK(fence_check_owner_name(long_name, err, sizeof(err)) == FENCE_OK);
+
+	CHECKC(fence_set_owner_name(a, "holder:1") == FENCE_OK, a);
+	CHECK(fence_set_owner_name(a, "bad name") == FENCE_ERR && a->err == FENCE_ERR_ARG);
+	l = fence_acquire(a, res, 30000);
+	CHECKC(l != NULL, a);
+	CHECK(strncmp(fence_lease_owner(l), "holder:1/", 9) == 0 &&
+		  strlen(fence_lease_owner(l)) == 9 + 32 &&
+		  strspn(fence_lease_owner(l) + 9, "0123456789abcdef") == 32);
+	held = rget(key(res, "lock"));
+	CHECK(held != NULL && strcmp(held, fence_lease_owner(l)) == 0);
+	w.name = long_name;
+	CHECK(waiter_start(&w) == 0);
+	started = 1;
+	CHECK(wait_queued(res, 1));
+	t = ms_now();
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	waiter_join(&w);
+	started = 0;
+	CHECK(w.token == fence_lease_token(l) + 1);
+	CHECK(strncmp(w.owner, long_name, FENCE_MAX_OWNER_NAME) == 0 && w.owner[FENCE_MAX_OWNER_NAME] == '/');
+	if (w.got_ms - t > 100)
+	{
+		snprintf(tap_why, sizeof(tap_why), "named waiter acquired %lld ms after the release", w.got_ms - t);
+		goto fail;
+	}
+	fence_lease_free(l);
+	l = NULL;
+	/* no name again: the digits alone */
+	CHECKC(fence_set_owner_name(a, NULL) == FENCE_OK, a);
+	l = fence_acquire(a, res, 30000);
+	CHECKC(l != NULL, a);
+	CHECK(strlen(fence_lease_owner(l)) == 32);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	if (started)
+		waiter_join(&w);
+	free(held);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/*
  * Waiters are served in the order they came, and once all are through no
  * queue, place or wake list is left behind.
  */
@@ -2059,6 +2132,7 @@ test_announce_exec(void)
 	const char *res = R("exec");
 	const char *params[2] = {"20", "22"};
 	PGresult   *r = NULL;
+	long long	mark = -1;
 	int			rc = 1;
 
 	if (!pg_ready)
@@ -2069,8 +2143,13 @@ test_announce_exec(void)
 	r = fence_exec(a, l, pg, "SELECT 1/0", 0, NULL);
 	CHECK(r == NULL && a->err == FENCE_ERR_PG && strstr(a->errstr, "division by zero") != NULL);
 	CHECK(pg_mark(res) == 0);
+	/* no mark yet: fence_pg_mark says 0, no error */
+	CHECKC(fence_pg_mark(a, pg, res, &mark) == FENCE_OK, a);
+	CHECK(mark == 0);
 	CHECKC(fence_announce(a, l, pg) == FENCE_OK, a);
 	CHECK(pg_mark(res) == fence_lease_token(l));
+	CHECKC(fence_pg_mark(a, pg, res, &mark) == FENCE_OK, a);
+	CHECK(mark == fence_lease_token(l));
 	/* a write commits with the check */
 	r = PQexec(pg, "CREATE TEMP TABLE IF NOT EXISTS fence_client_t (x int)");
 	CHECK(PQresultStatus(r) == PGRES_COMMAND_OK);
@@ -2268,6 +2347,70 @@ fail:
 		PQclear(PQexec(pg, "ROLLBACK"));
 	fence_lease_free(l);
 	fence_free(a);
+	return rc;
+}
+
+/*
+ * A database not set up for fence: fence's own SQL refused for a role
+ * without the grant (42501) gets a hint with the GRANT, in announce,
+ * fence_exec (inside a transaction and not) and fence_pg_mark; the
+ * caller's statement refused the same way gets none, and a call that
+ * works clears it.
+ */
+static int
+test_pg_hint(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("hint");
+	char		role[64],
+				sql[256],
+				conninfo[128];
+	PGconn	   *c = NULL;
+	PGresult   *r = NULL;
+	long long	mark;
+	int			rc = 1;
+
+	if (!pg_ready)
+		SKIP("extension fence not available");
+	snprintf(role, sizeof(role), "test_nogrant_%d", (int) getpid());
+	snprintf(sql, sizeof(sql), "CREATE ROLE %s LOGIN", role);
+	r = PQexec(pg, sql);
+	CHECK(PQresultStatus(r) == PGRES_COMMAND_OK);
+	PQclear(r);
+	r = NULL;
+	snprintf(conninfo, sizeof(conninfo), "user=%s", role);
+	c = PQconnectdb(conninfo);
+	CHECK(PQstatus(c) == CONNECTION_OK);
+	l = fence_acquire(a, res, 10000);
+	CHECKC(l != NULL, a);
+	CHECK(fence_pg_hint(a) == NULL);
+	CHECK(fence_announce(a, l, c) == FENCE_ERR && a->err == FENCE_ERR_PG);
+	CHECK(fence_pg_hint(a) != NULL && strstr(fence_pg_hint(a), "GRANT EXECUTE ON FUNCTION fence.advance(") != NULL &&
+		  strstr(fence_pg_hint(a), role) != NULL);
+	CHECK(fence_exec(a, l, c, "SELECT 1", 0, NULL) == NULL && fence_pg_hint(a) != NULL);
+	PQclear(PQexec(c, "BEGIN"));
+	CHECK(fence_exec(a, l, c, "SELECT 1", 0, NULL) == NULL && fence_pg_hint(a) != NULL);
+	PQclear(PQexec(c, "ROLLBACK"));
+	CHECK(fence_pg_mark(a, c, res, &mark) == FENCE_ERR && fence_pg_hint(a) != NULL);
+	/* a call that works clears it */
+	CHECKC(fence_announce(a, l, pg) == FENCE_OK, a);
+	CHECK(fence_pg_hint(a) == NULL);
+	/* the caller's own statement fails with 3F000: no hint */
+	CHECK(fence_pg_mark(a, c, res, &mark) == FENCE_ERR && fence_pg_hint(a) != NULL);
+	r = fence_exec(a, l, pg, "SELECT * FROM nosuchschema.t", 0, NULL);
+	CHECK(r == NULL && a->err == FENCE_ERR_PG && strstr(a->errstr, "nosuchschema") != NULL);
+	CHECK(fence_pg_hint(a) == NULL);
+	rc = 0;
+fail:
+	PQclear(r);
+	PQfinish(c);
+	if (l != NULL)
+		(void) fence_release(a, l);
+	fence_lease_free(l);
+	fence_free(a);
+	snprintf(sql, sizeof(sql), "DROP ROLE IF EXISTS test_nogrant_%d", (int) getpid());
+	PQclear(PQexec(pg, sql));
 	return rc;
 }
 
@@ -2700,6 +2843,7 @@ main(void)
 	TEST(bad_arguments);
 	TEST(acquire_wait);
 	TEST(wait_wakes_on_release);
+	TEST(owner_name);
 	TEST(wait_fifo);
 	TEST(wait_no_barging);
 	TEST(wait_no_lost_wakeup);
@@ -2727,6 +2871,7 @@ main(void)
 	TEST(announce_outlasts_lease);
 	TEST(exec_lease_lost);
 	TEST(exec_copy);
+	TEST(pg_hint);
 	TEST(pg_round_trips);
 	TEST(stale_after_takeover);
 	TEST(heal_flushall);

@@ -17,6 +17,7 @@
  * without data, slots are migrated with the commands redis-cli uses.
  */
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1539,6 +1540,218 @@ fail:
 	return rc;
 }
 
+/* The live waiters of "res" as fence_waiters says, their names before "/". */
+static int
+waiters_named(fence_ctx *a, const char *res, const char *want)
+{
+	char	  **owners = NULL;
+	char		got[512] = "";
+	size_t		n = 0,
+				i;
+
+	if (fence_waiters(a, res, &owners, &n) != FENCE_OK)
+		return 0;
+	for (i = 0; i < n; i++)
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%.*s", i ? " " : "",
+				 (int) strcspn(owners[i], "/"), owners[i]);
+	fence_waiters_free(owners, n);
+	return strcmp(got, want) == 0;
+}
+
+/*
+ * fence_list and fence_waiters on every topology: every held lease whose
+ * name matches, found with SCAN on every master of the cluster (the
+ * resources are picked so that each master holds one), on the master
+ * Sentinel names, on the nodes of the quorum (also with one of them
+ * frozen: a majority answers); owners, TTLs and waiters as fence_show and
+ * the queue say; nothing left once all are given back.
+ */
+static int
+test_topo_list(void)
+{
+	const char *urls[3] = {cluster_url, sentinel_url, quorum_url};
+	fence_ctx  *a = NULL;
+	fence_lease *l[16];
+	fence_held *held = NULL;
+	size_t		nheld = 0,
+				i;
+	waiter		w;
+	char		pattern[64];
+	int			nl = 0,
+				started = 0,
+				frozen = -1,
+				t,
+				rc = 1;
+
+	memset(l, 0, sizeof(l));
+	if (ncluster == 0 || sentinel_url == NULL || nquorum < 3)
+		SKIP("needs the cluster, the sentinels and the quorum (FENCE_TEST_*)");
+	for (t = 0; t < 3; t++)
+	{
+		int			covered[MAXN] = {0},
+					need = t == 0 ? ncluster : 0,
+					k;
+
+		snprintf(pattern, sizeof(pattern), "%s-%d-list%d-*", TEST_PREFIX, (int) getpid(), t);
+		a = fence_connect(urls[t]);
+		CHECKC(a->err == 0 && fence_set_owner_name(a, "topo:list") == FENCE_OK, a);
+		/* enough resources that each master holds one, and 4 at least */
+		for (nl = 0; nl < 16 && (nl < 4 || need > 0); nl++)
+		{
+			char		name[64];
+
+			snprintf(name, sizeof(name), "list%d-%02d", t, nl);
+			if (t == 0)
+			{
+				const char *lk = key(R(name), "lock");
+				int			port = slot_owner(fence_key_slot(lk, strlen(lk)));
+
+				for (k = 0; k < ncluster; k++)
+					if (cluster_port[k] == port && !covered[k]++)
+						need--;
+			}
+			l[nl] = fence_acquire(a, R(name), 30000);
+			CHECKC(l[nl] != NULL, a);
+		}
+		CHECK(need == 0);
+		w = (waiter) {urls[t], fence_lease_resource(l[0]), 5000, 20000, 0};
+		w.name = "waits";
+		CHECK(waiter_start(&w) == 0);
+		started = 1;
+		for (k = 0; k < 200 && !waiters_named(a, fence_lease_resource(l[0]), "waits"); k++)
+			sleep_ms(25);
+		CHECKC(waiters_named(a, fence_lease_resource(l[0]), "waits"), a);
+		CHECKC(waiters_named(a, fence_lease_resource(l[1]), ""), a);
+		if (t == 2)
+			qfreeze(frozen = 1);
+		CHECKC(fence_list(a, pattern, &held, &nheld) == FENCE_OK, a);
+		if (frozen >= 0)
+			qthaw(frozen);
+		frozen = -1;
+		CHECK(nheld == (size_t) nl);
+		for (i = 0; i < nheld; i++)
+		{
+			if (strcmp(held[i].resource, fence_lease_resource(l[i])) != 0 ||
+				strcmp(held[i].owner, fence_lease_owner(l[i])) != 0 ||
+				strncmp(held[i].owner, "topo:list/", 10) != 0 ||
+				held[i].token != fence_lease_token(l[i]) ||
+				held[i].pttl_ms <= 0 || held[i].pttl_ms > 30000 ||
+				held[i].waiters != (i == 0 ? 1u : 0u))
+			{
+				snprintf(tap_why, sizeof(tap_why), "%.100s: lease %zu: %s %s %lld ms token %lld, %zu waiters",
+						 urls[t], i, held[i].resource, held[i].owner, held[i].pttl_ms,
+						 held[i].token, held[i].waiters);
+				goto fail;
+			}
+		}
+		fence_list_free(held, nheld);
+		held = NULL;
+		/* the waiter gets the first lease, and gives it back */
+		CHECKC(fence_release(a, l[0]) == FENCE_OK, a);
+		waiter_join(&w);
+		started = 0;
+		CHECK(w.token > fence_lease_token(l[0]) && strncmp(w.owner, "waits/", 6) == 0);
+		for (k = 0; k < nl; k++)
+		{
+			if (k > 0)
+				CHECKC(fence_release(a, l[k]) == FENCE_OK, a);
+			fence_lease_free(l[k]);
+			l[k] = NULL;
+		}
+		CHECKC(fence_list(a, pattern, &held, &nheld) == FENCE_OK, a);
+		CHECK(nheld == 0);
+		fence_list_free(held, nheld);
+		held = NULL;
+		fence_free(a);
+		a = NULL;
+	}
+	rc = 0;
+fail:
+	if (frozen >= 0)
+		qthaw(frozen);
+	if (started)
+		waiter_join(&w);
+	fence_list_free(held, nheld);
+	for (i = 0; i < 16; i++)
+		fence_lease_free(l[i]);
+	fence_free(a);
+	return rc;
+}
+
+/*
+ * A waiter that dies (kill -9) on a Cluster and on a quorum: fence_waiters
+ * lists it while its place is kept, and not once the place lapsed
+ * (FENCE_WAIT_PLACE_MS, 2 s), on every node of the quorum that holds it.
+ */
+static int
+test_topo_dead_waiter(void)
+{
+	const char *urls[2] = {cluster_url, quorum_url};
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	pid_t		child = -1;
+	long long	t0,
+				killed;
+	int			t,
+				k,
+				rc = 1;
+
+	if (ncluster == 0 || nquorum < 3)
+		SKIP("needs the cluster and the quorum (FENCE_TEST_*)");
+	for (t = 0; t < 2; t++)
+	{
+		const char *res = R(t ? "deadq" : "deadc");
+
+		a = fence_connect(urls[t]);
+		CHECKC(a->err == 0, a);
+		l = fence_acquire(a, res, 30000);
+		CHECKC(l != NULL, a);
+		fflush(stdout);
+		child = fork();
+		CHECK(child >= 0);
+		if (child == 0)
+		{
+			fence_ctx  *c = fence_connect(urls[t]);
+
+			if (fence_set_owner_name(c, "doomed") == FENCE_OK)
+				(void) fence_acquire_wait(c, res, 5000, 25000);
+			_exit(0);
+		}
+		for (k = 0; k < 200 && !waiters_named(a, res, "doomed"); k++)
+			sleep_ms(25);
+		CHECKC(waiters_named(a, res, "doomed"), a);
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		child = -1;
+		killed = ms_now();
+		/* gone once its place lapsed: 2 s after it last asked, at most */
+		for (t0 = ms_now(); ms_now() - t0 < 5000 && !waiters_named(a, res, ""); )
+			sleep_ms(50);
+		CHECKC(waiters_named(a, res, ""), a);
+		if (ms_now() - killed > 3000)
+		{
+			snprintf(tap_why, sizeof(tap_why), "%.100s: the dead waiter was listed %lld ms after kill -9",
+					 urls[t], ms_now() - killed);
+			goto fail;
+		}
+		CHECKC(fence_release(a, l) == FENCE_OK, a);
+		fence_lease_free(l);
+		l = NULL;
+		fence_free(a);
+		a = NULL;
+	}
+	rc = 0;
+fail:
+	if (child > 0)
+	{
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
 /*
  * A refused login is a configuration error (FENCE_ERR_AUTH) on every
  * topology, reported at once rather than retried until the timeout.  None
@@ -1629,6 +1842,8 @@ main(void)
 	TEST(topo_sockets_cloexec);
 	TEST(topo_wait_wakes);
 	TEST(topo_auth_refused);
+	TEST(topo_list);
+	TEST(topo_dead_waiter);
 
 	PQfinish(pg);
 	printf("# topology C tests: %d passed, %d failed, %d skipped\n", tap_passed, tap_failed, tap_skipped);

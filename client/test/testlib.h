@@ -295,6 +295,8 @@ typedef struct waiter
 	long long	released_ms;	/* ms_now() just before release */
 	int			err;			/* ctx->err of a failed acquire */
 	char		errstr[FENCE_ERRSTR_LEN];
+	const char *name;			/* if set: fence_set_owner_name */
+	char		owner[160];		/* its owner id, once acquired */
 } waiter;
 
 static void *
@@ -305,7 +307,8 @@ waiter_main(void *arg)
 	fence_lease *l = NULL;
 
 	if (c == NULL || c->err ||
-		(w->min_replicas > 0 && fence_set_min_replicas(c, w->min_replicas, 100) != FENCE_OK))
+		(w->min_replicas > 0 && fence_set_min_replicas(c, w->min_replicas, 100) != FENCE_OK) ||
+		(w->name != NULL && fence_set_owner_name(c, w->name) != FENCE_OK))
 	{
 		w->err = c ? c->err : FENCE_ERR_OOM;
 		snprintf(w->errstr, sizeof(w->errstr), "%s", c ? c->errstr : "out of memory");
@@ -322,6 +325,7 @@ waiter_main(void *arg)
 		return NULL;
 	}
 	w->token = fence_lease_token(l);
+	snprintf(w->owner, sizeof(w->owner), "%s", fence_lease_owner(l));
 	if (w->order != NULL)
 		w->nth = __atomic_add_fetch(w->order, 1, __ATOMIC_SEQ_CST);
 	if (w->hold_ms > 0)

@@ -8,13 +8,15 @@
 # and replica of a Sentinel set (three sentinels), the masters of a
 # Cluster and three quorum nodes.  With that user every operation works:
 # acquire (also right after SCRIPT FLUSH: EVAL), show, extend, release, a
-# waiter that blocks (BLPOP) and is handed the lease, fence run with its
+# waiter that blocks (BLPOP), is shown (show) and listed (list, with the
+# "fence list" row's SCAN) and is handed the lease, fence run with its
 # heartbeat, a heal when PostgreSQL is ahead of the counter, --min-replicas
 # (Sentinel), and on the Cluster a release while its slot migrates (ASK).
 #
 # Then the same user loses one command (a "-cmd" rule after the README's):
 # ROLE (Sentinel), CLUSTER SHARDS and SLOTS, ASKING (Cluster), PING
-# (quorum), WAIT (--min-replicas), a command inside the scripts (INCR);
+# (quorum), WAIT (--min-replicas), SCAN (list), a command inside the
+# scripts (INCR);
 # and the sentinels' default user loses SENTINEL get-master-addr-by-name.
 # Each refusal must be exit 78 naming what was refused, well within the
 # 5 s command timeout (before, most were exit 69 after retrying it all).
@@ -40,10 +42,12 @@ adds() {
 	[ "$row" = nothing ] || { row=${row#\`}; echo "${row%\`}"; }
 }
 # user PORT ADDS [RULE...]: the user "fence" has exactly the README's base
-# rules, then the rules in the string ADDS, then RULE...
+# rules, then the rules in the string ADDS and those of "fence list", then
+# RULE...
 user() {
 	local port=$1 adds=$2
 	shift 2
+	adds+=" $(adds "\`fence list\`")"
 	# shellcheck disable=SC2086
 	redis-cli -p "$port" ACL SETUSER fence reset $base $adds "$@" | grep -qx OK ||
 		fail "ACL SETUSER on $port refused: $base $adds $*"
@@ -79,6 +83,9 @@ works() {
 	wait_for "the waiter to queue" 20 in_queue "$port" "$res"
 	blocked() { [ "$(cmd_calls "$port" blpop)" -gt "$blpops" ]; }
 	wait_for "the waiter to block (BLPOP)" 20 blocked
+	"$FENCE_BIN" show "$res" | grep -qx "FENCE_WAITERS=1" || fail "$url: show's waiters"
+	"$FENCE_BIN" list "$res" --json | grep -q "^{\"leases\":\[{\"resource\":\"$res\",\"owner\":\"$owner\",.*\"waiters\":1}\]}$" ||
+		fail "$url: list"
 	"$FENCE_BIN" release "$res" "$owner" || fail "$url: release"
 	wait_exit "$w" 20
 	[ "$RC" = 0 ] || fail "$url: the waiter exited $RC: $(cat "$WORK/W.err")"
@@ -100,6 +107,8 @@ user "$p" "$(adds "one node")"
 works "redis://fence:pw@127.0.0.1:$p" acl-single "$p"
 user "$p" "$(adds "one node")" -incr
 refused "fence's acquire script (EVALSHA)" "$FENCE_BIN" acquire acl-single
+user "$p" "$(adds "one node")" -scan
+refused "'scan'" "$FENCE_BIN" list
 
 # --- Sentinel
 sentinel_set_start aclm aclr acls 10000
