@@ -61,10 +61,11 @@
  *	  PostgreSQL refuses a write (a plain write never reaches the guard
  *	  there, but one to a temporary table does).
  *
- *	  Applications have no privileges on fence.fences: the work here runs
- *	  as the table's owner, and its SQL statements pin every operator and
- *	  function to pg_catalog so that the caller's search_path cannot
- *	  redirect them.
+ *	  Applications have no privileges on fence.fences: the work here reads
+ *	  and writes the table directly (index probe, tuple lock, insert,
+ *	  update, delete), below the level where privileges are checked and
+ *	  where the caller's search_path could redirect an operator, as the
+ *	  executor itself does once it has checked a statement.
  */
 #include "postgres.h"
 
@@ -79,7 +80,6 @@
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "nodes/execnodes.h"
-#include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
@@ -87,6 +87,7 @@
 #include "utils/timestamp.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
 #include "utils/snapmgr.h"
@@ -102,53 +103,8 @@ typedef struct Mark
 	bool		exists;
 	int64		token;
 	char	   *owner;			/* NULL if the mark has no owner */
+	ItemPointerData tid;		/* the locked version, if it exists */
 } Mark;
-
-/* Plans are prepared once per backend and kept. */
-static SPIPlanPtr update_plan = NULL;
-static SPIPlanPtr delete_plan = NULL;
-
-static SPIPlanPtr
-prepare_once(SPIPlanPtr *slot, const char *sql, int nargs)
-{
-	static Oid	argtypes[] = {TEXTOID, INT8OID, TEXTOID};
-
-	if (*slot == NULL)
-	{
-		SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
-
-		if (plan == NULL)
-			elog(ERROR, "could not prepare \"%s\": %s",	/* internal error */
-				 sql, SPI_result_code_string(SPI_result));
-		SPI_keepplan(plan);
-		*slot = plan;
-	}
-	return *slot;
-}
-
-/*
- * Run one of the fence statements with "resource", "token" and "owner" as
- * $1, $2 and $3 (as many of them as the statement takes).
- */
-static int
-run(SPIPlanPtr plan, const char *resource, int64 token, const char *owner)
-{
-	Datum		values[3];
-	char		nulls[3] = {' ', ' ', ' '};
-	int			rc;
-
-	values[0] = CStringGetTextDatum(resource);
-	values[1] = Int64GetDatum(token);
-	values[2] = owner ? CStringGetTextDatum(owner) : (Datum) 0;
-	if (owner == NULL)
-		nulls[2] = 'n';
-
-	rc = SPI_execute_plan(plan, values, nulls, false, 0);
-	if (rc < 0)
-		elog(ERROR, "fence statement failed: %s",	/* internal error */
-			 SPI_result_code_string(rc));
-	return rc;
-}
 
 /* Columns of fence.fences, as sql/fence.sql creates it. */
 #define Anum_fences_resource 1
@@ -266,13 +222,8 @@ lock_mark(Oid relid, const char *resource, int64 token, const char *owner,
 					report_must_retry(resource,
 									  "The mark was lowered or changed by fence.reset() while this transaction waited for it.");
 				if (!isnull)
-				{
-					/* it must outlive SPI_finish: copy it to the caller's context */
-					char	   *copy = TextDatumGetCString(owner_datum);
-
-					mark.owner = SPI_palloc(strlen(copy) + 1);
-					strcpy(mark.owner, copy);
-				}
+					mark.owner = TextDatumGetCString(owner_datum);
+				mark.tid = slot->tts_tid;
 				break;
 			}
 		case TM_Invisible:
@@ -389,31 +340,75 @@ insert_mark(Oid relid, const char *resource, int64 token, const char *owner)
 	return !conflict;
 }
 
+/*
+ * Move the mark whose newest version this transaction has locked
+ * exclusively at "tid" to "token" and "owner".
+ *
+ * This is UPDATE fence.fences SET token = $2, owner = $3, updated_at =
+ * now() WHERE resource = $1, done by hand for the reason lock_mark() gives.
+ * The row is ours (FOR UPDATE), so the update cannot meet a concurrent
+ * one.  When the new version fits on the row's page (fence.fences leaves
+ * room for it: sql/fence.sql) and no indexed column changes, which is
+ * always, it is a HOT update and adds no index entry; otherwise every
+ * index of the table gets one, as the executor would make it.
+ */
 static void
-update_mark(const char *resource, int64 token, const char *owner)
+update_mark(Oid relid, ItemPointer tid, const char *resource, int64 token,
+			const char *owner)
 {
-	prepare_once(&update_plan,
-				 "UPDATE fence.fences"
-				 " SET token = $2, owner = $3, updated_at = pg_catalog.now()"
-				 " WHERE resource OPERATOR(pg_catalog.=) $1", 3);
-	run(update_plan, resource, token, owner);
-}
+	Relation	rel = table_open(relid, RowExclusiveLock);
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
+	HeapTuple	tuple;
+	bool		summarizing_only;
 
-static void
-delete_mark(const char *resource)
-{
-	prepare_once(&delete_plan,
-				 "DELETE FROM fence.fences"
-				 " WHERE resource OPERATOR(pg_catalog.=) $1", 1);
-	run(delete_plan, resource, 0, NULL);
+	Assert(token > 0);
+	values[Anum_fences_resource - 1] = CStringGetTextDatum(resource);
+	values[Anum_fences_token - 1] = Int64GetDatum(token);
+	values[Anum_fences_owner - 1] = owner != NULL ? CStringGetTextDatum(owner) : (Datum) 0;
+	nulls[Anum_fences_owner - 1] = owner == NULL;
+	/* pg_catalog.now() */
+	values[Anum_fences_updated_at - 1] =
+		TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+	tuple = heap_form_tuple(RelationGetDescr(rel), values, nulls);
+
+	if (fence_simple_heap_update_ext(rel, tid, tuple, &summarizing_only))
+	{
+		EState	   *estate = CreateExecutorState();
+		ResultRelInfo *rri = makeNode(ResultRelInfo);
+		TupleTableSlot *slot = MakeSingleTupleTableSlot(RelationGetDescr(rel),
+														&TTSOpsHeapTuple);
+
+		InitResultRelInfo(rri, rel, 1, NULL, 0);
+		ExecOpenIndices(rri, false);
+		ExecStoreHeapTuple(tuple, slot, false);
+		(void) FenceExecInsertIndexTuplesOf(rri, slot, estate, summarizing_only);
+		ExecDropSingleTupleTableSlot(slot);
+		ExecCloseIndices(rri);
+		FreeExecutorState(estate);
+	}
+	table_close(rel, NoLock);
+	/* let the rest of the transaction see it, as a statement would */
+	CommandCounterIncrement();
 }
 
 /*
- * fence.fences, and its owner in "owner": the statements above run as this
- * role, since applications have no privileges on the table.
+ * Remove the mark whose newest version this transaction has locked
+ * exclusively at "tid" (DELETE, by hand, as update_mark()).
  */
+static void
+delete_mark(Oid relid, ItemPointer tid)
+{
+	Relation	rel = table_open(relid, RowExclusiveLock);
+
+	simple_heap_delete(rel, tid);
+	table_close(rel, NoLock);
+	CommandCounterIncrement();
+}
+
+/* fence.fences, whose rows this file reads and writes. */
 static Oid
-fences_relation(Oid *owner)
+fences_relation(void)
 {
 	static Oid	known_relid = InvalidOid;
 	static Oid	known_nsp = InvalidOid;
@@ -435,7 +430,6 @@ fences_relation(Oid *owner)
 			bool		same = form->relnamespace == known_nsp &&
 				strcmp(NameStr(form->relname), "fences") == 0;
 
-			*owner = form->relowner;
 			ReleaseSysCache(tup);
 			if (same)
 				return known_relid;
@@ -450,46 +444,27 @@ fences_relation(Oid *owner)
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("table \"fence.fences\" does not exist"),
 				 errhint("Reinstall the extension with DROP EXTENSION fence and CREATE EXTENSION fence.")));
-	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for relation %u", relid);	/* internal error */
-	*owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
-	ReleaseSysCache(tup);
 	known_relid = relid;
 	known_nsp = nsp;
 	return relid;
 }
 
 /*
- * Enter and leave the fence table's context: SPI, running as its owner.
- * An error in between needs no cleanup: (sub)transaction abort restores
- * the user id and closes SPI.
+ * The memory of one check: the scan, slots and copies it makes are freed
+ * when the next check begins, whatever context the caller runs in (a
+ * guarded bulk statement, a loop of fence.advance calls).
  */
-typedef struct FenceScope
+static MemoryContext
+check_context(void)
 {
-	Oid			relid;			/* fence.fences */
-	Oid			saved_userid;
-	int			saved_sec_context;
-} FenceScope;
+	static MemoryContext cxt = NULL;
 
-static void
-enter_fences(FenceScope *scope)
-{
-	Oid			owner;
-
-	scope->relid = fences_relation(&owner);
-	GetUserIdAndSecContext(&scope->saved_userid, &scope->saved_sec_context);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");	/* internal error */
-	SetUserIdAndSecContext(owner,
-						   scope->saved_sec_context | SECURITY_LOCAL_USERID_CHANGE);
-}
-
-static void
-leave_fences(FenceScope *scope)
-{
-	SetUserIdAndSecContext(scope->saved_userid, scope->saved_sec_context);
-	SPI_finish();
+	if (cxt == NULL)
+		cxt = AllocSetContextCreate(TopMemoryContext, "fence check",
+									ALLOCSET_SMALL_SIZES);
+	else
+		MemoryContextReset(cxt);
+	return cxt;
 }
 
 void
@@ -535,10 +510,13 @@ owners_conflict(const char *a, const char *b)
 int64
 fence_check_and_advance(const char *resource, int64 token, const char *owner)
 {
-	const FenceGrant *grant;
-	FenceScope	scope;
-	Mark		mark;
+	FenceHash128 name;
 	bool		held;
+	int64		held_token;
+	const FenceHash128 *held_owner;
+	Oid			relid;
+	Mark		mark;
+	MemoryContext oldcxt;
 
 	fence_check_resource_name(resource);
 	if (token <= 0)
@@ -548,20 +526,30 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 	}
 
 	/* Accepted earlier in this transaction, and its row lock is still ours. */
-	grant = fence_registry_find(resource, &held);
-	if (grant != NULL && grant->token == token &&
-		(owner == NULL || (grant->owner != NULL && strcmp(grant->owner, owner) == 0)))
-		return token;
+	name = fence_registry_hash(resource);
+	held = fence_registry_find(&name, &held_token, &held_owner);
+	if (held && held_token == token)
+	{
+		FenceHash128 owner_name;
 
-	enter_fences(&scope);
+		if (owner == NULL)
+			return token;
+		owner_name = fence_registry_hash(owner);
+		if (held_owner != NULL && held_owner->lo == owner_name.lo &&
+			held_owner->hi == owner_name.hi)
+			return token;
+	}
+
+	relid = fences_relation();
+	oldcxt = MemoryContextSwitchTo(check_context());
 	for (;;)
 	{
-		mark = lock_mark(scope.relid, resource, token, owner, held);
+		mark = lock_mark(relid, resource, token, owner, held);
 		if (mark.exists)
 			break;
 		if (fence_max_step > 0 && (uint64) token > (uint64) fence_max_step)
 			break;				/* refused below, without creating a row */
-		if (insert_mark(scope.relid, resource, token, owner))
+		if (insert_mark(relid, resource, token, owner))
 			break;
 		/* lost the race to create the row: lock the winner's version */
 	}
@@ -571,7 +559,6 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 	{
 		int64		hw = mark.token;
 
-		leave_fences(&scope);
 		fence_stats_refused(resource, FENCE_REFUSED_STALE, token, true);
 		if (token < hw)
 			ereport(ERROR,
@@ -593,7 +580,6 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 	{
 		int64		hw = mark.token;
 
-		leave_fences(&scope);
 		fence_stats_refused(resource, FENCE_REFUSED_INVALID, token, true);
 		ereport(ERROR,
 				(errcode(ERRCODE_FENCE_INVALID_TOKEN),
@@ -609,11 +595,11 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 	 */
 	if (mark.exists &&
 		(token > mark.token || (mark.owner == NULL && owner != NULL)))
-		update_mark(resource, token, owner);
-	leave_fences(&scope);
+		update_mark(relid, &mark.tid, resource, token, owner);
 
 	owner = owner || token > mark.token ? owner : mark.owner;
-	fence_registry_remember(resource, token, owner);
+	fence_registry_remember(&name, token, owner);
+	MemoryContextSwitchTo(oldcxt);
 	fence_stats_accepted(resource);
 	return mark.exists ? mark.token : 0;
 }
@@ -671,8 +657,13 @@ fence_reset(PG_FUNCTION_ARGS)
 {
 	char	   *resource;
 	int64		token;
-	FenceScope	scope;
+	FenceHash128 name;
+	bool		held;
+	int64		held_token;
+	const FenceHash128 *held_owner;
+	Oid			relid;
 	Mark		mark;
+	MemoryContext oldcxt;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -685,21 +676,23 @@ fence_reset(PG_FUNCTION_ARGS)
 	if (token < 0)
 		report_invalid_token(resource, token);
 
-	enter_fences(&scope);
+	name = fence_registry_hash(resource);
+	held = fence_registry_find(&name, &held_token, &held_owner);
+	relid = fences_relation();
+	oldcxt = MemoryContextSwitchTo(check_context());
 	for (;;)
 	{
-		mark = lock_mark(scope.relid, resource, 0, NULL,
-						 fence_registry_holds_lock(resource));
-		if (mark.exists || token == 0 || insert_mark(scope.relid, resource, token, NULL))
+		mark = lock_mark(relid, resource, 0, NULL, held);
+		if (mark.exists || token == 0 || insert_mark(relid, resource, token, NULL))
 			break;
 	}
 	if (mark.exists && token == 0)
-		delete_mark(resource);
+		delete_mark(relid, &mark.tid);
 	else if (mark.exists)
-		update_mark(resource, token, NULL);
-	leave_fences(&scope);
+		update_mark(relid, &mark.tid, resource, token, NULL);
+	MemoryContextSwitchTo(oldcxt);
 
-	fence_registry_forget(resource);
+	fence_registry_forget(&name);
 	ereport(LOG,
 			(errmsg("fence for resource \"%s\" reset from %lld to %lld by role \"%s\"",
 					resource, (long long) mark.token, (long long) token,
