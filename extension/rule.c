@@ -75,6 +75,7 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
@@ -87,7 +88,9 @@
 #include "utils/timestamp.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/inval.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
 #include "utils/snapmgr.h"
@@ -105,6 +108,29 @@ typedef struct Mark
 	char	   *owner;			/* NULL if the mark has no owner */
 	ItemPointerData tid;		/* the locked version, if it exists */
 } Mark;
+
+/*
+ * fence.fences during one check (open_fences() to close_fences()): the
+ * table and its primary key, and, once the check writes, what the executor
+ * needs to make index entries.  Setting that up (the indexes' IndexInfo,
+ * an EState) costs more than an index probe, and a transaction may fence a
+ * million resources: it is made once per transaction and kept (it holds no
+ * reference to a relation, so DROP EXTENSION or TRUNCATE later in the
+ * transaction still work).
+ */
+typedef struct FenceTable
+{
+	Relation	rel;			/* RowShareLock; RowExclusiveLock once writable */
+	Relation	pkey;			/* its primary key */
+	ResultRelInfo *rri;			/* once writable: its indexes, open */
+	bool		own_indexes;	/* rri's indexes opened by ExecOpenIndices() */
+	EState	   *estate;
+	List	   *arbiters;		/* the primary key */
+} FenceTable;
+
+static void open_fences(FenceTable *ft);
+static void writable_fences(FenceTable *ft);
+static void close_fences(FenceTable *ft);
 
 /* Columns of fence.fences, as sql/fence.sql creates it. */
 #define Anum_fences_resource 1
@@ -147,16 +173,16 @@ report_must_retry(const char *resource, const char *detail)
  * committed while we waited is followed to its newest version, which is the
  * one checked; under REPEATABLE READ and SERIALIZABLE such a row is a
  * serialization failure.  A row deleted meanwhile (fence.reset) reads as
- * no mark.  The relation locks are those of SELECT FOR UPDATE, kept until
- * the transaction ends.
+ * no mark.  The relation locks are those of SELECT FOR UPDATE (taken by
+ * open_fences()), kept until the transaction ends.
  */
 static Mark
-lock_mark(Oid relid, const char *resource, int64 token, const char *owner,
+lock_mark(FenceTable *ft, const char *resource, int64 token, const char *owner,
 		  bool held)
 {
 	Mark		mark = {false, 0, NULL};
-	Relation	rel;
-	Relation	idx;
+	Relation	rel = ft->rel;
+	Relation	idx = ft->pkey;
 	ScanKeyData key;
 	IndexScanDesc scan;
 	TupleTableSlot *slot;
@@ -172,8 +198,6 @@ lock_mark(Oid relid, const char *resource, int64 token, const char *owner,
 	UpdateActiveSnapshotCommandId();
 	snapshot = GetActiveSnapshot();
 
-	rel = table_open(relid, RowShareLock);
-	idx = index_open(RelationGetPrimaryKeyIndex(rel), AccessShareLock);
 	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_TEXTEQ,
 				CStringGetTextDatum(resource));
 	key.sk_collation = idx->rd_indcollation[0];
@@ -247,14 +271,13 @@ lock_mark(Oid relid, const char *resource, int64 token, const char *owner,
 	}
 
 	ExecDropSingleTupleTableSlot(slot);
-	index_close(idx, NoLock);
-	table_close(rel, NoLock);
 	PopActiveSnapshot();
 	return mark;
 }
 
 /*
- * Create the mark; false if a concurrent transaction created it first.
+ * Create the mark; false if a concurrent transaction created it first, or,
+ * with "blind", if any transaction did.
  *
  * This is INSERT ... ON CONFLICT (resource) DO NOTHING done by hand, as
  * lock_mark() does SELECT ... FOR UPDATE: the executor's start-up for a
@@ -271,24 +294,27 @@ lock_mark(Oid relid, const char *resource, int64 token, const char *owner,
  * and again, until the other transaction ends).  A conflict under
  * REPEATABLE READ or SERIALIZABLE is a row this transaction's snapshot does
  * not show (lock_mark() found none): a serialization failure, as ON
- * CONFLICT DO NOTHING raises it.  fence.fences has no triggers, rules or
- * constraints beyond its key and CHECK (token > 0), which the callers have
- * made sure of.
+ * CONFLICT DO NOTHING raises it.
+ *
+ * "blind": lock_mark() has not looked (see fence_check_and_advance()), so
+ * a conflict may be with any row, committed long ago or visible to this
+ * transaction's snapshot: one attempt, and false on a conflict, after
+ * which the caller looks with lock_mark() as usual.
+ *
+ * fence.fences has no triggers, rules or constraints beyond its key and
+ * CHECK (token > 0), which the callers have made sure of.
  */
 static bool
-insert_mark(Oid relid, const char *resource, int64 token, const char *owner)
+insert_mark(FenceTable *ft, const char *resource, int64 token,
+			const char *owner, bool blind)
 {
-	Relation	rel = table_open(relid, RowExclusiveLock);
-	EState	   *estate = CreateExecutorState();
-	ResultRelInfo *rri = makeNode(ResultRelInfo);
+	Relation	rel = ft->rel;
 	TupleTableSlot *slot = table_slot_create(rel, NULL);
-	List	   *arbiters = list_make1_oid(RelationGetPrimaryKeyIndex(rel));
 	bool		conflict = false;
 	bool		checked;
 
 	Assert(token > 0);
-	InitResultRelInfo(rri, rel, 1, NULL, 0);
-	ExecOpenIndices(rri, true);
+	writable_fences(ft);
 
 	ExecClearTuple(slot);
 	memset(slot->tts_isnull, 0, sizeof(bool) * slot->tts_tupleDescriptor->natts);
@@ -311,26 +337,25 @@ insert_mark(Oid relid, const char *resource, int64 token, const char *owner)
 
 		/* after a conflict: wait for the other inserter, see who won */
 		if (checked &&
-			!FenceExecCheckIndexConstraints(rri, slot, estate, &conflict_tid, arbiters))
+			!FenceExecCheckIndexConstraints(ft->rri, slot, ft->estate,
+											&conflict_tid, ft->arbiters))
 			break;
 		conflict = false;
 		spec_token = SpeculativeInsertionLockAcquire(xid);
 		table_tuple_insert_speculative(rel, slot, GetCurrentCommandId(true), 0,
 									   NULL, spec_token);
-		(void) FenceExecInsertIndexTuples(rri, slot, estate, true, &conflict, arbiters);
+		(void) FenceExecInsertIndexTuples(ft->rri, slot, ft->estate, true,
+										  &conflict, ft->arbiters);
 		table_tuple_complete_speculative(rel, slot, spec_token, !conflict);
 		SpeculativeInsertionLockRelease(xid);
-		if (!conflict || checked)
+		ResetPerTupleExprContext(ft->estate);
+		if (!conflict || checked || blind)
 			break;
 		conflict = true;
 	}
-
 	ExecDropSingleTupleTableSlot(slot);
-	ExecCloseIndices(rri);
-	FreeExecutorState(estate);
-	table_close(rel, NoLock);
 
-	if (conflict && IsolationUsesXactSnapshot())
+	if (conflict && !blind && IsolationUsesXactSnapshot())
 		ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 				 errmsg("could not serialize access due to concurrent update")));
@@ -353,16 +378,16 @@ insert_mark(Oid relid, const char *resource, int64 token, const char *owner)
  * index of the table gets one, as the executor would make it.
  */
 static void
-update_mark(Oid relid, ItemPointer tid, const char *resource, int64 token,
-			const char *owner)
+update_mark(FenceTable *ft, ItemPointer tid, const char *resource,
+			int64 token, const char *owner)
 {
-	Relation	rel = table_open(relid, RowExclusiveLock);
 	Datum		values[4];
 	bool		nulls[4] = {false, false, false, false};
 	HeapTuple	tuple;
 	bool		summarizing_only;
 
 	Assert(token > 0);
+	writable_fences(ft);
 	values[Anum_fences_resource - 1] = CStringGetTextDatum(resource);
 	values[Anum_fences_token - 1] = Int64GetDatum(token);
 	values[Anum_fences_owner - 1] = owner != NULL ? CStringGetTextDatum(owner) : (Datum) 0;
@@ -370,24 +395,18 @@ update_mark(Oid relid, ItemPointer tid, const char *resource, int64 token,
 	/* pg_catalog.now() */
 	values[Anum_fences_updated_at - 1] =
 		TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
-	tuple = heap_form_tuple(RelationGetDescr(rel), values, nulls);
+	tuple = heap_form_tuple(RelationGetDescr(ft->rel), values, nulls);
 
-	if (fence_simple_heap_update_ext(rel, tid, tuple, &summarizing_only))
+	if (fence_simple_heap_update_ext(ft->rel, tid, tuple, &summarizing_only))
 	{
-		EState	   *estate = CreateExecutorState();
-		ResultRelInfo *rri = makeNode(ResultRelInfo);
-		TupleTableSlot *slot = MakeSingleTupleTableSlot(RelationGetDescr(rel),
+		TupleTableSlot *slot = MakeSingleTupleTableSlot(RelationGetDescr(ft->rel),
 														&TTSOpsHeapTuple);
 
-		InitResultRelInfo(rri, rel, 1, NULL, 0);
-		ExecOpenIndices(rri, false);
 		ExecStoreHeapTuple(tuple, slot, false);
-		(void) FenceExecInsertIndexTuplesOf(rri, slot, estate, summarizing_only);
+		(void) FenceExecInsertIndexTuplesOf(ft->rri, slot, ft->estate, summarizing_only);
+		ResetPerTupleExprContext(ft->estate);
 		ExecDropSingleTupleTableSlot(slot);
-		ExecCloseIndices(rri);
-		FreeExecutorState(estate);
 	}
-	table_close(rel, NoLock);
 	/* let the rest of the transaction see it, as a statement would */
 	CommandCounterIncrement();
 }
@@ -397,12 +416,10 @@ update_mark(Oid relid, ItemPointer tid, const char *resource, int64 token,
  * exclusively at "tid" (DELETE, by hand, as update_mark()).
  */
 static void
-delete_mark(Oid relid, ItemPointer tid)
+delete_mark(FenceTable *ft, ItemPointer tid)
 {
-	Relation	rel = table_open(relid, RowExclusiveLock);
-
-	simple_heap_delete(rel, tid);
-	table_close(rel, NoLock);
+	writable_fences(ft);
+	simple_heap_delete(ft->rel, tid);
 	CommandCounterIncrement();
 }
 
@@ -447,6 +464,131 @@ fences_relation(void)
 	known_relid = relid;
 	known_nsp = nsp;
 	return relid;
+}
+
+/*
+ * What a transaction keeps of fence.fences between checks, in
+ * TopTransactionContext: the primary key's IndexInfo (when it is the
+ * table's only index, as sql/fence.sql makes it) and an EState.
+ */
+static Oid	kept_relid = InvalidOid;
+static IndexInfo *kept_pkey_info = NULL;
+static EState *kept_estate = NULL;
+
+/*
+ * Whether the last check of this transaction made a new mark: its next
+ * check then inserts first and looks only if the row exists (see
+ * fence_check_and_advance()).
+ */
+static bool made_mark_last = false;
+
+/* A change of fence.fences (an index added or dropped): set up anew. */
+static void
+fences_invalidated(Datum arg, Oid relid)
+{
+	if (relid == InvalidOid || relid == kept_relid)
+		kept_relid = InvalidOid;
+}
+
+static void
+fences_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			/* the memory goes with TopTransactionContext */
+			kept_relid = InvalidOid;
+			kept_pkey_info = NULL;
+			kept_estate = NULL;
+			made_mark_last = false;
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * open_fences: fence.fences and its primary key, locked as SELECT FOR
+ * UPDATE locks them, until the transaction ends.
+ */
+static void
+open_fences(FenceTable *ft)
+{
+	static bool callbacks = false;
+
+	if (!callbacks)
+	{
+		CacheRegisterRelcacheCallback(fences_invalidated, (Datum) 0);
+		RegisterXactCallback(fences_xact_callback, NULL);
+		callbacks = true;
+	}
+	memset(ft, 0, sizeof(*ft));
+	ft->rel = table_open(fences_relation(), RowShareLock);
+	ft->pkey = index_open(RelationGetPrimaryKeyIndex(ft->rel), AccessShareLock);
+}
+
+/*
+ * writable_fences: lock "ft" for writes and open its indexes for index
+ * entries, with the IndexInfo and EState this transaction keeps.  A table
+ * with other indexes than its primary key (an administrator's) gets them
+ * all the executor's way, every time.
+ */
+static void
+writable_fences(FenceTable *ft)
+{
+	Oid			relid = RelationGetRelid(ft->rel);
+	List	   *indexes;
+
+	if (ft->rri != NULL)
+		return;
+	LockRelationOid(relid, RowExclusiveLock);
+	if (kept_estate == NULL)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
+
+		kept_estate = CreateExecutorState();
+		MemoryContextSwitchTo(oldcxt);
+	}
+	ft->estate = kept_estate;
+	ft->arbiters = list_make1_oid(RelationGetRelid(ft->pkey));
+	ft->rri = makeNode(ResultRelInfo);
+	InitResultRelInfo(ft->rri, ft->rel, 1, NULL, 0);
+
+	indexes = RelationGetIndexList(ft->rel);
+	if (list_length(indexes) != 1 || linitial_oid(indexes) != RelationGetRelid(ft->pkey))
+	{
+		ExecOpenIndices(ft->rri, true);
+		ft->own_indexes = true;
+		return;
+	}
+	if (kept_relid != relid || kept_pkey_info == NULL)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
+
+		kept_pkey_info = BuildIndexInfo(ft->pkey);
+		BuildSpeculativeIndexInfo(ft->pkey, kept_pkey_info);
+		MemoryContextSwitchTo(oldcxt);
+		kept_relid = relid;
+	}
+	/* what ExecOpenIndices() would make, without building it again */
+	ft->rri->ri_NumIndices = 1;
+	ft->rri->ri_IndexRelationDescs = palloc(sizeof(Relation));
+	ft->rri->ri_IndexRelationDescs[0] = index_open(RelationGetRelid(ft->pkey), RowExclusiveLock);
+	ft->rri->ri_IndexRelationInfo = palloc(sizeof(IndexInfo *));
+	ft->rri->ri_IndexRelationInfo[0] = kept_pkey_info;
+}
+
+static void
+close_fences(FenceTable *ft)
+{
+	if (ft->rri != NULL)
+		ExecCloseIndices(ft->rri);
+	index_close(ft->pkey, NoLock);
+	table_close(ft->rel, NoLock);
 }
 
 /*
@@ -514,7 +656,8 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 	bool		held;
 	int64		held_token;
 	const FenceHash128 *held_owner;
-	Oid			relid;
+	FenceTable	ftd;
+	FenceTable *ft = &ftd;
 	Mark		mark;
 	MemoryContext oldcxt;
 
@@ -540,19 +683,35 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 			return token;
 	}
 
-	relid = fences_relation();
 	oldcxt = MemoryContextSwitchTo(check_context());
-	for (;;)
+	open_fences(ft);
+
+	/*
+	 * A transaction that has just made a mark is likely making one for each
+	 * of many new resources (a batch, a key-mode table being filled): try
+	 * the insertion first, which finds an existing row as a conflict and
+	 * saves the index probe when there is none.  A wrong guess costs a row
+	 * inserted and killed, and the next check looks first again.
+	 */
+	if (made_mark_last && !held &&
+		(fence_max_step == 0 || (uint64) token <= (uint64) fence_max_step) &&
+		insert_mark(ft, resource, token, owner, true))
+		mark = (Mark) {false, 0, NULL};
+	else
 	{
-		mark = lock_mark(relid, resource, token, owner, held);
-		if (mark.exists)
-			break;
-		if (fence_max_step > 0 && (uint64) token > (uint64) fence_max_step)
-			break;				/* refused below, without creating a row */
-		if (insert_mark(relid, resource, token, owner))
-			break;
-		/* lost the race to create the row: lock the winner's version */
+		for (;;)
+		{
+			mark = lock_mark(ft, resource, token, owner, held);
+			if (mark.exists)
+				break;
+			if (fence_max_step > 0 && (uint64) token > (uint64) fence_max_step)
+				break;			/* refused below, without creating a row */
+			if (insert_mark(ft, resource, token, owner, false))
+				break;
+			/* lost the race to create the row: lock the winner's version */
+		}
 	}
+	made_mark_last = !mark.exists;
 
 	if (mark.exists && (token < mark.token ||
 						(token == mark.token && owners_conflict(owner, mark.owner))))
@@ -595,7 +754,9 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 	 */
 	if (mark.exists &&
 		(token > mark.token || (mark.owner == NULL && owner != NULL)))
-		update_mark(relid, &mark.tid, resource, token, owner);
+		update_mark(ft, &mark.tid, resource, token, owner);
+
+	close_fences(ft);
 
 	owner = owner || token > mark.token ? owner : mark.owner;
 	fence_registry_remember(&name, token, owner);
@@ -661,7 +822,8 @@ fence_reset(PG_FUNCTION_ARGS)
 	bool		held;
 	int64		held_token;
 	const FenceHash128 *held_owner;
-	Oid			relid;
+	FenceTable	ftd;
+	FenceTable *ft = &ftd;
 	Mark		mark;
 	MemoryContext oldcxt;
 
@@ -678,18 +840,19 @@ fence_reset(PG_FUNCTION_ARGS)
 
 	name = fence_registry_hash(resource);
 	held = fence_registry_find(&name, &held_token, &held_owner);
-	relid = fences_relation();
 	oldcxt = MemoryContextSwitchTo(check_context());
+	open_fences(ft);
 	for (;;)
 	{
-		mark = lock_mark(relid, resource, 0, NULL, held);
-		if (mark.exists || token == 0 || insert_mark(relid, resource, token, NULL))
+		mark = lock_mark(ft, resource, 0, NULL, held);
+		if (mark.exists || token == 0 || insert_mark(ft, resource, token, NULL, false))
 			break;
 	}
 	if (mark.exists && token == 0)
-		delete_mark(relid, &mark.tid);
+		delete_mark(ft, &mark.tid);
 	else if (mark.exists)
-		update_mark(relid, &mark.tid, resource, token, NULL);
+		update_mark(ft, &mark.tid, resource, token, NULL);
+	close_fences(ft);
 	MemoryContextSwitchTo(oldcxt);
 
 	fence_registry_forget(&name);
