@@ -476,6 +476,25 @@ static IndexInfo *kept_pkey_info = NULL;
 static EState *kept_estate = NULL;
 
 /*
+ * The table and primary key that this transaction has locked, for good:
+ * their locks belong to the top-level transaction's resource owner, so
+ * that a subtransaction's rollback does not release them, and later checks
+ * open the relations without asking the lock manager again.
+ */
+static Oid	locked_relid = InvalidOid;
+static Oid	locked_pkey = InvalidOid;
+static bool locked_for_writes = false;
+
+/* Run "code" as the top-level transaction's resource owner. */
+#define AS_TOP_TRANSACTION(code) \
+	do { \
+		ResourceOwner saved_owner_ = CurrentResourceOwner; \
+		CurrentResourceOwner = TopTransactionResourceOwner; \
+		code; \
+		CurrentResourceOwner = saved_owner_; \
+	} while (0)
+
+/*
  * Whether the last check of this transaction made a new mark: its next
  * check then inserts first and looks only if the row exists (see
  * fence_check_and_advance()).
@@ -504,6 +523,8 @@ fences_xact_callback(XactEvent event, void *arg)
 			kept_relid = InvalidOid;
 			kept_pkey_info = NULL;
 			kept_estate = NULL;
+			locked_relid = locked_pkey = InvalidOid;
+			locked_for_writes = false;
 			made_mark_last = false;
 			break;
 		default:
@@ -513,12 +534,14 @@ fences_xact_callback(XactEvent event, void *arg)
 
 /*
  * open_fences: fence.fences and its primary key, locked as SELECT FOR
- * UPDATE locks them, until the transaction ends.
+ * UPDATE locks them, until the transaction ends (see locked_relid).
  */
 static void
 open_fences(FenceTable *ft)
 {
 	static bool callbacks = false;
+	Oid			relid;
+	Oid			pkey;
 
 	if (!callbacks)
 	{
@@ -527,8 +550,23 @@ open_fences(FenceTable *ft)
 		callbacks = true;
 	}
 	memset(ft, 0, sizeof(*ft));
-	ft->rel = table_open(fences_relation(), RowShareLock);
-	ft->pkey = index_open(RelationGetPrimaryKeyIndex(ft->rel), AccessShareLock);
+	relid = fences_relation();
+	if (relid != locked_relid)
+	{
+		AS_TOP_TRANSACTION(LockRelationOid(relid, RowShareLock));
+		locked_relid = relid;
+		locked_pkey = InvalidOid;
+		locked_for_writes = false;
+	}
+	ft->rel = table_open(relid, NoLock);
+	pkey = RelationGetPrimaryKeyIndex(ft->rel);
+	if (pkey != locked_pkey)
+	{
+		AS_TOP_TRANSACTION(LockRelationOid(pkey, AccessShareLock));
+		locked_pkey = pkey;
+		locked_for_writes = false;
+	}
+	ft->pkey = index_open(pkey, NoLock);
 }
 
 /*
@@ -545,7 +583,15 @@ writable_fences(FenceTable *ft)
 
 	if (ft->rri != NULL)
 		return;
-	LockRelationOid(relid, RowExclusiveLock);
+	if (!locked_for_writes)
+	{
+		AS_TOP_TRANSACTION(
+			{
+				LockRelationOid(relid, RowExclusiveLock);
+				LockRelationOid(RelationGetRelid(ft->pkey), RowExclusiveLock);
+			});
+		locked_for_writes = true;
+	}
 	if (kept_estate == NULL)
 	{
 		MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
@@ -577,7 +623,7 @@ writable_fences(FenceTable *ft)
 	/* what ExecOpenIndices() would make, without building it again */
 	ft->rri->ri_NumIndices = 1;
 	ft->rri->ri_IndexRelationDescs = palloc(sizeof(Relation));
-	ft->rri->ri_IndexRelationDescs[0] = index_open(RelationGetRelid(ft->pkey), RowExclusiveLock);
+	ft->rri->ri_IndexRelationDescs[0] = index_open(RelationGetRelid(ft->pkey), NoLock);
 	ft->rri->ri_IndexRelationInfo = palloc(sizeof(IndexInfo *));
 	ft->rri->ri_IndexRelationInfo[0] = kept_pkey_info;
 }
@@ -585,8 +631,11 @@ writable_fences(FenceTable *ft)
 static void
 close_fences(FenceTable *ft)
 {
-	if (ft->rri != NULL)
+	/* ExecCloseIndices() also releases the lock ExecOpenIndices() took */
+	if (ft->own_indexes)
 		ExecCloseIndices(ft->rri);
+	else if (ft->rri != NULL)
+		index_close(ft->rri->ri_IndexRelationDescs[0], NoLock);
 	index_close(ft->pkey, NoLock);
 	table_close(ft->rel, NoLock);
 }

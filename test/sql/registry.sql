@@ -68,5 +68,25 @@ SELECT fence.advance(fence.key_resource('reg', 1), 10);
 COMMIT;
 SELECT token FROM fence.fences WHERE resource = fence.key_resource('reg', 1);
 
+-- An index an administrator adds to fence.fences gets its entries too,
+-- from inserts and from moves (which it keeps from being HOT); and
+-- DROP INDEX works in the transaction that checked (no relation is held
+-- open between checks).
+CREATE INDEX fences_by_token ON fence.fences (token);
+BEGIN;
+SELECT fence.advance('reg-idx-' || g, 900 + g) FROM generate_series(1, 3) g;
+SELECT fence.advance('reg-idx-1', 950);
+COMMIT;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT resource, token FROM fence.fences WHERE token >= 900 ORDER BY token;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+BEGIN;
+SELECT fence.advance('reg-idx-1', 951);
+DROP INDEX fence.fences_by_token;
+SELECT fence.advance('reg-idx-1', 952);
+COMMIT;
+
 DROP TABLE reg;
 DELETE FROM fence.fences WHERE resource LIKE 'reg%';
