@@ -109,6 +109,21 @@ row 10 "  of which the advances (each updates a fence row), vs plain" \
 row 10 "registry memory per resource, $keys resources" "$(median s10 new.bytes)" "bytes" \
 	"32 bytes" 32 "<=1.00"
 
+# The same work counted in the server's instructions (bench/callgrind.sh),
+# which other tenants of the machine do not move: per resource, its
+# fence.advance plus its row's guarded UPDATE, against an unprotected row.
+cg_rows=${BENCH_S10_CG_ROWS:-50000}
+log "s10: instructions under callgrind ($cg_rows resources)"
+BENCH_CG_ROWS=$cg_rows callgrind bulk_none advance_new advance_moved bulk_key
+cg_none=$(cg_instr bulk_none)
+row 10 "UPDATE of an unprotected row: server instructions (callgrind)" "$cg_none" instr
+row 10 "fence.advance of a new resource + its key-mode row's UPDATE, instructions, vs unprotected row" \
+	"$(($(cg_instr advance_new) + $(cg_instr bulk_key)))" instr none "$cg_none" "<=2.50"
+row 10 "fence.advance moving a mark + its key-mode row's UPDATE, instructions, vs unprotected row" \
+	"$(($(cg_instr advance_moved) + $(cg_instr bulk_key)))" instr none "$cg_none" "<=2.50"
+row 10 "  of which the guarded UPDATE of a row whose token was announced, instructions, vs unprotected row" \
+	"$(cg_instr bulk_key)" instr none "$cg_none"
+
 # The big one: the registry's size and the backend's peak memory.
 log "s10: $big resources in one transaction (rolled back)"
 big_out=$(psql -X -q -A -t -F ' ' -v ON_ERROR_STOP=1 <<SQL 2>&1
@@ -162,4 +177,4 @@ row 10 "Redis: MEMORY USAGE of a held resource's lock key / token key" "$lock_by
 row 10 "Redis: used_memory per resource held (lock and token key), $redis_n more resources" \
 	"$(awk -v a="$after" -v b="$before" -v n="$redis_n" 'BEGIN { printf "%.1f", (a - b) / n }')" bytes
 
-note "Scenario 10: one transaction over $keys resources of a table (id int primary key, val int) protected in key mode, one resource per row: BEGIN, SELECT count(fence.advance(fence.key_resource('bk', g), T)) FROM generate_series(1, $keys) g, UPDATE of every row, COMMIT, timed whole by psql's \\timing (new: no marks before, each advance inserts a fence row; moved: the marks there, T moving each); plain: the same UPDATE on an unprotected copy in a transaction of its own; VACUUM and CHECKPOINT between runs, untimed; $ROUNDS rounds; ratio is time / plain time (lower is better). Registry: the memory context 'fence registry' (pg_backend_memory_contexts) after the advances, per resource. The $big-resource transaction is run once, without a table, and rolled back. Redis: \`fence acquire bench:redis:N --ttl 10m\` for N = 1 to $((2 * redis_n)) (a lock and a token key each; the waiting room's keys exist only while someone waits), used_memory after $redis_n and after $((2 * redis_n)); MEMORY USAGE with its default sampling."
+note "Scenario 10: one transaction over $keys resources of a table (id int primary key, val int) protected in key mode, one resource per row: BEGIN, SELECT count(fence.advance(fence.key_resource('bk', g), T)) FROM generate_series(1, $keys) g, UPDATE of every row, COMMIT, timed whole by psql's \\timing (new: no marks before, each advance inserts a fence row; moved: the marks there, T moving each); plain: the same UPDATE on an unprotected copy in a transaction of its own; VACUUM and CHECKPOINT between runs, untimed; $ROUNDS rounds; ratio is time / plain time (lower is better). Registry: the memory context 'fence registry' (pg_backend_memory_contexts) after the advances, per resource. Instructions: bench/callgrind.sh's advance_new, advance_moved (fence.advance of $cg_rows resources in one transaction, per resource), bulk_key and bulk_none (one UPDATE per row, of a table protected in key mode with every key announced in the same transaction, and unprotected). The $big-resource transaction is run once, without a table, and rolled back. Redis: \`fence acquire bench:redis:N --ttl 10m\` for N = 1 to $((2 * redis_n)) (a lock and a token key each; the waiting room's keys exist only while someone waits), used_memory after $redis_n and after $((2 * redis_n)); MEMORY USAGE with its default sampling."

@@ -47,10 +47,11 @@ interleave run_variant plain one spread churn
 
 # what the churn left: the index per row, against a new index over the same rows
 sql -c "VACUUM fence.fences" >/dev/null
-read -r rows idx fresh < <(sql -F ' ' <<SQL
+read -r rows heap idx fresh < <(sql -F ' ' <<SQL
 CREATE TEMP TABLE fences_copy AS SELECT * FROM fence.fences;
 CREATE INDEX ON fences_copy (resource);
 SELECT (SELECT count(*) FROM fence.fences),
+       pg_relation_size('fence.fences'),
        pg_relation_size('fence.fences_pkey'),
        pg_relation_size(pg_catalog.regclass((SELECT indexrelid::regclass::text FROM pg_index WHERE indrelid = 'fences_copy'::regclass)));
 SQL
@@ -64,4 +65,6 @@ row 11 "the same, every write moving its resource's mark, vs plain" "$(median s1
 row 11 "fence.fences primary key after the runs, bytes per row, vs a fresh index" \
 	"$(awk -v i="$idx" -v n="$rows" 'BEGIN { printf "%.1f", i / n }')" bytes "fresh" \
 	"$(awk -v i="$fresh" -v n="$rows" 'BEGIN { printf "%.1f", i / n }')"
+row 11 "fence.fences after the runs, table bytes per row (fillfactor 70)" \
+	"$(awk -v h="$heap" -v n="$rows" 'BEGIN { printf "%.1f", h / n }')" bytes
 note "Scenario 11: pgbench -M prepared, $CLIENTS clients, ${SECS}s per run, $ROUNDS runs each; one: as scenario 1; spread: fence.fenced_update('bench:m:' || random(1, $resources), T, 'UPDATE pgbench_accounts ...'), every mark announced before the runs (the check takes the row lock and moves nothing); churn: another $resources resources, announced at token 1; each client draws from its own share of them and presents the clock in microseconds as its token, so every write moves a mark; fence.fences as the extension makes it (fillfactor 70); the index figure after the runs and a VACUUM, against CREATE INDEX over a copy of the rows; $rows rows."

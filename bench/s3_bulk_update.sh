@@ -93,15 +93,11 @@ row 3 "PL/pgSQL guard trigger vs none (reference)" "$(median s3 plpgsql)" ms non
 # the same UPDATE counted in instructions, on a cluster of callgrind.sh's own
 cg_rows=${BENCH_S3_CG_ROWS:-100000}
 log "s3: instructions per row under callgrind ($cg_rows rows)"
-cg=$(BENCH_CG_ROWS=$cg_rows bash "$BENCH_DIR/callgrind.sh" bulk_none bulk_table bulk_noop) ||
-	die "s3: callgrind.sh failed"
-instr() {
-	echo "$cg" | awk -F' *[|] *' -v c="$1" '$2 == c { print $3 }'
-}
-row 3 "UPDATE of $cg_rows rows, no trigger: server instructions per row (callgrind)" "$(instr bulk_none)" instr
-row 3 "table-level guard vs none, instructions per row (callgrind)" "$(instr bulk_table)" instr \
-	none "$(instr bulk_none)" "<=1.03"
-row 3 "empty C row trigger vs none, instructions per row (callgrind, reference)" "$(instr bulk_noop)" instr \
-	none "$(instr bulk_none)"
+BENCH_CG_ROWS=$cg_rows callgrind bulk_none bulk_table bulk_noop
+row 3 "UPDATE of $cg_rows rows, no trigger: server instructions per row (callgrind)" "$(cg_instr bulk_none)" instr
+row 3 "table-level guard vs none, instructions per row (callgrind)" "$(cg_instr bulk_table)" instr \
+	none "$(cg_instr bulk_none)" "<=1.03"
+row 3 "empty C row trigger vs none, instructions per row (callgrind, reference)" "$(cg_instr bulk_noop)" instr \
+	none "$(cg_instr bulk_none)"
 
 note "Scenario 3: UPDATE bench.bulk SET val = val + 1 over $rows rows (id int primary key, token bigint, val int), time as psql's \\timing; VACUUM and CHECKPOINT between runs, untimed; $ROUNDS rounds; ratio is time / unprotected time (lower is better). Instructions: bench/callgrind.sh, postgres --single under callgrind, one UPDATE of $cg_rows rows with the trigger installed minus the same run without the UPDATE, per row; its table-level figure holds the target, since the timed ratio moves by more than the target from run to run here."

@@ -139,7 +139,7 @@ static uint32 nslots = 0;
 /* owners by number, and the index from an owner's hash to its number */
 static FenceHash128 *owner_names = NULL;
 static uint32 nowners = 0;
-static uint32 owners_alloc = 0;
+static int	owners_alloc = 0;
 static HTAB *owner_index = NULL;
 
 static Undo *undo_log = NULL;
@@ -151,6 +151,19 @@ static int	nlevels = 0;
 static int	levels_size = 0;
 
 static uint64 generation = 1;
+
+/*
+ * Double the array "*array" of "*size" elements of "elem" bytes ("first"
+ * the first time), in the registry's memory.
+ */
+static void
+grow_array(void **array, int *size, Size elem, int first)
+{
+	*size = *size == 0 ? first : *size * 2;
+	*array = *array == NULL ?
+		MemoryContextAlloc(registry_cxt, elem * *size) :
+		repalloc_huge(*array, elem * *size);
+}
 
 static inline Entry *
 entry_at(uint32 n)
@@ -277,17 +290,37 @@ unindex(uint32 n)
 	slots[hole] = 0;
 }
 
-/* The number of the entry for "h", or -1. */
+/*
+ * The number of the entry for "h", or -1.
+ *
+ * A transaction that announced many resources and then writes their rows
+ * (a key-mode table updated in key order after fence.advance of each key)
+ * looks them up in the order it registered them: the entry after the one
+ * found last is tried first, which reads the entries in order instead of
+ * two random places per lookup.  It answers only when all 128 bits match,
+ * as the index does.
+ */
 static int64
 find_entry(const FenceHash128 *h)
 {
+	static uint32 next_guess = 0;
 	bool		found;
 	uint32		i;
+	int64		n;
 
 	if (nentries == 0)
 		return -1;
-	i = probe(h, &found);
-	return found ? (int64) (slots[i] & SLOT_NUMBER_MASK) - 1 : -1;
+	if (next_guess < nentries && same_hash(&entry_at(next_guess)->name, h))
+		n = next_guess;
+	else
+	{
+		i = probe(h, &found);
+		if (!found)
+			return -1;
+		n = (int64) (slots[i] & SLOT_NUMBER_MASK) - 1;
+	}
+	next_guess = (uint32) n + 1;
+	return n;
 }
 
 static uint32
@@ -337,13 +370,8 @@ owner_number(const char *name)
 	o = hash_search(owner_index, &h, HASH_ENTER, &found);
 	if (!found)
 	{
-		if (nowners == owners_alloc)
-		{
-			owners_alloc = owners_alloc == 0 ? 16 : owners_alloc * 2;
-			owner_names = owner_names == NULL ?
-				MemoryContextAlloc(registry_cxt, sizeof(FenceHash128) * owners_alloc) :
-				repalloc_huge(owner_names, sizeof(FenceHash128) * owners_alloc);
-		}
+		if (nowners == (uint32) owners_alloc)
+			grow_array((void **) &owner_names, &owners_alloc, sizeof(FenceHash128), 16);
 		owner_names[nowners] = h;
 		o->number = ++nowners;
 	}
@@ -382,12 +410,7 @@ current_level(SubTransactionId subid)
 	/* ended subtransactions were popped: it is deeper than the top level */
 	Assert(nlevels == 0 || levels[nlevels - 1].subid < subid);
 	if (nlevels == levels_size)
-	{
-		levels_size = levels_size == 0 ? 8 : levels_size * 2;
-		levels = levels == NULL ?
-			MemoryContextAlloc(registry_cxt, sizeof(Level) * levels_size) :
-			repalloc(levels, sizeof(Level) * levels_size);
-	}
+		grow_array((void **) &levels, &levels_size, sizeof(Level), 8);
 	l = &levels[nlevels++];
 	l->subid = subid;
 	l->first_entry = nentries;
@@ -425,12 +448,7 @@ log_undo(Level *l, uint32 n)
 	Undo	   *u;
 
 	if (undo_len == undo_size)
-	{
-		undo_size = undo_size == 0 ? 64 : undo_size * 2;
-		undo_log = undo_log == NULL ?
-			MemoryContextAlloc(registry_cxt, sizeof(Undo) * undo_size) :
-			repalloc_huge(undo_log, sizeof(Undo) * undo_size);
-	}
+		grow_array((void **) &undo_log, &undo_size, sizeof(Undo), 64);
 	u = &undo_log[undo_len++];
 	u->entry = n;
 	u->token = entry_at(n)->token;
@@ -453,15 +471,8 @@ add_entry(const FenceHash128 *name)
 				 errdetail("A transaction can hold the fences of at most %u resources.",
 						   (unsigned int) MAX_ENTRIES),
 				 errhint("Fence the resources in several transactions.")));
-	if ((n >> CHUNK_BITS) >= nchunks_alloc)
-	{
-		int			size = nchunks_alloc == 0 ? 16 : nchunks_alloc * 2;
-
-		chunks = chunks == NULL ?
-			MemoryContextAlloc(registry_cxt, sizeof(Chunk *) * size) :
-			repalloc(chunks, sizeof(Chunk *) * size);
-		nchunks_alloc = size;
-	}
+	if ((n >> CHUNK_BITS) == (uint32) nchunks_alloc)
+		grow_array((void **) &chunks, &nchunks_alloc, sizeof(Chunk *), 16);
 	if ((n >> CHUNK_BITS) == nchunks)
 	{
 		chunks[nchunks] = MemoryContextAlloc(registry_cxt, sizeof(Chunk));
