@@ -25,11 +25,11 @@ token=7
 log "s11: fenced writes spread over $resources resources"
 pgbench -i -q -s $((accounts / 100000)) -I dtgvp >/dev/null 2>&1 || die "pgbench -i failed"
 sql >/dev/null <<SQL
-DELETE FROM fence.fences WHERE resource LIKE 'bench:m:%' OR resource LIKE 'bench:c:%';
+DELETE FROM fence.fences WHERE resource LIKE 'spread:%' OR resource LIKE 'churn:%';
 VACUUM fence.fences;
 SELECT fence.advance('bench:' || c, $token) FROM generate_series(0, $CLIENTS - 1) c;
-SELECT count(fence.advance('bench:m:' || r, $token)) FROM generate_series(1, $resources) r;
-SELECT count(fence.advance('bench:c:' || r, 1)) FROM generate_series(1, $resources) r;
+SELECT count(fence.advance('spread:' || r, $token)) FROM generate_series(1, $resources) r;
+SELECT count(fence.advance('churn:' || r, 1)) FROM generate_series(1, $resources) r;
 VACUUM ANALYZE fence.fences;
 CHECKPOINT;
 SQL
@@ -67,4 +67,4 @@ row 11 "fence.fences primary key after the runs, bytes per row, vs a fresh index
 	"$(awk -v i="$fresh" -v n="$rows" 'BEGIN { printf "%.1f", i / n }')"
 row 11 "fence.fences after the runs, table bytes per row (fillfactor 70)" \
 	"$(awk -v h="$heap" -v n="$rows" 'BEGIN { printf "%.1f", h / n }')" bytes
-note "Scenario 11: pgbench -M prepared, $CLIENTS clients, ${SECS}s per run, $ROUNDS runs each; one: as scenario 1; spread: fence.fenced_update('bench:m:' || random(1, $resources), T, 'UPDATE pgbench_accounts ...'), every mark announced before the runs (the check takes the row lock and moves nothing); churn: another $resources resources, announced at token 1; each client draws from its own share of them and presents the clock in microseconds as its token, so every write moves a mark; fence.fences as the extension makes it (fillfactor 70); the index figure after the runs and a VACUUM, against CREATE INDEX over a copy of the rows; $rows rows."
+note "Scenario 11: pgbench -M prepared, $CLIENTS clients, ${SECS}s per run, $ROUNDS runs each; one: as scenario 1; spread: fence.fenced_update('spread:' || random(1, $resources), T, 'UPDATE pgbench_accounts ...'), every mark announced before the runs (the check takes the row lock and moves nothing); churn: another $resources resources, announced at token 1; each client draws from its own share of them and presents the clock in microseconds as its token, so every write moves a mark; fence.fences as the extension makes it (fillfactor 70); the index figure after the runs and a VACUUM, against CREATE INDEX over a copy of the rows; $rows rows."
