@@ -3,8 +3,8 @@
 -- CREATE EXTENSION installs into schema fence whether it created it or
 -- found it there.  A schema that another role owns or may create objects
 -- in, or that holds objects already, would let that role replace or shadow
--- what the guard and the functions running as the owner of fence.fences
--- rely on: refuse it before anything is created.
+-- what the guard and the functions that write fence.fences rely on:
+-- refuse it before anything is created.
 DO $$
 DECLARE
     s record;
@@ -60,7 +60,7 @@ $$;
 GRANT USAGE ON SCHEMA fence TO PUBLIC;
 
 -- The high-water mark of each resource: the highest token accepted so far.
--- Only the extension's own functions write it, running as its owner.
+-- Only the extension's own functions write it, directly (extension/rule.c).
 --
 -- Every accepted token that moves a mark updates its row, and no indexed
 -- column changes, so the update can stay on the row's page (HOT) and add
@@ -153,8 +153,8 @@ COMMENT ON FUNCTION fence.reset(text, bigint) IS
 -- fence.guard() fences plain SQL writes to a table; fence.protect() and
 -- fence.unprotect() install and remove it (extension/guard.c, protect.c).
 -- Writers of a protected table need no grant: a trigger function is not
--- checked for EXECUTE when it fires, and the check runs as the owner of
--- fence.fences.  Installing a guard, on the other hand, chooses a resource
+-- checked for EXECUTE when it fires, and the check reads and writes
+-- fence.fences directly, below privilege checks.  Installing a guard, on the other hand, chooses a resource
 -- that the table's writers may then advance, so like fence.advance it is
 -- not open to PUBLIC.
 
