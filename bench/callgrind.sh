@@ -10,7 +10,12 @@
 #
 #   per statement:  plain fenced plpgsql handwritten guarded
 #   per row:        bulk_none bulk_table bulk_column bulk_noop bulk_plpgsql
-#                   (one UPDATE of BENCH_CG_ROWS rows, default 100000)
+#                   bulk_key (one UPDATE of BENCH_CG_ROWS rows, default
+#                   100000; bulk_key: protected in key mode, every key's
+#                   token announced earlier in the same transaction)
+#   per resource:   advance_new advance_moved (fence.advance of
+#                   BENCH_CG_ROWS resources in one transaction: without
+#                   marks, and with marks that the token moves)
 #
 # Each case runs a single-user backend (postgres --single) under callgrind
 # twice, with 0 and with N statements (BENCH_CG_N, default 2000), on a
@@ -30,7 +35,8 @@ n=${BENCH_CG_N:-2000}
 cases=("$@")
 rows=${BENCH_CG_ROWS:-100000}
 [ ${#cases[@]} -gt 0 ] || cases=(plain fenced plpgsql handwritten guarded
-	bulk_none bulk_table bulk_column bulk_noop bulk_plpgsql)
+	bulk_none bulk_table bulk_column bulk_noop bulk_plpgsql bulk_key
+	advance_new advance_moved)
 cgdir=$BENCH_OUT/callgrind
 mkdir -p "$cgdir"
 command -v valgrind >/dev/null || die "valgrind is not installed"
@@ -64,7 +70,25 @@ as_pg "$PG_BINDIR/pg_ctl" -D "$FENCE_PGDATA" -w stop >/dev/null
 # A bulk case installs its trigger in both runs and updates the table in the
 # counted one only.
 statements() {
-	awk -v c="$1" -v n="$2" 'BEGIN {
+	awk -v c="$1" -v n="$2" -v rows="$rows" 'BEGIN {
+		if (c == "bulk_key") {
+			print "SELECT fence.protect('\''bench.bulk'\'', '\''benchkey'\'', key_column => '\''id'\'')"
+			print "BEGIN"
+			print "SELECT count(fence.advance(fence.key_resource('\''benchkey'\'', g), 7)) FROM generate_series(1, " rows ") g"
+			if (n > 0) print "UPDATE bench.bulk SET val = val + 1"
+			print "COMMIT"
+			print "SELECT fence.unprotect('\''bench.bulk'\'')"
+			exit
+		}
+		if (c ~ /^advance_/) {
+			# advance_moved: marks at token 5 made (and committed) in both runs
+			if (c == "advance_moved")
+				print "SELECT count(fence.advance('\''bench:r:'\'' || g, 5)) FROM generate_series(1, " rows ") g"
+			print "BEGIN"
+			if (n > 0) print "SELECT count(fence.advance('\''bench:r:'\'' || g, 7)) FROM generate_series(1, " n ") g"
+			print "COMMIT"
+			exit
+		}
 		if (c ~ /^bulk_/) {
 			print "SET fence.resource = '\''bench:guarded'\''"
 			print "SET fence.token = '\''7'\''"
@@ -120,7 +144,11 @@ instructions() {
 	grep -q ERROR "$out.log" && { grep -m3 ERROR "$out.log" >&2; die "$1: a statement failed"; }
 	sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$out.log"
 	# put the bulk table back to the same state for the next case (uncounted)
-	case $1 in bulk_*)
+	case $1 in
+	bulk_key | advance_*)
+		printf '%s\n' "DELETE FROM fence.fences WHERE resource LIKE 'bench:r:%' OR resource LIKE 'benchkey:%'" 'VACUUM fence.fences' |
+			as_pg "$PG_BINDIR/postgres" --single -D "$FENCE_PGDATA" postgres >/dev/null 2>&1 ;;&
+	bulk_*)
 		echo 'VACUUM bench.bulk' | as_pg "$PG_BINDIR/postgres" --single -D "$FENCE_PGDATA" postgres >/dev/null 2>&1 ;;
 	esac
 }
@@ -132,6 +160,7 @@ for c in "${cases[@]}"; do
 	log "callgrind: $c"
 	case $c in
 	bulk_*) count=$rows unit=row base=$bulk_none ;;
+	advance_*) count=$rows unit="resource" base=$bulk_none ;;
 	handwritten) count=$n unit="write (4 statements)" base=$plain ;;
 	*) count=$n unit=write base=$plain ;;
 	esac

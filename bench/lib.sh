@@ -186,3 +186,13 @@ backend_cpu_ms() {
 		"$stat.0" "$stat.1"
 	rm -f "$stat.0" "$stat.1"
 }
+
+# callgrind CASE... : run bench/callgrind.sh for those cases on
+# BENCH_CG_ROWS rows (its own throwaway cluster) and keep its table in
+# CALLGRIND_TABLE; cg_instr CASE: that case's instructions per row.
+callgrind() {
+	CALLGRIND_TABLE=$(bash "$BENCH_DIR/callgrind.sh" "$@") || die "callgrind.sh $* failed"
+}
+cg_instr() {
+	echo "$CALLGRIND_TABLE" | awk -F' *[|] *' -v c="$1" '$2 == c { print $3 }'
+}

@@ -8,6 +8,8 @@
 
 #include "postgres.h"
 
+#include "access/heapam.h"
+#include "access/htup_details.h"
 #include "catalog/namespace.h"
 
 #if PG_VERSION_NUM < 130000
@@ -74,9 +76,44 @@ typedef OverrideSearchPath FenceSearchPath;
 #if PG_VERSION_NUM >= 160000
 #define FenceExecInsertIndexTuples(rri, slot, estate, noDupErr, specConflict, arbiters) \
 	ExecInsertIndexTuples((rri), (slot), (estate), false, (noDupErr), (specConflict), (arbiters), false)
+#define FenceExecInsertIndexTuplesOf(rri, slot, estate, summarizing_only) \
+	ExecInsertIndexTuples((rri), (slot), (estate), false, false, NULL, NIL, (summarizing_only))
 #else
 #define FenceExecInsertIndexTuples(rri, slot, estate, noDupErr, specConflict, arbiters) \
 	ExecInsertIndexTuples((rri), (slot), (estate), false, (noDupErr), (specConflict), (arbiters))
+#define FenceExecInsertIndexTuplesOf(rri, slot, estate, summarizing_only) \
+	ExecInsertIndexTuples((rri), (slot), (estate), false, false, NULL, NIL)
+#endif
+
+/*
+ * PostgreSQL 16 has simple_heap_update() say which indexes need an entry
+ * for the new version (TU_Summarizing: only BRIN and the like, after a HOT
+ * update); before, only a HOT update needed none.
+ * fence_simple_heap_update_ext() updates and says whether the new version
+ * needs index entries, and in "summarizing_only" whether only summarizing
+ * indexes need them; FenceExecInsertIndexTuplesOf() makes those entries
+ * (for a version the caller updated: no speculative insertion).
+ */
+#if PG_VERSION_NUM >= 160000
+static inline bool
+fence_simple_heap_update_ext(Relation rel, ItemPointer otid, HeapTuple tup,
+							 bool *summarizing_only)
+{
+	TU_UpdateIndexes update_indexes;
+
+	simple_heap_update(rel, otid, tup, &update_indexes);
+	*summarizing_only = update_indexes == TU_Summarizing;
+	return update_indexes != TU_None;
+}
+#else
+static inline bool
+fence_simple_heap_update_ext(Relation rel, ItemPointer otid, HeapTuple tup,
+							 bool *summarizing_only)
+{
+	simple_heap_update(rel, otid, tup);
+	*summarizing_only = false;
+	return !HeapTupleIsHeapOnly(tup);
+}
 #endif
 
 #endif							/* FENCE_COMPAT_H */

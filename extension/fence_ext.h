@@ -9,19 +9,10 @@
 
 #include "postgres.h"
 
+#include "siphash.h"
+
 /* Resource names are btree keys of fence.fences and Redis keys: keep them small. */
 #define FENCE_MAX_RESOURCE_LEN 1024
-
-/*
- * A token accepted for a resource in the current transaction.  "owner" is
- * NULL when the token was presented without one.
- */
-typedef struct FenceGrant
-{
-	const char *resource;
-	int64		token;
-	const char *owner;
-} FenceGrant;
 
 /* rule.c: the one place that reads and writes fence.fences */
 extern int64 fence_check_and_advance(const char *resource, int64 token,
@@ -29,13 +20,16 @@ extern int64 fence_check_and_advance(const char *resource, int64 token,
 extern void fence_check_resource_name(const char *resource);
 extern void fence_refuse_missing(const char *resource) pg_attribute_noreturn();
 
-/* registry.c: tokens accepted in this transaction and its live subtransactions */
-extern const FenceGrant *fence_registry_lookup(const char *resource);
-extern const FenceGrant *fence_registry_find(const char *resource, bool *holds_lock);
-extern bool fence_registry_holds_lock(const char *resource);
-extern void fence_registry_remember(const char *resource, int64 token,
+/*
+ * registry.c: tokens accepted in this transaction and its live
+ * subtransactions, by the hash of each resource's name
+ */
+extern FenceHash128 fence_registry_hash(const char *name);
+extern bool fence_registry_find(const FenceHash128 *name, int64 *token,
+								const FenceHash128 **owner);
+extern void fence_registry_remember(const FenceHash128 *name, int64 token,
 									const char *owner);
-extern void fence_registry_forget(const char *resource);
+extern void fence_registry_forget(const FenceHash128 *name);
 extern uint64 fence_registry_generation(void);
 extern void fence_registry_init(void);
 

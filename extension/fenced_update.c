@@ -3,8 +3,8 @@
  *	  fence.fenced_update: check-and-advance a token, then run one statement
  *	  with its parameters, in one round trip and in the caller's transaction.
  *
- *	  The statement runs with the caller's privileges; only the check runs
- *	  as the owner of fence.fences (see rule.c).  A typed argument is bound
+ *	  The statement runs with the caller's privileges; only the check reads
+ *	  and writes fence.fences, directly (see rule.c).  A typed argument is bound
  *	  with its own type, so
  *	  fenced_update(r, t, 'UPDATE stock SET qty = qty - $1 WHERE id = $2', 1, 7)
  *	  binds two integers.  An argument without a type of its own (an untyped

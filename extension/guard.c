@@ -469,9 +469,9 @@ guard_column(Relation rel, Trigger *trigger, const char *colname,
 static int64
 guard_accept(GuardState *state, const char *resource)
 {
-	const FenceGrant *grant;
+	FenceHash128 name;
 	int64		token;
-	const char *owner;
+	const FenceHash128 *owner;
 
 	/*
 	 * The same statement already accepted this resource and nothing was
@@ -483,20 +483,19 @@ guard_accept(GuardState *state, const char *resource)
 		strcmp(state->last_resource.data, resource) == 0)
 		return state->last_token;
 
-	grant = fence_registry_lookup(resource);
-	if (grant != NULL)
-	{
-		token = grant->token;
-		owner = grant->owner;
-	}
-	else
+	/*
+	 * Accepted earlier in this transaction (fence.advance, or this guard),
+	 * and its row lock is still ours: what fence_check_and_advance() would
+	 * find first, without hashing the name twice.  Otherwise, the token in
+	 * the settings, checked by the rule.
+	 */
+	name = fence_registry_hash(resource);
+	if (!fence_registry_find(&name, &token, &owner) || token == 0)
 	{
 		token = guard_setting_token(resource);
-		owner = fence_session_owner(resource);
+		(void) fence_check_and_advance(resource, token,
+									   fence_session_owner(resource));
 	}
-
-	/* cheap when the registry already holds it: rule.c short-circuits */
-	(void) fence_check_and_advance(resource, token, owner);
 
 	state->have_last = true;
 	state->last_generation = fence_registry_generation();

@@ -61,10 +61,11 @@
  *	  PostgreSQL refuses a write (a plain write never reaches the guard
  *	  there, but one to a temporary table does).
  *
- *	  Applications have no privileges on fence.fences: the work here runs
- *	  as the table's owner, and its SQL statements pin every operator and
- *	  function to pg_catalog so that the caller's search_path cannot
- *	  redirect them.
+ *	  Applications have no privileges on fence.fences: the work here reads
+ *	  and writes the table directly (index probe, tuple lock, insert,
+ *	  update, delete), below the level where privileges are checked and
+ *	  where the caller's search_path could redirect an operator, as the
+ *	  executor itself does once it has checked a statement.
  */
 #include "postgres.h"
 
@@ -74,12 +75,12 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "nodes/execnodes.h"
-#include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
@@ -87,6 +88,9 @@
 #include "utils/timestamp.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/inval.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
 #include "utils/snapmgr.h"
@@ -102,53 +106,31 @@ typedef struct Mark
 	bool		exists;
 	int64		token;
 	char	   *owner;			/* NULL if the mark has no owner */
+	ItemPointerData tid;		/* the locked version, if it exists */
 } Mark;
 
-/* Plans are prepared once per backend and kept. */
-static SPIPlanPtr update_plan = NULL;
-static SPIPlanPtr delete_plan = NULL;
-
-static SPIPlanPtr
-prepare_once(SPIPlanPtr *slot, const char *sql, int nargs)
-{
-	static Oid	argtypes[] = {TEXTOID, INT8OID, TEXTOID};
-
-	if (*slot == NULL)
-	{
-		SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
-
-		if (plan == NULL)
-			elog(ERROR, "could not prepare \"%s\": %s",	/* internal error */
-				 sql, SPI_result_code_string(SPI_result));
-		SPI_keepplan(plan);
-		*slot = plan;
-	}
-	return *slot;
-}
-
 /*
- * Run one of the fence statements with "resource", "token" and "owner" as
- * $1, $2 and $3 (as many of them as the statement takes).
+ * fence.fences during one check (open_fences() to close_fences()): the
+ * table and its primary key, and, once the check writes, what the executor
+ * needs to make index entries.  Setting that up (the indexes' IndexInfo,
+ * an EState) costs more than an index probe, and a transaction may fence a
+ * million resources: it is made once per transaction and kept (it holds no
+ * reference to a relation, so DROP EXTENSION or TRUNCATE later in the
+ * transaction still work).
  */
-static int
-run(SPIPlanPtr plan, const char *resource, int64 token, const char *owner)
+typedef struct FenceTable
 {
-	Datum		values[3];
-	char		nulls[3] = {' ', ' ', ' '};
-	int			rc;
+	Relation	rel;			/* RowShareLock; RowExclusiveLock once writable */
+	Relation	pkey;			/* its primary key */
+	ResultRelInfo *rri;			/* once writable: its indexes, open */
+	bool		own_indexes;	/* rri's indexes opened by ExecOpenIndices() */
+	EState	   *estate;
+	List	   *arbiters;		/* the primary key */
+} FenceTable;
 
-	values[0] = CStringGetTextDatum(resource);
-	values[1] = Int64GetDatum(token);
-	values[2] = owner ? CStringGetTextDatum(owner) : (Datum) 0;
-	if (owner == NULL)
-		nulls[2] = 'n';
-
-	rc = SPI_execute_plan(plan, values, nulls, false, 0);
-	if (rc < 0)
-		elog(ERROR, "fence statement failed: %s",	/* internal error */
-			 SPI_result_code_string(rc));
-	return rc;
-}
+static void open_fences(FenceTable *ft);
+static void writable_fences(FenceTable *ft);
+static void close_fences(FenceTable *ft);
 
 /* Columns of fence.fences, as sql/fence.sql creates it. */
 #define Anum_fences_resource 1
@@ -191,16 +173,16 @@ report_must_retry(const char *resource, const char *detail)
  * committed while we waited is followed to its newest version, which is the
  * one checked; under REPEATABLE READ and SERIALIZABLE such a row is a
  * serialization failure.  A row deleted meanwhile (fence.reset) reads as
- * no mark.  The relation locks are those of SELECT FOR UPDATE, kept until
- * the transaction ends.
+ * no mark.  The relation locks are those of SELECT FOR UPDATE (taken by
+ * open_fences()), kept until the transaction ends.
  */
 static Mark
-lock_mark(Oid relid, const char *resource, int64 token, const char *owner,
+lock_mark(FenceTable *ft, const char *resource, int64 token, const char *owner,
 		  bool held)
 {
 	Mark		mark = {false, 0, NULL};
-	Relation	rel;
-	Relation	idx;
+	Relation	rel = ft->rel;
+	Relation	idx = ft->pkey;
 	ScanKeyData key;
 	IndexScanDesc scan;
 	TupleTableSlot *slot;
@@ -216,8 +198,6 @@ lock_mark(Oid relid, const char *resource, int64 token, const char *owner,
 	UpdateActiveSnapshotCommandId();
 	snapshot = GetActiveSnapshot();
 
-	rel = table_open(relid, RowShareLock);
-	idx = index_open(RelationGetPrimaryKeyIndex(rel), AccessShareLock);
 	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_TEXTEQ,
 				CStringGetTextDatum(resource));
 	key.sk_collation = idx->rd_indcollation[0];
@@ -266,13 +246,8 @@ lock_mark(Oid relid, const char *resource, int64 token, const char *owner,
 					report_must_retry(resource,
 									  "The mark was lowered or changed by fence.reset() while this transaction waited for it.");
 				if (!isnull)
-				{
-					/* it must outlive SPI_finish: copy it to the caller's context */
-					char	   *copy = TextDatumGetCString(owner_datum);
-
-					mark.owner = SPI_palloc(strlen(copy) + 1);
-					strcpy(mark.owner, copy);
-				}
+					mark.owner = TextDatumGetCString(owner_datum);
+				mark.tid = slot->tts_tid;
 				break;
 			}
 		case TM_Invisible:
@@ -296,14 +271,13 @@ lock_mark(Oid relid, const char *resource, int64 token, const char *owner,
 	}
 
 	ExecDropSingleTupleTableSlot(slot);
-	index_close(idx, NoLock);
-	table_close(rel, NoLock);
 	PopActiveSnapshot();
 	return mark;
 }
 
 /*
- * Create the mark; false if a concurrent transaction created it first.
+ * Create the mark; false if a concurrent transaction created it first, or,
+ * with "blind", if any transaction did.
  *
  * This is INSERT ... ON CONFLICT (resource) DO NOTHING done by hand, as
  * lock_mark() does SELECT ... FOR UPDATE: the executor's start-up for a
@@ -320,24 +294,27 @@ lock_mark(Oid relid, const char *resource, int64 token, const char *owner,
  * and again, until the other transaction ends).  A conflict under
  * REPEATABLE READ or SERIALIZABLE is a row this transaction's snapshot does
  * not show (lock_mark() found none): a serialization failure, as ON
- * CONFLICT DO NOTHING raises it.  fence.fences has no triggers, rules or
- * constraints beyond its key and CHECK (token > 0), which the callers have
- * made sure of.
+ * CONFLICT DO NOTHING raises it.
+ *
+ * "blind": lock_mark() has not looked (see fence_check_and_advance()), so
+ * a conflict may be with any row, committed long ago or visible to this
+ * transaction's snapshot: one attempt, and false on a conflict, after
+ * which the caller looks with lock_mark() as usual.
+ *
+ * fence.fences has no triggers, rules or constraints beyond its key and
+ * CHECK (token > 0), which the callers have made sure of.
  */
 static bool
-insert_mark(Oid relid, const char *resource, int64 token, const char *owner)
+insert_mark(FenceTable *ft, const char *resource, int64 token,
+			const char *owner, bool blind)
 {
-	Relation	rel = table_open(relid, RowExclusiveLock);
-	EState	   *estate = CreateExecutorState();
-	ResultRelInfo *rri = makeNode(ResultRelInfo);
+	Relation	rel = ft->rel;
 	TupleTableSlot *slot = table_slot_create(rel, NULL);
-	List	   *arbiters = list_make1_oid(RelationGetPrimaryKeyIndex(rel));
 	bool		conflict = false;
 	bool		checked;
 
 	Assert(token > 0);
-	InitResultRelInfo(rri, rel, 1, NULL, 0);
-	ExecOpenIndices(rri, true);
+	writable_fences(ft);
 
 	ExecClearTuple(slot);
 	memset(slot->tts_isnull, 0, sizeof(bool) * slot->tts_tupleDescriptor->natts);
@@ -360,26 +337,25 @@ insert_mark(Oid relid, const char *resource, int64 token, const char *owner)
 
 		/* after a conflict: wait for the other inserter, see who won */
 		if (checked &&
-			!FenceExecCheckIndexConstraints(rri, slot, estate, &conflict_tid, arbiters))
+			!FenceExecCheckIndexConstraints(ft->rri, slot, ft->estate,
+											&conflict_tid, ft->arbiters))
 			break;
 		conflict = false;
 		spec_token = SpeculativeInsertionLockAcquire(xid);
 		table_tuple_insert_speculative(rel, slot, GetCurrentCommandId(true), 0,
 									   NULL, spec_token);
-		(void) FenceExecInsertIndexTuples(rri, slot, estate, true, &conflict, arbiters);
+		(void) FenceExecInsertIndexTuples(ft->rri, slot, ft->estate, true,
+										  &conflict, ft->arbiters);
 		table_tuple_complete_speculative(rel, slot, spec_token, !conflict);
 		SpeculativeInsertionLockRelease(xid);
-		if (!conflict || checked)
+		ResetPerTupleExprContext(ft->estate);
+		if (!conflict || checked || blind)
 			break;
 		conflict = true;
 	}
-
 	ExecDropSingleTupleTableSlot(slot);
-	ExecCloseIndices(rri);
-	FreeExecutorState(estate);
-	table_close(rel, NoLock);
 
-	if (conflict && IsolationUsesXactSnapshot())
+	if (conflict && !blind && IsolationUsesXactSnapshot())
 		ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 				 errmsg("could not serialize access due to concurrent update")));
@@ -389,31 +365,67 @@ insert_mark(Oid relid, const char *resource, int64 token, const char *owner)
 	return !conflict;
 }
 
+/*
+ * Move the mark whose newest version this transaction has locked
+ * exclusively at "tid" to "token" and "owner".
+ *
+ * This is UPDATE fence.fences SET token = $2, owner = $3, updated_at =
+ * now() WHERE resource = $1, done by hand for the reason lock_mark() gives.
+ * The row is ours (FOR UPDATE), so the update cannot meet a concurrent
+ * one.  When the new version fits on the row's page (fence.fences leaves
+ * room for it: sql/fence.sql) and no indexed column changes, which is
+ * always, it is a HOT update and adds no index entry; otherwise every
+ * index of the table gets one, as the executor would make it.
+ */
 static void
-update_mark(const char *resource, int64 token, const char *owner)
+update_mark(FenceTable *ft, ItemPointer tid, const char *resource,
+			int64 token, const char *owner)
 {
-	prepare_once(&update_plan,
-				 "UPDATE fence.fences"
-				 " SET token = $2, owner = $3, updated_at = pg_catalog.now()"
-				 " WHERE resource OPERATOR(pg_catalog.=) $1", 3);
-	run(update_plan, resource, token, owner);
-}
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
+	HeapTuple	tuple;
+	bool		summarizing_only;
 
-static void
-delete_mark(const char *resource)
-{
-	prepare_once(&delete_plan,
-				 "DELETE FROM fence.fences"
-				 " WHERE resource OPERATOR(pg_catalog.=) $1", 1);
-	run(delete_plan, resource, 0, NULL);
+	Assert(token > 0);
+	writable_fences(ft);
+	values[Anum_fences_resource - 1] = CStringGetTextDatum(resource);
+	values[Anum_fences_token - 1] = Int64GetDatum(token);
+	values[Anum_fences_owner - 1] = owner != NULL ? CStringGetTextDatum(owner) : (Datum) 0;
+	nulls[Anum_fences_owner - 1] = owner == NULL;
+	/* pg_catalog.now() */
+	values[Anum_fences_updated_at - 1] =
+		TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+	tuple = heap_form_tuple(RelationGetDescr(ft->rel), values, nulls);
+
+	if (fence_simple_heap_update_ext(ft->rel, tid, tuple, &summarizing_only))
+	{
+		TupleTableSlot *slot = MakeSingleTupleTableSlot(RelationGetDescr(ft->rel),
+														&TTSOpsHeapTuple);
+
+		ExecStoreHeapTuple(tuple, slot, false);
+		(void) FenceExecInsertIndexTuplesOf(ft->rri, slot, ft->estate, summarizing_only);
+		ResetPerTupleExprContext(ft->estate);
+		ExecDropSingleTupleTableSlot(slot);
+	}
+	/* let the rest of the transaction see it, as a statement would */
+	CommandCounterIncrement();
 }
 
 /*
- * fence.fences, and its owner in "owner": the statements above run as this
- * role, since applications have no privileges on the table.
+ * Remove the mark whose newest version this transaction has locked
+ * exclusively at "tid" (DELETE, by hand, as update_mark()).
  */
+static void
+delete_mark(FenceTable *ft, ItemPointer tid)
+{
+	writable_fences(ft);
+	simple_heap_delete(ft->rel, tid);
+	CommandCounterIncrement();
+}
+
+/* fence.fences, whose rows this file reads and writes. */
 static Oid
-fences_relation(Oid *owner)
+fences_relation(void)
 {
 	static Oid	known_relid = InvalidOid;
 	static Oid	known_nsp = InvalidOid;
@@ -435,7 +447,6 @@ fences_relation(Oid *owner)
 			bool		same = form->relnamespace == known_nsp &&
 				strcmp(NameStr(form->relname), "fences") == 0;
 
-			*owner = form->relowner;
 			ReleaseSysCache(tup);
 			if (same)
 				return known_relid;
@@ -450,46 +461,201 @@ fences_relation(Oid *owner)
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("table \"fence.fences\" does not exist"),
 				 errhint("Reinstall the extension with DROP EXTENSION fence and CREATE EXTENSION fence.")));
-	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for relation %u", relid);	/* internal error */
-	*owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
-	ReleaseSysCache(tup);
 	known_relid = relid;
 	known_nsp = nsp;
 	return relid;
 }
 
 /*
- * Enter and leave the fence table's context: SPI, running as its owner.
- * An error in between needs no cleanup: (sub)transaction abort restores
- * the user id and closes SPI.
+ * What a transaction keeps of fence.fences between checks, in
+ * TopTransactionContext: the primary key's IndexInfo (when it is the
+ * table's only index, as sql/fence.sql makes it) and an EState.
  */
-typedef struct FenceScope
-{
-	Oid			relid;			/* fence.fences */
-	Oid			saved_userid;
-	int			saved_sec_context;
-} FenceScope;
+static Oid	kept_relid = InvalidOid;
+static IndexInfo *kept_pkey_info = NULL;
+static EState *kept_estate = NULL;
 
+/*
+ * The table and primary key that this transaction has locked, for good:
+ * their locks belong to the top-level transaction's resource owner, so
+ * that a subtransaction's rollback does not release them, and later checks
+ * open the relations without asking the lock manager again.
+ */
+static Oid	locked_relid = InvalidOid;
+static Oid	locked_pkey = InvalidOid;
+static bool locked_for_writes = false;
+
+/* Run "code" as the top-level transaction's resource owner. */
+#define AS_TOP_TRANSACTION(code) \
+	do { \
+		ResourceOwner saved_owner_ = CurrentResourceOwner; \
+		CurrentResourceOwner = TopTransactionResourceOwner; \
+		code; \
+		CurrentResourceOwner = saved_owner_; \
+	} while (0)
+
+/*
+ * Whether the last check of this transaction made a new mark: its next
+ * check then inserts first and looks only if the row exists (see
+ * fence_check_and_advance()).
+ */
+static bool made_mark_last = false;
+
+/* A change of fence.fences (an index added or dropped): set up anew. */
 static void
-enter_fences(FenceScope *scope)
+fences_invalidated(Datum arg, Oid relid)
 {
-	Oid			owner;
-
-	scope->relid = fences_relation(&owner);
-	GetUserIdAndSecContext(&scope->saved_userid, &scope->saved_sec_context);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");	/* internal error */
-	SetUserIdAndSecContext(owner,
-						   scope->saved_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	if (relid == InvalidOid || relid == kept_relid)
+		kept_relid = InvalidOid;
 }
 
 static void
-leave_fences(FenceScope *scope)
+fences_xact_callback(XactEvent event, void *arg)
 {
-	SetUserIdAndSecContext(scope->saved_userid, scope->saved_sec_context);
-	SPI_finish();
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			/* the memory goes with TopTransactionContext */
+			kept_relid = InvalidOid;
+			kept_pkey_info = NULL;
+			kept_estate = NULL;
+			locked_relid = locked_pkey = InvalidOid;
+			locked_for_writes = false;
+			made_mark_last = false;
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * open_fences: fence.fences and its primary key, locked as SELECT FOR
+ * UPDATE locks them, until the transaction ends (see locked_relid).
+ */
+static void
+open_fences(FenceTable *ft)
+{
+	static bool callbacks = false;
+	Oid			relid;
+	Oid			pkey;
+
+	if (!callbacks)
+	{
+		CacheRegisterRelcacheCallback(fences_invalidated, (Datum) 0);
+		RegisterXactCallback(fences_xact_callback, NULL);
+		callbacks = true;
+	}
+	memset(ft, 0, sizeof(*ft));
+	relid = fences_relation();
+	if (relid != locked_relid)
+	{
+		AS_TOP_TRANSACTION(LockRelationOid(relid, RowShareLock));
+		locked_relid = relid;
+		locked_pkey = InvalidOid;
+		locked_for_writes = false;
+	}
+	ft->rel = table_open(relid, NoLock);
+	pkey = RelationGetPrimaryKeyIndex(ft->rel);
+	if (pkey != locked_pkey)
+	{
+		AS_TOP_TRANSACTION(LockRelationOid(pkey, AccessShareLock));
+		locked_pkey = pkey;
+		locked_for_writes = false;
+	}
+	ft->pkey = index_open(pkey, NoLock);
+}
+
+/*
+ * writable_fences: lock "ft" for writes and open its indexes for index
+ * entries, with the IndexInfo and EState this transaction keeps.  A table
+ * with other indexes than its primary key (an administrator's) gets them
+ * all the executor's way, every time.
+ */
+static void
+writable_fences(FenceTable *ft)
+{
+	Oid			relid = RelationGetRelid(ft->rel);
+	List	   *indexes;
+
+	if (ft->rri != NULL)
+		return;
+	if (!locked_for_writes)
+	{
+		AS_TOP_TRANSACTION(
+			{
+				LockRelationOid(relid, RowExclusiveLock);
+				LockRelationOid(RelationGetRelid(ft->pkey), RowExclusiveLock);
+			});
+		locked_for_writes = true;
+	}
+	if (kept_estate == NULL)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
+
+		kept_estate = CreateExecutorState();
+		MemoryContextSwitchTo(oldcxt);
+	}
+	ft->estate = kept_estate;
+	ft->arbiters = list_make1_oid(RelationGetRelid(ft->pkey));
+	ft->rri = makeNode(ResultRelInfo);
+	InitResultRelInfo(ft->rri, ft->rel, 1, NULL, 0);
+
+	indexes = RelationGetIndexList(ft->rel);
+	if (list_length(indexes) != 1 || linitial_oid(indexes) != RelationGetRelid(ft->pkey))
+	{
+		ExecOpenIndices(ft->rri, true);
+		ft->own_indexes = true;
+		return;
+	}
+	if (kept_relid != relid || kept_pkey_info == NULL)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
+
+		kept_pkey_info = BuildIndexInfo(ft->pkey);
+		BuildSpeculativeIndexInfo(ft->pkey, kept_pkey_info);
+		MemoryContextSwitchTo(oldcxt);
+		kept_relid = relid;
+	}
+	/* what ExecOpenIndices() would make, without building it again */
+	ft->rri->ri_NumIndices = 1;
+	ft->rri->ri_IndexRelationDescs = palloc(sizeof(Relation));
+	ft->rri->ri_IndexRelationDescs[0] = index_open(RelationGetRelid(ft->pkey), NoLock);
+	ft->rri->ri_IndexRelationInfo = palloc(sizeof(IndexInfo *));
+	ft->rri->ri_IndexRelationInfo[0] = kept_pkey_info;
+}
+
+static void
+close_fences(FenceTable *ft)
+{
+	/* ExecCloseIndices() also releases the lock ExecOpenIndices() took */
+	if (ft->own_indexes)
+		ExecCloseIndices(ft->rri);
+	else if (ft->rri != NULL)
+		index_close(ft->rri->ri_IndexRelationDescs[0], NoLock);
+	index_close(ft->pkey, NoLock);
+	table_close(ft->rel, NoLock);
+}
+
+/*
+ * The memory of one check: the scan, slots and copies it makes are freed
+ * when the next check begins, whatever context the caller runs in (a
+ * guarded bulk statement, a loop of fence.advance calls).
+ */
+static MemoryContext
+check_context(void)
+{
+	static MemoryContext cxt = NULL;
+
+	if (cxt == NULL)
+		cxt = AllocSetContextCreate(TopMemoryContext, "fence check",
+									ALLOCSET_SMALL_SIZES);
+	else
+		MemoryContextReset(cxt);
+	return cxt;
 }
 
 void
@@ -535,10 +701,14 @@ owners_conflict(const char *a, const char *b)
 int64
 fence_check_and_advance(const char *resource, int64 token, const char *owner)
 {
-	const FenceGrant *grant;
-	FenceScope	scope;
-	Mark		mark;
+	FenceHash128 name;
 	bool		held;
+	int64		held_token;
+	const FenceHash128 *held_owner;
+	FenceTable	ftd;
+	FenceTable *ft = &ftd;
+	Mark		mark;
+	MemoryContext oldcxt;
 
 	fence_check_resource_name(resource);
 	if (token <= 0)
@@ -548,30 +718,55 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 	}
 
 	/* Accepted earlier in this transaction, and its row lock is still ours. */
-	grant = fence_registry_find(resource, &held);
-	if (grant != NULL && grant->token == token &&
-		(owner == NULL || (grant->owner != NULL && strcmp(grant->owner, owner) == 0)))
-		return token;
-
-	enter_fences(&scope);
-	for (;;)
+	name = fence_registry_hash(resource);
+	held = fence_registry_find(&name, &held_token, &held_owner);
+	if (held && held_token == token)
 	{
-		mark = lock_mark(scope.relid, resource, token, owner, held);
-		if (mark.exists)
-			break;
-		if (fence_max_step > 0 && (uint64) token > (uint64) fence_max_step)
-			break;				/* refused below, without creating a row */
-		if (insert_mark(scope.relid, resource, token, owner))
-			break;
-		/* lost the race to create the row: lock the winner's version */
+		FenceHash128 owner_name;
+
+		if (owner == NULL)
+			return token;
+		owner_name = fence_registry_hash(owner);
+		if (held_owner != NULL && held_owner->lo == owner_name.lo &&
+			held_owner->hi == owner_name.hi)
+			return token;
 	}
+
+	oldcxt = MemoryContextSwitchTo(check_context());
+	open_fences(ft);
+
+	/*
+	 * A transaction that has just made a mark is likely making one for each
+	 * of many new resources (a batch, a key-mode table being filled): try
+	 * the insertion first, which finds an existing row as a conflict and
+	 * saves the index probe when there is none.  A wrong guess costs a row
+	 * inserted and killed, and the next check looks first again.
+	 */
+	if (made_mark_last && !held &&
+		(fence_max_step == 0 || (uint64) token <= (uint64) fence_max_step) &&
+		insert_mark(ft, resource, token, owner, true))
+		mark = (Mark) {false, 0, NULL};
+	else
+	{
+		for (;;)
+		{
+			mark = lock_mark(ft, resource, token, owner, held);
+			if (mark.exists)
+				break;
+			if (fence_max_step > 0 && (uint64) token > (uint64) fence_max_step)
+				break;			/* refused below, without creating a row */
+			if (insert_mark(ft, resource, token, owner, false))
+				break;
+			/* lost the race to create the row: lock the winner's version */
+		}
+	}
+	made_mark_last = !mark.exists;
 
 	if (mark.exists && (token < mark.token ||
 						(token == mark.token && owners_conflict(owner, mark.owner))))
 	{
 		int64		hw = mark.token;
 
-		leave_fences(&scope);
 		fence_stats_refused(resource, FENCE_REFUSED_STALE, token, true);
 		if (token < hw)
 			ereport(ERROR,
@@ -593,7 +788,6 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 	{
 		int64		hw = mark.token;
 
-		leave_fences(&scope);
 		fence_stats_refused(resource, FENCE_REFUSED_INVALID, token, true);
 		ereport(ERROR,
 				(errcode(ERRCODE_FENCE_INVALID_TOKEN),
@@ -609,11 +803,13 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 	 */
 	if (mark.exists &&
 		(token > mark.token || (mark.owner == NULL && owner != NULL)))
-		update_mark(resource, token, owner);
-	leave_fences(&scope);
+		update_mark(ft, &mark.tid, resource, token, owner);
+
+	close_fences(ft);
 
 	owner = owner || token > mark.token ? owner : mark.owner;
-	fence_registry_remember(resource, token, owner);
+	fence_registry_remember(&name, token, owner);
+	MemoryContextSwitchTo(oldcxt);
 	fence_stats_accepted(resource);
 	return mark.exists ? mark.token : 0;
 }
@@ -671,8 +867,14 @@ fence_reset(PG_FUNCTION_ARGS)
 {
 	char	   *resource;
 	int64		token;
-	FenceScope	scope;
+	FenceHash128 name;
+	bool		held;
+	int64		held_token;
+	const FenceHash128 *held_owner;
+	FenceTable	ftd;
+	FenceTable *ft = &ftd;
 	Mark		mark;
+	MemoryContext oldcxt;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -685,21 +887,24 @@ fence_reset(PG_FUNCTION_ARGS)
 	if (token < 0)
 		report_invalid_token(resource, token);
 
-	enter_fences(&scope);
+	name = fence_registry_hash(resource);
+	held = fence_registry_find(&name, &held_token, &held_owner);
+	oldcxt = MemoryContextSwitchTo(check_context());
+	open_fences(ft);
 	for (;;)
 	{
-		mark = lock_mark(scope.relid, resource, 0, NULL,
-						 fence_registry_holds_lock(resource));
-		if (mark.exists || token == 0 || insert_mark(scope.relid, resource, token, NULL))
+		mark = lock_mark(ft, resource, 0, NULL, held);
+		if (mark.exists || token == 0 || insert_mark(ft, resource, token, NULL, false))
 			break;
 	}
 	if (mark.exists && token == 0)
-		delete_mark(resource);
+		delete_mark(ft, &mark.tid);
 	else if (mark.exists)
-		update_mark(resource, token, NULL);
-	leave_fences(&scope);
+		update_mark(ft, &mark.tid, resource, token, NULL);
+	close_fences(ft);
+	MemoryContextSwitchTo(oldcxt);
 
-	fence_registry_forget(resource);
+	fence_registry_forget(&name);
 	ereport(LOG,
 			(errmsg("fence for resource \"%s\" reset from %lld to %lld by role \"%s\"",
 					resource, (long long) mark.token, (long long) token,

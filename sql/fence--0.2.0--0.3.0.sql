@@ -1,8 +1,15 @@
 \echo Use "ALTER EXTENSION fence UPDATE TO '0.3.0'" to load this file. \quit
 
 -- fence 0.2.0 -> 0.3.0: no mark, guard or grant of 0.2.0 changes, so
--- fence.fences keeps every row it had.  What each object is for is said
--- where sql/fence.sql creates it.
+-- fence.fences keeps every row it had (only its storage parameters
+-- change).  What each object is for is said where sql/fence.sql creates
+-- it.
+
+-- Room on each page of fence.fences for the marks to move without index
+-- entries, and VACUUM sooner (sql/fence.sql says why).  Pages written
+-- before keep their fill until their rows move or VACUUM FULL rewrites
+-- them (README: Maintenance).
+ALTER TABLE fence.fences SET (fillfactor = 70, autovacuum_vacuum_scale_factor = 0.02);
 
 -- fence.stats counts per database since 0.3.0; its reset is the server's.
 COMMENT ON FUNCTION fence.stats_reset() IS

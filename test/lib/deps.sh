@@ -14,7 +14,7 @@ packages=(
 	redis-server redis-tools libhiredis-dev libssl-dev openssl
 	faketime python3 python3-psycopg2 python3-yaml gnuplot-nox
 	python3-psycopg python3-asyncpg libpostgresql-jdbc-java pgbouncer
-	golang-go golang-github-jackc-pgx-v4-dev
+	golang-go golang-github-jackc-pgx-v4-dev valgrind
 )
 if [ "${1:-}" = packaging ]; then
 	packages=(

@@ -32,7 +32,7 @@ LANGUAGE sql AS $$
                           FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a)
                   FROM pg_proc p WHERE p.oid = m.objid)
              WHEN 'pg_class'::regclass THEN
-               (SELECT c.relkind::text ||
+               (SELECT c.relkind::text || coalesce(c.reloptions::text, '') ||
                        (SELECT string_agg(a.grantee::regrole || ':' || a.privilege_type, ',' ORDER BY a.grantee::regrole::text, a.privilege_type)
                           FROM aclexplode(coalesce(c.relacl, acldefault('r', c.relowner))) a) ||
                        coalesce(pg_get_viewdef(c.oid), '') ||
