@@ -64,7 +64,7 @@ typedef OverrideSearchPath FenceSearchPath;
 /*
  * PostgreSQL 16 added "onlySummarizing" to ExecInsertIndexTuples(), and 18
  * the row being updated ("tupleid") to ExecCheckIndexConstraints(); fence
- * inserts a new row (rule.c), for which every index gets an entry.
+ * inserts a new row (marks.c), for which every index gets an entry.
  */
 #if PG_VERSION_NUM >= 180000
 #define FenceExecCheckIndexConstraints(rri, slot, estate, conflictTid, arbiters) \

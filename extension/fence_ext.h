@@ -14,7 +14,7 @@
 /* Resource names are btree keys of fence.fences and Redis keys: keep them small. */
 #define FENCE_MAX_RESOURCE_LEN 1024
 
-/* rule.c: the one place that reads and writes fence.fences */
+/* rule.c: the fencing rule, over the rows of fence.fences (marks.c) */
 extern int64 fence_check_and_advance(const char *resource, int64 token,
 									 const char *owner);
 extern void fence_check_resource_name(const char *resource);

@@ -60,7 +60,7 @@ $$;
 GRANT USAGE ON SCHEMA fence TO PUBLIC;
 
 -- The high-water mark of each resource: the highest token accepted so far.
--- Only the extension's own functions write it, directly (extension/rule.c).
+-- Only the extension's own functions write it, directly (extension/marks.c).
 --
 -- Every accepted token that moves a mark updates its row, and no indexed
 -- column changes, so the update can stay on the row's page (HOT) and add
