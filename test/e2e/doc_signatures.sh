@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # doc_signatures: every signature of a fence function that README.md,
-# CHANGELOG.md or client/README.md writes in inline code exists, as the
-# installed extension defines it.
+# docs/*.md, CHANGELOG.md or client/README.md writes in inline code
+# exists, as the installed extension defines it.
 #
 # A code span "fence.NAME(...)" (or "NAME(...)" for a function of schema
 # fence) is a signature when one of its arguments starts with a parameter
@@ -29,7 +29,9 @@ sql -c "SELECT json_agg(json_build_object(
 
 cd "$TOP"
 rc=0
-"$E2E_PY" - "$WORK/functions.json" README.md CHANGELOG.md client/README.md <<'PY' || rc=$?
+docs=(README.md docs/*.md CHANGELOG.md client/README.md)
+[ -f "${docs[1]}" ] || fail "no docs/*.md"
+"$E2E_PY" - "$WORK/functions.json" "${docs[@]}" <<'PY' || rc=$?
 import json, re, sys
 
 functions = {}

@@ -23,7 +23,8 @@
 # enabled, which the guard refuses to write with until it is disabled
 # again; fence.reprotect_all() puts ENABLE ALWAYS back (issue 17 item 11).
 #
-# A role that is not a superuser restores as the README says: a superuser
+# A role that is not a superuser restores as docs/restore-without-superuser.md
+# says: a superuser
 # makes the database and the extension and grants INSERT on fence.fences,
 # and the restore leaves out the schema and the extension, which are
 # there already.  The marks come back, and a token below the source's
@@ -144,7 +145,8 @@ sql -d fr_data -c "ALTER TABLE t_late DISABLE TRIGGER zz_audit"
 same_state fr_data "data-only with --disable-triggers, then fence.reprotect_all()"
 say "data only: guards at plain ENABLE, fence.reprotect_all() sets ENABLE ALWAYS back"
 
-# a restore by a role that is not a superuser, as the README shows
+# a restore by a role that is not a superuser, as
+# docs/restore-without-superuser.md shows
 sql -d postgres <<-'SQL'
 	CREATE ROLE fr_restorer LOGIN;
 	ALTER DATABASE fr_user OWNER TO fr_restorer;
@@ -179,5 +181,5 @@ sql -d fr_user -c "REVOKE INSERT ON fence.fences FROM fr_restorer"
 same_state fr_user "restore by a role that is not a superuser"
 [ "$(PGUSER=fr_restorer sqlstate -d fr_user -c "UPDATE fence.fences SET token = 1")" = 42501 ] ||
 	fail "the restoring role may still write fence.fences"
-say "not a superuser, with the README's grants: marks, guards and triggers intact"
+say "not a superuser, with the grants of docs/restore-without-superuser.md: marks, guards and triggers intact"
 say "pass"

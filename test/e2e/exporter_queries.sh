@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# exporter_queries: the README's postgres_exporter queries over fence.stats
-# and its alert rules work against a real server and a real exporter.
+# exporter_queries: the postgres_exporter queries over fence.stats in
+# docs/monitoring.md, and its alert rules, work against a real server and
+# a real exporter.
 #
 # Must hold: after one refusal of each kind (LF001, LF002, LF003) on a
-# resource, each query of the README's YAML, run as a role that has only
-# pg_monitor, returns exactly the columns its "metrics" name, a text for
+# resource, each query of docs/monitoring.md's YAML, run as a role that
+# has only pg_monitor, returns exactly the columns its "metrics" name, a text for
 # each LABEL and a number (never NULL) for each COUNTER and GAUGE, with
 # the counts of those refusals; postgres_exporter (Debian's, unpacked by
 # deps.sh) loaded with that YAML serves them as pg_fence_stale{resource=...}
-# and pg_fence_total_*; and every metric the README's alert rules name is
+# and pg_fence_total_*; and every metric its alert rules name is
 # among those it serves.
 #
 # postgres_exporter is Debian's binary, fetched with "apt-get download"
@@ -28,18 +29,18 @@ if [ ! -x "$EXPORTER" ]; then
 	say "unpacked $(dpkg-deb -f "$WORK"/deb/*.deb Package Version | xargs) into $cache"
 fi
 
-# the blocks that follow the README's markers
-readme_block() {
+# the blocks that follow docs/monitoring.md's markers
+doc_block() {
 	awk -v marker="<!-- $1 -->" '
 		$0 == marker { found = 1; next }
 		found == 1 && /^```/ { found = 2; next }
 		found == 2 && /^```/ { exit }
-		found == 2 { print }' "$TOP/README.md"
+		found == 2 { print }' "$TOP/docs/monitoring.md"
 }
-readme_block "postgres_exporter queries" >"$WORK/queries.yaml"
-readme_block "alert rules" >"$WORK/alerts.yaml"
-[ -s "$WORK/queries.yaml" ] || fail "the README has no postgres_exporter queries block"
-[ -s "$WORK/alerts.yaml" ] || fail "the README has no alert rules block"
+doc_block "postgres_exporter queries" >"$WORK/queries.yaml"
+doc_block "alert rules" >"$WORK/alerts.yaml"
+[ -s "$WORK/queries.yaml" ] || fail "docs/monitoring.md has no postgres_exporter queries block"
+[ -s "$WORK/alerts.yaml" ] || fail "docs/monitoring.md has no alert rules block"
 
 # fence.stats needs the library preloaded: the shared server does, a
 # server of our own (the test run by itself) must too

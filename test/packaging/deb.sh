@@ -8,11 +8,12 @@
 # finds no error or warning; each package holds its files (the extension's
 # library and scripts, the shared object under its soname in the
 # multiarch directory, the header, libfence.pc, the command with its man
-# page and completion).  Unpacked (never installed: the system's
-# PostgreSQL is not touched), the extension loads in a throwaway server and
-# updates from 0.1.0; the example program builds against libfence-dev with
-# the README's pkg-config command and runs against real servers on
-# libfence2; the packaged fence takes and fences a lease.
+# page, completion and docs/ beside the README).  Unpacked (never
+# installed: the system's PostgreSQL is not touched), the extension loads
+# in a throwaway server and updates from 0.1.0; the example program
+# builds against libfence-dev with the README's pkg-config command and
+# runs against real servers on libfence2; the packaged fence takes and
+# fences a lease.
 . "$(dirname "$0")/lib.sh"
 pkg_init deb
 
@@ -77,7 +78,8 @@ holds "$out/libfence2_${debversion}_$arch.deb" "/usr/lib/$multiarch/libfence.so.
 holds "$out/libfence-dev_${debversion}_$arch.deb" /usr/include/fence/fence.h "/usr/lib/$multiarch/libfence.so" \
 	"/usr/lib/$multiarch/libfence.a" "/usr/lib/$multiarch/pkgconfig/libfence.pc"
 holds "$out/fence_${debversion}_$arch.deb" /usr/bin/fence /usr/share/man/man1/fence.1.gz \
-	/usr/share/bash-completion/completions/fence /usr/share/doc/fence/copyright
+	/usr/share/bash-completion/completions/fence /usr/share/doc/fence/copyright \
+	/usr/share/doc/fence/docs/README.md
 grep -qF "libfence2 (= $debversion)" <<<"$(dpkg-deb -f "$out/libfence-dev_${debversion}_$arch.deb" Depends)" ||
 	fail "libfence-dev does not depend on its libfence2"
 say "each package holds its files"

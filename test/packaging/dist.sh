@@ -4,7 +4,7 @@
 #
 # Must hold: the tarball holds exactly what git tracks, under
 # pgfence-VERSION/, less what .gitattributes marks export-ignore (.ci,
-# debian); the LICENSE, META.json and the man page are in it; "make" builds
+# debian); the LICENSE, META.json, docs/ and the man page are in it; "make" builds
 # the extension and the client from it, "make install PGTREE=DIR" puts both
 # into a private tree and the top-level "make uninstall PGTREE=DIR" takes
 # every file of theirs away again.  A release tag must name the version
@@ -31,7 +31,7 @@ tar -tzf "$tarball" | grep -v '/$' | sort >"$WORK/in-tarball"
 git -C "$TOP" ls-tree -r --name-only "$ref" | grep -vE '^(\.ci/|debian/|\.gitattributes$)' |
 	sed "s|^|pgfence-$version/|" | sort >"$WORK/tracked"
 diff -u "$WORK/tracked" "$WORK/in-tarball" || fail "the tarball does not hold what git tracks (less .ci, debian)"
-for f in LICENSE META.json README.md CHANGELOG.md client/cli/fence.1 client/cli/fence.bash sql/fence.sql; do
+for f in LICENSE META.json README.md docs/README.md CHANGELOG.md client/cli/fence.1 client/cli/fence.bash sql/fence.sql; do
 	grep -qx "pgfence-$version/$f" "$WORK/in-tarball" || fail "$f is not in the tarball"
 done
 say "holds the $(wc -l <"$WORK/in-tarball") tracked files, without .ci/ and debian/"
