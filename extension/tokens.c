@@ -83,8 +83,9 @@ is_space(char c)
  * Read a resource or an owner from "*p": a quoted string, or bare text up
  * to one of "stops" (or the end).  Bare text may not hold '"' or '\' and,
  * since whitespace around an entry is ignored, may not start or end with
- * whitespace: a value written by hand that needs them must quote, and one
- * written by a program always does.  Returns NULL after setting the GUC's
+ * whitespace (a bare owner, which ends the entry, loses what follows it):
+ * a value written by hand that needs them must quote, and one written by
+ * a program always does.  Returns NULL after setting the GUC's
  * errdetail.
  */
 static char *
@@ -125,6 +126,10 @@ read_word(const char **p, const char *stops, const char *what, int entry)
 		}
 		appendStringInfoChar(&buf, *s);
 	}
+	/* an owner ends the entry, and whitespace after an entry is not its own */
+	if (strcmp(what, "owner") == 0)
+		while (buf.len > 0 && is_space(buf.data[buf.len - 1]))
+			buf.data[--buf.len] = '\0';
 	if (buf.len > 0 && (is_space(buf.data[0]) || is_space(buf.data[buf.len - 1])))
 	{
 		GUC_check_errdetail("Entry %d: the %s \"%s\" starts or ends with whitespace; write it in double quotes.",
