@@ -118,7 +118,7 @@ fence_simple_heap_update_ext(Relation rel, ItemPointer otid, HeapTuple tup,
 
 /*
  * The "extra" of a GUC check hook must come from guc_malloc() since 16,
- * which frees it with pfree() in its own context; before, guc.c frees it
+ * which frees it with pfree() in its own context; before, PostgreSQL frees it
  * with free() and its guc_malloc() is static.  Both report no error: a
  * check hook fails with GUC_check_errcode() instead.
  */

@@ -22,7 +22,7 @@
  *	  malformed one with 22023 and a detail that says where) into one
  *	  malloc'd block holding the entries and an open-addressing hash index
  *	  over their names, and hands it to the GUC machinery as the setting's
- *	  "extra".  guc.c keeps each value's extra beside the value through
+ *	  "extra".  PostgreSQL keeps each value's extra beside the value through
  *	  SET, SET LOCAL, RESET and the rollback of a transaction or
  *	  subtransaction, and gives it back to the assign hook whenever the
  *	  value in force changes, so the parsed set is always the one of the
