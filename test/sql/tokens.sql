@@ -117,6 +117,12 @@ SET LOCAL fence.token = '7';
 SET LOCAL fence.owner = 'ow';
 UPDATE tk_a SET v = 4;
 COMMIT;
+-- ... and so is fence.resource without fence.token, which carries no token
+BEGIN;
+SET LOCAL fence.tokens = 'tk:a=7/ow';
+SET LOCAL fence.resource = 'tk:a';
+UPDATE tk_a SET v = 4;
+COMMIT;
 -- ... but two different tokens, or owners, for one resource are LF003
 BEGIN;
 SET LOCAL fence.tokens = 'tk:a=8/ow';
