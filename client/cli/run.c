@@ -420,7 +420,10 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 
 release:
 	fence_leases_heartbeat_stop(set);
-	if (!lost && fence_leases_release(ctx, set) != FENCE_OK)
+	/* one member lost: the others are still ours, and others wait for them */
+	if (lost && fence_leases_count(set) > 1)
+		(void) fence_leases_release(ctx, set);
+	else if (!lost && fence_leases_release(ctx, set) != FENCE_OK)
 	{
 		/*
 		 * The lock is another owner's: the lease passed on while the
