@@ -116,4 +116,18 @@ fence_simple_heap_update_ext(Relation rel, ItemPointer otid, HeapTuple tup,
 }
 #endif
 
+/*
+ * The "extra" of a GUC check hook must come from guc_malloc() since 16,
+ * which frees it with pfree() in its own context; before, PostgreSQL frees it
+ * with free() and its guc_malloc() is static.  Both report no error: a
+ * check hook fails with GUC_check_errcode() instead.
+ */
+#if PG_VERSION_NUM >= 160000
+#define fence_guc_malloc(size) guc_malloc(LOG, (size))
+#define fence_guc_free(ptr) guc_free(ptr)
+#else
+#define fence_guc_malloc(size) malloc(size)
+#define fence_guc_free(ptr) free(ptr)
+#endif
+
 #endif							/* FENCE_COMPAT_H */

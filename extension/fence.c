@@ -4,7 +4,8 @@
  *	  a session carries its fencing token, and the registration of the
  *	  per-transaction state.
  *
- *	  fence.resource, fence.token and fence.owner are plain user settings, so
+ *	  fence.resource, fence.token and fence.owner (and fence.tokens, which
+ *	  carries several of them: tokens.c) are plain user settings, so
  *	  that any client can carry a token without code: SET LOCAL in a pooled
  *	  transaction, or PGOPTIONS='-c fence.token=...' for a whole connection
  *	  (this is what "fence run" does).  fence.token is a string on purpose:
@@ -31,13 +32,20 @@ int			fence_max_step = 0;
 void		_PG_init(void);
 
 /*
- * fence.owner, if the session's settings carry a token for "resource";
- * NULL otherwise.  Writes that name no owner themselves use it, so that a
+ * The owner that the session's settings give with the token for
+ * "resource": its entry's in fence.tokens, else fence.owner when
+ * fence.resource names it; NULL otherwise (LF003 when both name the
+ * resource and disagree).  Writes that name no owner themselves use it, so that a
  * token which the lock service issued twice is still told apart by owner.
  */
 const char *
 fence_session_owner(const char *resource)
 {
+	int64		token;
+	const char *owner;
+
+	if (fence_tokens_find(resource, &token, &owner))
+		return owner;
 	if (fence_setting_resource == NULL || fence_setting_owner == NULL ||
 		fence_setting_owner[0] == '\0' ||
 		strcmp(fence_setting_resource, resource) != 0)
@@ -74,6 +82,15 @@ _PG_init(void)
 							   PGC_USERSET,
 							   0,
 							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("fence.tokens",
+							   "Fencing tokens of several resources: RESOURCE=TOKEN[/OWNER], comma-separated.",
+							   "For a transaction that writes under several leases; parsed when set.",
+							   &fence_setting_tokens,
+							   "",
+							   PGC_USERSET,
+							   0,
+							   fence_tokens_check, fence_tokens_assign, NULL);
 
 	DefineCustomIntVariable("fence.max_step",
 							"Largest allowed jump of a token above the highest accepted token.",

@@ -9,6 +9,9 @@
 
 #include "postgres.h"
 
+#include "fmgr.h"
+#include "utils/guc.h"
+
 #include "siphash.h"
 
 /* Resource names are btree keys of fence.fences and Redis keys: keep them small. */
@@ -53,5 +56,28 @@ extern char *fence_setting_token;	/* fence.token, parsed by the guard */
 extern char *fence_setting_owner;	/* fence.owner */
 extern int	fence_max_step;			/* fence.max_step, 0 = no limit */
 extern const char *fence_session_owner(const char *resource);
+
+/* tokens.c: fence.tokens, several (resource, token, owner) in one setting */
+extern char *fence_setting_tokens;
+extern bool fence_tokens_check(char **newval, void **extra, GucSource source);
+extern void fence_tokens_assign(const char *newval, void *extra);
+extern bool fence_tokens_find(const char *resource, int64 *token,
+							  const char **owner);
+extern bool fence_parse_token(const char *text, int64 *token);
+
+/* many.c: several resources checked in one call, in canonical order */
+typedef struct FenceResourceList
+{
+	int			n;
+	char	  **resources;
+	int64	   *tokens;
+	char	  **owners;			/* an element may be NULL: no owner */
+} FenceResourceList;
+
+extern FenceResourceList fence_resource_list(FunctionCallInfo fcinfo,
+											 int resources_arg, int tokens_arg,
+											 int owners_arg);
+extern void fence_check_and_advance_list(const FenceResourceList *list,
+										 int64 *previous);
 
 #endif							/* FENCE_EXT_H */

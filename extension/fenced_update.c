@@ -2,6 +2,8 @@
  * extension/fenced_update.c
  *	  fence.fenced_update: check-and-advance a token, then run one statement
  *	  with its parameters, in one round trip and in the caller's transaction.
+ *	  fence.fenced_update_many does the same with the tokens of several
+ *	  resources, checked in the canonical order of many.c.
  *
  *	  The statement runs with the caller's privileges; only the check reads
  *	  and writes fence.fences, directly (see rule.c).  A typed argument is bound
@@ -469,21 +471,26 @@ bind_params(const CachedQuery *slot, Params *p)
 }
 
 /*
- * Bind the arguments "p" to the plan of "cached", accept "token" for
- * "resource", then run the plan, counting this call as a user of the plan
- * until it returns or fails.
+ * Bind the arguments "p" to the plan of "cached", accept the tokens of
+ * "list" for their resources (with the owners the session's settings give
+ * them), then run the plan, counting this call as a user of the plan until
+ * it returns or fails.
  */
 static int
-run_fenced(CachedQuery *cached, Params *p, const char *resource, int64 token)
+run_fenced(CachedQuery *cached, Params *p, FenceResourceList *list)
 {
 	volatile int rc = 0;
 
 	cached->users++;
 	PG_TRY();
 	{
+		int			i;
+
 		/* an argument that does not fit the query must fail before the mark moves */
 		bind_params(cached, p);
-		fence_check_and_advance(resource, token, fence_session_owner(resource));
+		for (i = 0; i < list->n; i++)
+			list->owners[i] = (char *) fence_session_owner(list->resources[i]);
+		fence_check_and_advance_list(list, NULL);
 		rc = SPI_execute_plan(cached->plan, p->values, p->nulls, false, 0);
 	}
 	PG_FINALLY();
@@ -495,34 +502,18 @@ run_fenced(CachedQuery *cached, Params *p, const char *resource, int64 token)
 }
 
 /*
- * fence.fenced_update(resource text, token bigint, query text)
- * fence.fenced_update(resource text, token bigint, query text, VARIADIC params "any")
- * fence.fenced_update(resource text, token bigint, query text, VARIADIC params text[])
- *	  Returns the number of rows the statement processed.
+ * Run the statement of argument 2 with the parameters from argument 3 on,
+ * fenced by the tokens of "list"; the rows it processed.
  */
-PG_FUNCTION_INFO_V1(fence_fenced_update);
-
-Datum
-fence_fenced_update(PG_FUNCTION_ARGS)
+static int64
+fenced_statement(FunctionCallInfo fcinfo, FenceResourceList *list)
 {
-	char	   *resource;
 	char	   *query;
 	Params		params;
 	CachedQuery *cached;
 	int			rc;
 	uint64		processed;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("resource name must not be null")));
-	resource = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	/* the check locks and may write fence.fences (rule.c) */
-	PreventCommandIfReadOnly("fence.fenced_update()");
-	if (PG_ARGISNULL(1))
-	{
-		fence_refuse_missing(resource);
-	}
 	if (PG_ARGISNULL(2))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -538,13 +529,64 @@ fence_fenced_update(PG_FUNCTION_ARGS)
 	if (cached == NULL)
 		cached = cache_entry(prepare_entry(query, &params), query);
 
-	rc = run_fenced(cached, &params, resource, PG_GETARG_INT64(1));
+	rc = run_fenced(cached, &params, list);
 	if (rc < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("could not run query: %s", SPI_result_code_string(rc))));
 	processed = SPI_processed;
 	SPI_finish();
+	return (int64) processed;
+}
 
-	PG_RETURN_INT64((int64) processed);
+/*
+ * fence.fenced_update(resource text, token bigint, query text)
+ * fence.fenced_update(resource text, token bigint, query text, VARIADIC params "any")
+ * fence.fenced_update(resource text, token bigint, query text, VARIADIC params text[])
+ *	  Returns the number of rows the statement processed.
+ */
+PG_FUNCTION_INFO_V1(fence_fenced_update);
+
+Datum
+fence_fenced_update(PG_FUNCTION_ARGS)
+{
+	char	   *resource;
+	int64		token;
+	char	   *owner = NULL;
+	FenceResourceList list = {1, &resource, &token, &owner};
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("resource name must not be null")));
+	resource = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	/* the check locks and may write fence.fences (rule.c) */
+	PreventCommandIfReadOnly("fence.fenced_update()");
+	if (PG_ARGISNULL(1))
+	{
+		fence_refuse_missing(resource);
+	}
+	token = PG_GETARG_INT64(1);
+
+	PG_RETURN_INT64(fenced_statement(fcinfo, &list));
+}
+
+/*
+ * fence.fenced_update_many(resources text[], tokens bigint[], query text)
+ * fence.fenced_update_many(resources text[], tokens bigint[], query text, VARIADIC params "any")
+ * fence.fenced_update_many(resources text[], tokens bigint[], query text, VARIADIC params text[])
+ *	  Accept every token for its resource, in the canonical order of
+ *	  many.c, then run the statement; returns the rows it processed.
+ */
+PG_FUNCTION_INFO_V1(fence_fenced_update_many);
+
+Datum
+fence_fenced_update_many(PG_FUNCTION_ARGS)
+{
+	FenceResourceList list;
+
+	list = fence_resource_list(fcinfo, 0, 1, -1);
+	PreventCommandIfReadOnly("fence.fenced_update_many()");
+
+	PG_RETURN_INT64(fenced_statement(fcinfo, &list));
 }

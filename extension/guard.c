@@ -19,8 +19,9 @@
  *	  fence.reset().
  *
  * The token for a resource is the one accepted for it earlier in this
- * transaction (fence.advance(), or an earlier guard check), else the one in
- * the settings fence.resource / fence.token / fence.owner when fence.resource
+ * transaction (fence.advance(), fence.advance_many(), or an earlier guard
+ * check), else the resource's entry in fence.tokens, else the one in the
+ * settings fence.resource / fence.token / fence.owner when fence.resource
  * names exactly that resource.  The rule itself, and the row lock that makes
  * it hold against concurrent writers, is fence_check_and_advance() in rule.c.
  *
@@ -506,18 +507,20 @@ guard_accept(GuardState *state, const char *resource)
 }
 
 /*
- * guard_setting_token: the token in fence.token, when fence.resource names
- * "resource".  The text is parsed strictly: digits only, 1 to 2^63 - 1, no
- * sign, no spaces, nothing after the number.  A token that a careless parser
- * would read as 12 or 0 must not reach the rule.
+ * guard_setting_token: the token the settings give for "resource": its
+ * entry in fence.tokens (tokens.c), else fence.token when fence.resource
+ * names it.  fence.token is parsed strictly (fence_parse_token()).
  */
 static int64
 guard_setting_token(const char *resource)
 {
 	const char *setting_resource = fence_setting_resource;
 	const char *text = fence_setting_token;
-	const char *p;
-	uint64		value = 0;
+	const char *owner;
+	int64		token;
+
+	if (fence_tokens_find(resource, &token, &owner))
+		return token;			/* 0 or negative: LF003 from the rule */
 
 	/* the three refusals below are all of a missing token */
 	if (setting_resource == NULL || setting_resource[0] == '\0' ||
@@ -527,15 +530,15 @@ guard_setting_token(const char *resource)
 		ereport(ERROR,
 				(errcode(ERRCODE_FENCE_MISSING_TOKEN),
 				 errmsg("missing fencing token for resource \"%s\"", resource),
-				 errdetail("No token was accepted for this resource in this transaction, and fence.resource is not set."),
-				 errhint("Call fence.advance() in this transaction, or set fence.resource and fence.token with SET LOCAL, SET or PGOPTIONS.")));
+				 errdetail("No token was accepted for this resource in this transaction, fence.tokens has no entry for it, and fence.resource is not set."),
+				 errhint("Call fence.advance() in this transaction, or set fence.tokens (or fence.resource and fence.token) with SET LOCAL, SET or PGOPTIONS.")));
 	if (strcmp(setting_resource, resource) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FENCE_MISSING_TOKEN),
 				 errmsg("missing fencing token for resource \"%s\"", resource),
-				 errdetail("No token was accepted for this resource in this transaction, and fence.resource is \"%s\".",
+				 errdetail("No token was accepted for this resource in this transaction, fence.tokens has no entry for it, and fence.resource is \"%s\".",
 						   setting_resource),
-				 errhint("Call fence.advance() in this transaction, or set fence.resource and fence.token with SET LOCAL, SET or PGOPTIONS.")));
+				 errhint("Call fence.advance() in this transaction, or set fence.tokens (or fence.resource and fence.token) with SET LOCAL, SET or PGOPTIONS.")));
 	if (text == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FENCE_MISSING_TOKEN),
@@ -543,16 +546,7 @@ guard_setting_token(const char *resource)
 				 errdetail("The setting fence.resource names this resource, but fence.token is not set."),
 				 errhint("Set fence.token to the token of your lease.")));
 
-	for (p = text; *p != '\0'; p++)
-	{
-		int			digit = *p - '0';
-
-		if (digit < 0 || digit > 9 ||
-			value > ((uint64) PG_INT64_MAX - digit) / 10)
-			break;
-		value = value * 10 + digit;
-	}
-	if (*p != '\0' || p == text || value == 0)
+	if (!fence_parse_token(text, &token))
 	{
 		fence_stats_refused(resource, FENCE_REFUSED_INVALID, 0, false);
 		ereport(ERROR,
@@ -561,7 +555,7 @@ guard_setting_token(const char *resource)
 				 errdetail("The setting fence.token must be a whole number from 1 to 9223372036854775807, written with digits only."),
 				 errhint("Set fence.token to the token of your lease.")));
 	}
-	return (int64) value;
+	return token;
 }
 
 /*

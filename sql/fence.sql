@@ -141,6 +141,46 @@ REVOKE ALL ON FUNCTION fence.fenced_update(text, bigint, text, text[]) FROM PUBL
 COMMENT ON FUNCTION fence.fenced_update(text, bigint, text, text[]) IS
     'Accept token for resource, then run query with params, typed as the query types $1..$n; returns rows processed';
 
+-- Several resources in one call (a transfer between two accounts, each its
+-- own lease): the fence rows are taken in the bytewise order of the names
+-- whatever the order given, so that two calls naming the same resources in
+-- opposite orders cannot deadlock; all or nothing.  Granted like
+-- fence.advance and fence.fenced_update.
+CREATE FUNCTION fence.advance_many(resources text[], tokens bigint[], owners text[] DEFAULT NULL)
+RETURNS bigint[]
+AS 'MODULE_PATHNAME', 'fence_advance_many'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.advance_many(text[], bigint[], text[]) FROM PUBLIC;
+COMMENT ON FUNCTION fence.advance_many(text[], bigint[], text[]) IS
+    'Accept each token for its resource (in name order, all or none) or raise LF001/LF002/LF003; returns the previous marks in the order given';
+
+CREATE FUNCTION fence.fenced_update_many(resources text[], tokens bigint[], query text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fence_fenced_update_many'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.fenced_update_many(text[], bigint[], text) FROM PUBLIC;
+COMMENT ON FUNCTION fence.fenced_update_many(text[], bigint[], text) IS
+    'Accept each token for its resource (in name order, all or none), then run query; returns rows processed';
+
+CREATE FUNCTION fence.fenced_update_many(resources text[], tokens bigint[], query text,
+                                         VARIADIC params "any")
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fence_fenced_update_many'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.fenced_update_many(text[], bigint[], text, "any") FROM PUBLIC;
+COMMENT ON FUNCTION fence.fenced_update_many(text[], bigint[], text, "any") IS
+    'Accept each token for its resource (in name order, all or none), then run query with params bound to $1..$n; returns rows processed';
+
+-- For untyped parameters, as the text[] overload of fence.fenced_update.
+CREATE FUNCTION fence.fenced_update_many(resources text[], tokens bigint[], query text,
+                                         VARIADIC params text[])
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fence_fenced_update_many'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.fenced_update_many(text[], bigint[], text, text[]) FROM PUBLIC;
+COMMENT ON FUNCTION fence.fenced_update_many(text[], bigint[], text, text[]) IS
+    'Accept each token for its resource (in name order, all or none), then run query with params, typed as the query types $1..$n; returns rows processed';
+
 CREATE FUNCTION fence.reset(resource text, token bigint DEFAULT 0)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'fence_reset'

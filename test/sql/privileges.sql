@@ -85,6 +85,20 @@ SELECT fence.fenced_update('pv', 6, 'UPDATE pv_stock SET qty = $1', 0);
 \echo :LAST_ERROR_SQLSTATE
 SELECT fence.fenced_update('pv', 6, 'UPDATE pv_stock SET qty = $1', '0');
 \echo :LAST_ERROR_SQLSTATE
+SELECT fence.advance_many(ARRAY['pv'], ARRAY[6]);
+\echo :LAST_ERROR_SQLSTATE
+SELECT fence.fenced_update_many(ARRAY['pv'], ARRAY[6], 'UPDATE pv_stock SET qty = 0');
+\echo :LAST_ERROR_SQLSTATE
+SELECT fence.fenced_update_many(ARRAY['pv'], ARRAY[6], 'UPDATE pv_stock SET qty = $1', 0);
+\echo :LAST_ERROR_SQLSTATE
+SELECT fence.fenced_update_many(ARRAY['pv'], ARRAY[6], 'UPDATE pv_stock SET qty = $1', '0');
+\echo :LAST_ERROR_SQLSTATE
+-- ... but it may carry several tokens in fence.tokens to the guard
+BEGIN;
+SET LOCAL fence.tokens = 'pv=5,pvj=5';
+UPDATE pv_stock SET qty = qty + 1 WHERE id = 1;
+UPDATE pv_jobs SET state = 'seen';
+COMMIT;
 -- ... nor lower a fence, nor read or write the fence table directly
 SELECT fence.reset('pv');
 \echo :LAST_ERROR_SQLSTATE
@@ -186,11 +200,16 @@ ALTER TABLE pv_stock DISABLE TRIGGER fence_guard;
 RESET ROLE;
 
 -- The grant an application role needs to announce tokens and use
--- fence.fenced_update, as the README shows
+-- fence.fenced_update and the functions for several resources, as the
+-- README shows
 GRANT EXECUTE ON FUNCTION fence.advance(text, bigint, text),
                           fence.fenced_update(text, bigint, text),
                           fence.fenced_update(text, bigint, text, "any"),
                           fence.fenced_update(text, bigint, text, text[]),
+                          fence.advance_many(text[], bigint[], text[]),
+                          fence.fenced_update_many(text[], bigint[], text),
+                          fence.fenced_update_many(text[], bigint[], text, "any"),
+                          fence.fenced_update_many(text[], bigint[], text, text[]),
                           fence.mark(text)
    TO regress_fence_app;
 SET ROLE regress_fence_app;
@@ -210,6 +229,16 @@ SELECT fence.fenced_update('pv', 7, 'UPDATE pv_stock SET qty = qty - $1 WHERE id
 SELECT fence.fenced_update('pv', 6, 'UPDATE pv_stock SET qty = qty - $1 WHERE id = 1', 10);
 \echo :LAST_ERROR_SQLSTATE
 SELECT fence.fenced_update('pv', 7, 'UPDATE pv_stock SET qty = qty - $1 WHERE id = $2', '1', '1');
+SELECT fence.advance_many(ARRAY['pvj', 'pv'], ARRAY[6, 7]);
+SELECT fence.fenced_update_many(ARRAY['pv', 'pvj'], ARRAY[7, 6],
+    'UPDATE pv_stock SET qty = qty - $1 WHERE id = $2', 1, 2);
+SELECT fence.fenced_update_many(ARRAY['pv', 'pvj'], ARRAY[7, 6],
+    'UPDATE pv_stock SET qty = qty - $1 WHERE id = $2', '1', '2');
+SELECT fence.fenced_update_many(ARRAY['pv', 'pvj'], ARRAY[7, 6],
+    'UPDATE pv_stock SET qty = qty - 1 WHERE id = 2');
+SELECT fence.fenced_update_many(ARRAY['pv', 'pvj'], ARRAY[7, 5],
+    'UPDATE pv_stock SET qty = 0');
+\echo :LAST_ERROR_SQLSTATE
 SELECT id, qty FROM pv_stock ORDER BY id;
 -- the grant opens nothing else
 SELECT * FROM fence.fences;
@@ -236,6 +265,10 @@ REVOKE EXECUTE ON FUNCTION fence.advance(text, bigint, text),
                            fence.fenced_update(text, bigint, text),
                            fence.fenced_update(text, bigint, text, "any"),
                            fence.fenced_update(text, bigint, text, text[]),
+                           fence.advance_many(text[], bigint[], text[]),
+                           fence.fenced_update_many(text[], bigint[], text),
+                           fence.fenced_update_many(text[], bigint[], text, "any"),
+                           fence.fenced_update_many(text[], bigint[], text, text[]),
                            fence.mark(text)
     FROM regress_fence_app;
 DROP ROLE regress_fence_owner, regress_fence_app, regress_fence_other;
