@@ -10,6 +10,7 @@
  *	  fence exec    RESOURCE --pg CONNINFO [--] SQL [PARAM...]
  *	  fence show    RESOURCE [--pg CONNINFO]
  *	  fence list    [PATTERN]
+ *	  (acquire, release, extend, run: -R RESOURCE, repeated, for a set: sets.c)
  *
  * Exit status (DESIGN.md section 4): 0 success (for run, the command's own
  * status), 64 usage error, 69 Redis or PostgreSQL unreachable, 75 lease not
@@ -52,6 +53,10 @@ usage(void)
 	printf("  %s list    [PATTERN] [OPTION]...          held leases (owner, TTL, waiters) whose\n", progname);
 	printf("                                               resource matches PATTERN (a glob)\n");
 	printf("\nLease options:\n");
+	printf("  -R, --resource=RESOURCE  acquire, release, extend, run: one lease of a set,\n");
+	printf("                           instead of the RESOURCE argument; repeat it (a\n");
+	printf("                           transfer: -R acct:1 -R acct:2); release and extend\n");
+	printf("                           take the set's one OWNER\n");
 	printf("  -t, --ttl=DURATION       lease time to live (default: 30s)\n");
 	printf("  -w, --wait=DURATION      how long to retry while the lease is busy (default: 0)\n");
 	printf("  -g, --grace=DURATION     run: time between SIGTERM and SIGKILL when the\n");
@@ -99,6 +104,9 @@ usage(void)
 	printf("SQL or a COMMAND that starts with \"-\".\n");
 	printf("\nrun gives COMMAND FENCE_RESOURCE, FENCE_TOKEN and FENCE_OWNER, and appends\n");
 	printf("-c fence.resource=... -c fence.token=... -c fence.owner=... to PGOPTIONS.\n");
+	printf("With -R, or inside another fence run, every lease held goes into one\n");
+	printf("-c fence.tokens=R1=T1/O1,R2=T2/O2 (merged with what PGOPTIONS had), and\n");
+	printf("into FENCE_TOKENS, FENCE_COUNT and FENCE_RESOURCE_i, FENCE_TOKEN_i, FENCE_OWNER_i.\n");
 	printf("With --pg it first checks that a session opened with those options sees the\n");
 	printf("token: a connection pooler may refuse them (exit 78) or drop them (a warning).\n");
 	printf("It keeps the lease until COMMAND and every process it started have exited\n");
