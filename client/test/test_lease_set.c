@@ -342,6 +342,62 @@ fail:
 	return rc;
 }
 
+/*
+ * A member taken early, then a long wait for a later one: once all are
+ * held, the early one is extended, so the set starts with every TTL whole.
+ */
+typedef struct late_release
+{
+	fence_ctx  *ctx;
+	fence_lease *lease;
+	long		after_ms;
+} late_release;
+
+static void *
+release_later(void *arg)
+{
+	late_release *r = arg;
+
+	sleep_ms(r->after_ms);
+	(void) fence_release(r->ctx, r->lease);
+	return NULL;
+}
+
+static int
+test_wait_renews_early(void)
+{
+	fence_ctx  *a = fence_connect(redis_url),
+			   *b = fence_connect(redis_url);
+	fence_leases *set = NULL;
+	const char *names[2] = {R("wa"), R("wb")};
+	late_release r = {b, NULL, 700};
+	pthread_t	th;
+	redisReply *pttl;
+	int			started = 0,
+				rc = 1;
+
+	r.lease = fence_acquire(b, names[1], 10000);
+	CHECKC(r.lease != NULL, b);
+	CHECK(pthread_create(&th, NULL, release_later, &r) == 0);
+	started = 1;
+	set = fence_acquire_many_wait(a, names, 2, 1000, 5000);
+	CHECKC(set != NULL, a);
+	pttl = redisCommand(raw, "PTTL fence:{%s}:lock", names[0]);
+	/* without the extend, about 1000 - 700 ms would be left */
+	CHECK(pttl != NULL && pttl->type == REDIS_REPLY_INTEGER && pttl->integer > 800);
+	freeReplyObject(pttl);
+	CHECKC(fence_leases_release(a, set) == FENCE_OK, a);
+	rc = 0;
+fail:
+	if (started)
+		pthread_join(th, NULL);
+	fence_lease_free(r.lease);
+	fence_leases_free(set);
+	fence_free(a);
+	fence_free(b);
+	return rc;
+}
+
 int
 main(void)
 {
@@ -370,6 +426,7 @@ main(void)
 	TEST(give_back_on_busy);
 	TEST(loss_of_one);
 	TEST(opposite_orders);
+	TEST(wait_renews_early);
 	TEST(format);
 	TEST(announce);
 
