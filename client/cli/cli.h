@@ -149,6 +149,10 @@ extern int	put_triple(carried *c, const char *resource, long long token, const c
 extern int	add_setting(char **buf, const char *name, const char *value);
 extern int	read_pgoptions(const char *pgoptions, carried *c, char *err, size_t errlen);
 
+/* exec_set.c */
+extern PGresult *exec_set(fence_leases *set, PGconn *pg, const char *sql, int nparams,
+						  const char *const *params, int *code);
+
 /* carry.c */
 extern int	carry_set_env(fence_leases *set, int as_set, char **tokens);
 extern int	carry_probe(const char *conninfo, const char *tokens);

@@ -10,7 +10,8 @@
  *	  fence exec    RESOURCE --pg CONNINFO [--] SQL [PARAM...]
  *	  fence show    RESOURCE [--pg CONNINFO]
  *	  fence list    [PATTERN]
- *	  (acquire, release, extend, run: -R RESOURCE, repeated, for a set: sets.c)
+ *	  (acquire, release, extend, run, exec: -R RESOURCE, repeated, for a set:
+ *	  sets.c, exec_set.c)
  *
  * Exit status (DESIGN.md section 4): 0 success (for run, the command's own
  * status), 64 usage error, 69 Redis or PostgreSQL unreachable, 75 lease not
@@ -53,7 +54,7 @@ usage(void)
 	printf("  %s list    [PATTERN] [OPTION]...          held leases (owner, TTL, waiters) whose\n", progname);
 	printf("                                               resource matches PATTERN (a glob)\n");
 	printf("\nLease options:\n");
-	printf("  -R, --resource=RESOURCE  acquire, release, extend, run: one lease of a set,\n");
+	printf("  -R, --resource=RESOURCE  acquire, release, extend, run, exec: one lease of a set,\n");
 	printf("                           instead of the RESOURCE argument; repeat it (a\n");
 	printf("                           transfer: -R acct:1 -R acct:2); release and extend\n");
 	printf("                           take the set's one OWNER\n");

@@ -34,10 +34,9 @@ set_usage(const options *o, const char *verb, int nargs)
 				j;
 
 	if (strcmp(verb, "show") == 0 || strcmp(verb, "list") == 0)
-		return usage_error("-R is for acquire, release, extend and run, not %s", verb);
-	if (strcmp(verb, "exec") == 0)
-		return usage_error("-R is for acquire, release, extend and run, not exec"
-						   " (run psql under fence run -R instead)%s", "");
+		return usage_error("-R is for acquire, release, extend, run and exec, not %s", verb);
+	if (strcmp(verb, "exec") == 0 && (nargs < 1 || o->pg == NULL))
+		return usage_error("exec -R RESOURCE... needs --pg CONNINFO and SQL%s", "");
 	if ((strcmp(verb, "acquire") == 0 && nargs != 0) ||
 		((strcmp(verb, "release") == 0 || strcmp(verb, "extend") == 0) && nargs > 1))
 		return usage_error("a RESOURCE argument and -R do not mix: give every resource with -R (%s)", verb);

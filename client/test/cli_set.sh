@@ -91,7 +91,10 @@ test_set_usage() {
 	expect_rc 64 "$F" show -R s --redis $dead
 	expect_rc 64 "$F" run -R s --redis $dead
 	grep -q 'needs a command' "$TMP/err"
-	expect_rc 64 "$F" exec -R s --pg "$PGC" --redis $dead 'SELECT 1'
+	expect_rc 64 "$F" exec -R s --redis $dead 'SELECT 1'
+	grep -q 'needs --pg CONNINFO and SQL' "$TMP/err"
+	expect_rc 64 "$F" exec -R s --pg "$PGC" --redis $dead
+	expect_rc 64 "$F" exec r -R s --pg "$PGC" --redis $dead 'SELECT 1'
 	expect_rc 64 "$F" acquire -R --redis $dead
 	expect_rc 69 "$F" acquire -R s -R t --redis $dead
 }
@@ -175,12 +178,40 @@ SH
 	grep -qE "^$a=[0-9]+ $b=[0-9]+$" "$TMP/out"
 }
 
+# exec -R: one statement under every token of the set, on a table guarded
+# in key mode (both rows' tokens are needed); a row outside the set is
+# refused and nothing is written; COPY is refused (64).
+test_set_exec() {
+	local t=cliset$$
+	if [ "$(psql -XAtc "SELECT to_regprocedure('fence.advance_many(text[],bigint[],text[])') IS NOT NULL")" != t ]; then
+		echo "no fence.advance_many: extension older than 0.3.0"
+		return 0
+	fi
+	psql -XAtq -v ON_ERROR_STOP=1 -c "DROP TABLE IF EXISTS $t" \
+		-c "CREATE TABLE $t (id int PRIMARY KEY, balance int NOT NULL)" \
+		-c "INSERT INTO $t VALUES (1, 100), (2, 100), (3, 100)" \
+		-c "SELECT fence.protect('$t', '$t', key_column => 'id')" >/dev/null
+	expect_rc 0 "$F" exec -R "$t:2" -R "$t:1" --pg "$PGC" \
+		"UPDATE $t SET balance = balance + CASE id WHEN 1 THEN -\$1::int ELSE \$1::int END WHERE id IN (1, 2)" 7
+	[ "$(psql -XAtc "SELECT string_agg(balance::text, ' ' ORDER BY id) FROM $t")" = "93 107 100" ]
+	# marks: both announced and advanced
+	[ "$(psql -XAtc "SELECT count(*) FROM fence.fences WHERE resource IN ('$t:1', '$t:2')")" = 2 ]
+	expect_rc 1 "$F" exec -R "$t:1" -R "$t:2" --pg "$PGC" "UPDATE $t SET balance = 0 WHERE id IN (1, 3)"
+	grep -q "missing fencing token for resource \"$t:3\"" "$TMP/err"
+	[ "$(psql -XAtc "SELECT string_agg(balance::text, ' ' ORDER BY id) FROM $t")" = "93 107 100" ]
+	expect_rc 64 "$F" exec -R "$t:1" -R "$t:2" --pg "$PGC" "COPY $t TO STDOUT"
+	grep -q 'COPY is not supported' "$TMP/err"
+	lock_free "$t:1" && lock_free "$t:2"
+	psql -XAtqc "DROP TABLE $t"
+}
+
 run_test set_acquire
 run_test set_busy
 run_test set_usage
 run_test set_run_env
 run_test set_nested
 run_test set_pg pg
+run_test set_exec pg
 
 echo "# client set CLI tests: $passed passed, $failed failed, $skipped skipped"
 [ $failed = 0 ]
