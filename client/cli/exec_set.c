@@ -69,15 +69,16 @@ sql_failed(PGconn *pg, PGresult *res, const char *what)
 {
 	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	const char *msg = res ? PQresultErrorMessage(res) : PQerrorMessage(pg);
+	int			code;
 
 	fprintf(stderr, "%s: %s: %s", progname, what, msg && *msg ? msg : PQerrorMessage(pg));
 	if (state != NULL && strcmp(state, "42883") == 0)
 		fprintf(stderr, "%s: hint: the fence extension is older than this client (no fence.advance_many):"
 				" ALTER EXTENSION fence UPDATE\n", progname);
-	PQclear(res);
-	if (PQstatus(pg) != CONNECTION_OK)
-		return EXIT_UNAVAIL;
-	return state != NULL && strcmp(state, "LF001") == 0 ? EXIT_STALE : EXIT_FAIL;
+	code = PQstatus(pg) != CONNECTION_OK ? EXIT_UNAVAIL :
+		state != NULL && strcmp(state, "LF001") == 0 ? EXIT_STALE : EXIT_FAIL;
+	PQclear(res);				/* "state" is in it */
+	return code;
 }
 
 /*

@@ -198,6 +198,8 @@ test_set_exec() {
 	[ "$(psql -XAtc "SELECT count(*) FROM fence.fences WHERE resource IN ('$t:1', '$t:2')")" = 2 ]
 	expect_rc 1 "$F" exec -R "$t:1" -R "$t:2" --pg "$PGC" "UPDATE $t SET balance = 0 WHERE id IN (1, 3)"
 	grep -q "missing fencing token for resource \"$t:3\"" "$TMP/err"
+	! grep -q Sanitizer "$TMP/err"
+	lock_free "$t:1" && lock_free "$t:2"
 	[ "$(psql -XAtc "SELECT string_agg(balance::text, ' ' ORDER BY id) FROM $t")" = "93 107 100" ]
 	expect_rc 64 "$F" exec -R "$t:1" -R "$t:2" --pg "$PGC" "COPY $t TO STDOUT"
 	grep -q 'COPY is not supported' "$TMP/err"
