@@ -586,6 +586,12 @@ fence_fenced_update_many(PG_FUNCTION_ARGS)
 	FenceResourceList list;
 
 	list = fence_resource_list(fcinfo, 0, 1, -1);
+	/* a fenced write that names no resource would be an unfenced one */
+	if (list.n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("resources must not be empty"),
+				 errhint("Name the resource of every lease the statement writes under.")));
 	PreventCommandIfReadOnly("fence.fenced_update_many()");
 
 	PG_RETURN_INT64(fenced_statement(fcinfo, &list));

@@ -413,13 +413,13 @@ fence_tokens_find(const char *resource, int64 *token, const char **owner)
 	if (e == NULL)
 		return false;
 
-	if (fence_setting_resource != NULL &&
+	/* fence.resource without fence.token carries no token to disagree with */
+	if (fence_setting_resource != NULL && fence_setting_token != NULL &&
 		strcmp(fence_setting_resource, resource) == 0)
 	{
 		setting_owner = fence_setting_owner != NULL && fence_setting_owner[0] != '\0' ?
 			fence_setting_owner : NULL;
-		if (fence_setting_token == NULL ||
-			!fence_parse_token(fence_setting_token, &setting_token) ||
+		if (!fence_parse_token(fence_setting_token, &setting_token) ||
 			setting_token != e->token || !same_owner(setting_owner, e->owner))
 		{
 			fence_stats_refused(resource, FENCE_REFUSED_INVALID, e->token, true);
@@ -429,7 +429,7 @@ fence_tokens_find(const char *resource, int64 *token, const char **owner)
 					 errdetail("fence.tokens gives token %lld%s%s, and fence.resource names the same resource with fence.token \"%s\"%s%s.",
 							   (long long) e->token,
 							   e->owner ? " for owner " : "", e->owner ? e->owner : "",
-							   fence_setting_token ? fence_setting_token : "",
+							   fence_setting_token,
 							   setting_owner ? " for owner " : "",
 							   setting_owner ? setting_owner : ""),
 					 errhint("Give each resource's token once: in fence.tokens, or in fence.resource and fence.token.")));

@@ -128,6 +128,8 @@ SELECT fence.fenced_update_many(ARRAY['mn:a', 'mn:b'], ARRAY[10, 10], NULL);
 \echo :LAST_ERROR_SQLSTATE
 SELECT fence.fenced_update_many(ARRAY['mn:a', 'mn:a'], ARRAY[10, 11], 'SELECT 1');
 \echo :LAST_ERROR_SQLSTATE
+SELECT fence.fenced_update_many('{}', '{}', 'UPDATE mn_acct SET balance = 0');
+\echo :LAST_ERROR_SQLSTATE
 SELECT fence.fenced_update_many(NULL, ARRAY[10], 'SELECT 1');
 \echo :LAST_ERROR_SQLSTATE
 SELECT fence.fenced_update_many(ARRAY['mn:a'], ARRAY[NULL::bigint], 'SELECT 1');

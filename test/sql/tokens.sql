@@ -117,6 +117,12 @@ SET LOCAL fence.token = '7';
 SET LOCAL fence.owner = 'ow';
 UPDATE tk_a SET v = 4;
 COMMIT;
+-- ... and so is fence.resource without fence.token, which carries no token
+BEGIN;
+SET LOCAL fence.tokens = 'tk:a=7/ow';
+SET LOCAL fence.resource = 'tk:a';
+UPDATE tk_a SET v = 4;
+COMMIT;
 -- ... but two different tokens, or owners, for one resource are LF003
 BEGIN;
 SET LOCAL fence.tokens = 'tk:a=8/ow';
@@ -227,3 +233,10 @@ SELECT count(*), sum(token) FROM fence.fences WHERE resource LIKE 'm:%';
 
 DROP TABLE tk_q, tk_a, tk_b, tk_acct, tk_jobs, tk_many;
 DELETE FROM fence.fences;
+
+-- In PGOPTIONS the value travels as one -c fence.tokens=VALUE, with spaces
+-- and backslashes escaped by a backslash, as the client writes it; a
+-- malformed one refuses the connection
+\setenv PGDATABASE :DBNAME
+\! PGOPTIONS='-c fence.tokens="a\ b"=5/web1:1:psql/9f,"c\\d"=6' psql -X -At -c 'SHOW fence.tokens'
+\! PGOPTIONS='-c fence.tokens=c\\d=6' psql -X -At -c 'SHOW fence.tokens' 2>&1 | sed 's/.*FATAL: */FATAL: /'
