@@ -329,6 +329,49 @@ int			fence_pg_mark(fence_ctx *ctx, PGconn *pg, const char *resource,
  */
 const char *fence_pg_hint(const fence_ctx *ctx);
 
+/*
+ * Sets of leases, held together (a transfer holds both accounts' leases;
+ * client/README.md, "Sets of leases").  The members are taken one after
+ * the other in the bytewise order of their names, whatever order
+ * "resources" gives, so that two callers asking for {a,b} and {b,a}
+ * cannot deadlock; the same name twice is FENCE_ERR_ARG.  All or nothing:
+ * when one member cannot be had (FENCE_ERR_BUSY, or FENCE_ERR_TIMEOUT once
+ * "wait_ms" in all ran out), those taken are given back.  The members
+ * share one owner id.  Each member is an ordinary lease: read it with the
+ * fence_lease_* accessors above, in canonical order.
+ */
+typedef struct fence_leases fence_leases;
+
+/* Called once, from a heartbeat thread, when any member is lost ("lost"). */
+typedef void (*fence_leases_lost_fn) (fence_leases *set, fence_lease *lost, void *arg);
+
+fence_leases *fence_acquire_many(fence_ctx *ctx, const char *const *resources,
+								 size_t n, long long ttl_ms);
+fence_leases *fence_acquire_many_wait(fence_ctx *ctx, const char *const *resources,
+									  size_t n, long long ttl_ms, long long wait_ms);
+size_t		fence_leases_count(const fence_leases *set);
+fence_lease *fence_leases_member(const fence_leases *set, size_t i);
+int			fence_leases_state(fence_leases *set);
+int			fence_leases_extend(fence_ctx *ctx, fence_leases *set, long long ttl_ms);
+int			fence_leases_release(fence_ctx *ctx, fence_leases *set);
+void		fence_leases_free(fence_leases *set);
+int			fence_leases_heartbeat_start(fence_ctx *ctx, fence_leases *set,
+										 fence_leases_lost_fn cb, void *arg);
+void		fence_leases_heartbeat_stop(fence_leases *set);
+
+/* fence.advance for each member, in order (any version of the extension). */
+int			fence_leases_announce(fence_ctx *ctx, fence_leases *set, PGconn *pg);
+
+/*
+ * The fence.tokens value naming every member, RESOURCE=TOKEN/OWNER joined
+ * by commas, quoted where the format asks; fence_format_tokens for any
+ * triples (an owner NULL or "": none).  malloc'd (free()), NULL when out
+ * of memory.
+ */
+char	   *fence_leases_tokens(const fence_leases *set);
+char	   *fence_format_tokens(size_t n, const char *const *resources,
+								const long long *tokens, const char *const *owners);
+
 #ifdef __cplusplus
 }
 #endif

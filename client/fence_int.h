@@ -332,4 +332,9 @@ void		fence_lease_set_lost(fence_lease *l);
 int			fence_lease_usable(fence_ctx *ctx, fence_lease *l);
 void		fence_lease_window(fence_lease *l, long long *ttl_ms, int64_t *until_ns);
 
+/* lease.c: an acquire under a given owner id, for the sets of lease_set.c */
+fence_lease *fence_acquire_wait_as(fence_ctx *ctx, const char *resource,
+								   long long ttl_ms, long long wait_ms,
+								   const char *owner);
+
 #endif							/* FENCE_INT_H */

@@ -91,8 +91,9 @@ check_ttl(fence_ctx *ctx, long long ttl_ms)
 	return FENCE_OK;
 }
 
+/* A lease not taken yet, with "owner" as its id (NULL: a new one). */
 static fence_lease *
-lease_new(fence_ctx *ctx, const char *resource, long long ttl_ms)
+lease_new(fence_ctx *ctx, const char *resource, long long ttl_ms, const char *owner)
 {
 	fence_lease *l = calloc(1, sizeof(fence_lease));
 
@@ -101,7 +102,9 @@ lease_new(fence_ctx *ctx, const char *resource, long long ttl_ms)
 	l->resource = strdup(resource);
 	if (l->resource == NULL || fence_keys_init(&l->keys, resource) != FENCE_OK)
 		goto oom;
-	if (fence_owner_id(ctx, l->owner) != FENCE_OK)
+	if (owner != NULL && strlen(owner) < sizeof(l->owner))
+		strcpy(l->owner, owner);
+	else if (fence_owner_id(ctx, l->owner) != FENCE_OK)
 	{
 		fence_lease_free(l);
 		return NULL;
@@ -321,6 +324,18 @@ fence_lease *
 fence_acquire_wait(fence_ctx *ctx, const char *resource, long long ttl_ms,
 				   long long wait_ms)
 {
+	return fence_acquire_wait_as(ctx, resource, ttl_ms, wait_ms, NULL);
+}
+
+/*
+ * fence_acquire_wait with "owner" as the owner id (NULL: a new one): the
+ * leases of a set share one (lease_set.c), so that one id names them all.
+ * An id is unique to its lock key, which is all the scripts compare.
+ */
+fence_lease *
+fence_acquire_wait_as(fence_ctx *ctx, const char *resource, long long ttl_ms,
+					  long long wait_ms, const char *owner)
+{
 	fence_lease *l;
 	int64_t		deadline;
 	int64_t		backoff_ms = 10;
@@ -338,7 +353,7 @@ fence_acquire_wait(fence_ctx *ctx, const char *resource, long long ttl_ms,
 						FENCE_MAX_TTL_MS);
 		return NULL;
 	}
-	l = lease_new(ctx, resource, ttl_ms);
+	l = lease_new(ctx, resource, ttl_ms, owner);
 	if (l == NULL)
 		return NULL;
 	deadline = fence_now_ns() + wait_ms * 1000000;

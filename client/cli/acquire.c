@@ -22,6 +22,8 @@ cmd_acquire(fence_ctx *ctx, const options *o, int argc, char **argv)
 	int			code = 0,
 				sig;
 
+	if (o->nresources > 0)
+		return cmd_acquire_set(ctx, o, argc, argv);
 	if (argc != 1)
 		return usage_error("acquire needs exactly one argument: RESOURCE%s", "");
 	/* the lease is the script's that started fence: its name and pid */
@@ -56,6 +58,8 @@ cmd_acquire(fence_ctx *ctx, const options *o, int argc, char **argv)
 int
 cmd_release(fence_ctx *ctx, const options *o, int argc, char **argv)
 {
+	if (o->nresources > 0)
+		return cmd_release_set(ctx, o, argc, argv);
 	if (argc != 2)
 		return usage_error("release needs two arguments: RESOURCE OWNER%s", "");
 	if (fence_release_owner(ctx, argv[0], argv[1]) != FENCE_OK)
@@ -68,6 +72,8 @@ cmd_release(fence_ctx *ctx, const options *o, int argc, char **argv)
 int
 cmd_extend(fence_ctx *ctx, const options *o, int argc, char **argv)
 {
+	if (o->nresources > 0)
+		return cmd_extend_set(ctx, o, argc, argv);
 	if (argc != 2)
 		return usage_error("extend needs two arguments: RESOURCE OWNER%s", "");
 	if (fence_extend_owner(ctx, argv[0], argv[1], o->ttl_ms) != FENCE_OK)

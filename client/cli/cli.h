@@ -57,6 +57,8 @@ typedef struct options
 	int			json;
 	int			death_signal;	/* run: what COMMAND gets if fence dies */
 	const char *name;			/* --name: in front of owner ids, or NULL */
+	const char **resources;		/* -R, in the order given (a set: sets.c) */
+	int			nresources;
 } options;
 
 /*
@@ -95,10 +97,19 @@ extern int	name_owner(fence_ctx *ctx, const options *o, const char *command);
 extern fence_lease *take_lease(fence_ctx *ctx, const options *o, const char *resource,
 							   PGconn **pgp, int *code, stop_guard *g);
 extern int	give_back(fence_ctx *ctx, fence_lease *l, PGconn *pg, int sig);
+extern fence_leases *take_set(fence_ctx *ctx, const options *o, const char *const *resources,
+							  size_t n, PGconn **pgp, int *code, stop_guard *g);
+extern int	give_back_set(fence_ctx *ctx, fence_leases *set, PGconn *pg, int sig);
 
 /* pgoptions.c */
 extern int	set_child_env(fence_lease *l);
 extern int	probe_pgoptions(const char *conninfo, fence_lease *l);
+
+/* sets.c: -R, acquire, release and extend of a set */
+extern int	set_usage(const options *o, const char *verb, int nargs);
+extern int	cmd_acquire_set(fence_ctx *ctx, const options *o, int argc, char **argv);
+extern int	cmd_release_set(fence_ctx *ctx, const options *o, int argc, char **argv);
+extern int	cmd_extend_set(fence_ctx *ctx, const options *o, int argc, char **argv);
 
 /* procs.c */
 extern void signal_all(pid_t pgid, int sig);
@@ -112,5 +123,38 @@ extern int	cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_list(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv);
+
+/*
+ * What fence run carries: the (resource, token, owner) triples read from
+ * an inherited PGOPTIONS (tokens.c) and written back merged (carry.c).
+ */
+typedef struct triple
+{
+	char	   *resource;
+	long long	token;
+	char	   *owner;			/* "" when the entry named none */
+} triple;
+
+typedef struct carried
+{
+	triple	   *t;
+	size_t		n;
+	char	   *kept;			/* PGOPTIONS without its fence settings */
+	char	   *single[3];		/* an inherited fence.resource, token, owner */
+} carried;
+
+/* tokens.c */
+extern void carried_free(carried *c);
+extern int	put_triple(carried *c, const char *resource, long long token, const char *owner);
+extern int	add_setting(char **buf, const char *name, const char *value);
+extern int	read_pgoptions(const char *pgoptions, carried *c, char *err, size_t errlen);
+
+/* exec_set.c */
+extern PGresult *exec_set(fence_leases *set, PGconn *pg, const char *sql, int nparams,
+						  const char *const *params, int *code);
+
+/* carry.c */
+extern int	carry_set_env(fence_leases *set, int as_set, char **tokens);
+extern int	carry_probe(const char *conninfo, const char *tokens);
 
 #endif							/* FENCE_CLI_H */

@@ -35,7 +35,9 @@ on_exec_signal(int sig)
 int
 cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv)
 {
+	fence_leases *set;
 	fence_lease *l;
+	int			first = o->nresources > 0 ? 0 : 1;	/* the SQL */
 	PGconn	   *pg = NULL;
 	PGresult   *res;
 	stop_guard	g;
@@ -45,18 +47,21 @@ cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv)
 
 	if (o->pg == NULL)
 		return usage_error("exec needs --pg CONNINFO%s", "");
-	if (argc < 2)
+	if (argc < first + 1)
 		return usage_error("exec needs RESOURCE and SQL%s", "");
 	/* named for the script that asked for the statement */
 	if ((code = name_owner(ctx, o, NULL)) != 0)
 		return code;
 	/* a closed pipe must not kill fence before it gives the lease back */
 	signal(SIGPIPE, SIG_IGN);
-	l = take_lease(ctx, o, argv[0], &pg, &code, &g);
+	/* one RESOURCE is a set of one; -R, a set (exec_set.c) */
+	set = take_set(ctx, o, first ? (const char *const *) argv : o->resources,
+				   first ? 1 : (size_t) o->nresources, &pg, &code, &g);
 	if (g.sig != 0)
-		return give_back(ctx, l, pg, g.sig);
-	if (l == NULL)
+		return give_back_set(ctx, set, pg, g.sig);
+	if (set == NULL)
 		return code;
+	l = fence_leases_member(set, 0);
 
 	/* From here a signal cancels the statement; the lease is given back. */
 	exec_cancel = PQgetCancel(pg);
@@ -69,7 +74,7 @@ cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv)
 	pthread_sigmask(SIG_SETMASK, &g.old, NULL);
 
 	/* A long statement must not outlive the lease unnoticed. */
-	if (fence_heartbeat_start(ctx, l, NULL, NULL) != FENCE_OK)
+	if (fence_leases_heartbeat_start(ctx, set, NULL, NULL) != FENCE_OK)
 	{
 		code = fail(ctx);
 		goto done;
@@ -80,10 +85,13 @@ cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv)
 		code = 128 + exec_signal;
 		goto done;
 	}
-	res = fence_exec(ctx, l, pg, argv[1], argc - 2, (const char *const *) argv + 2);
+	if (first)
+		res = fence_exec(ctx, l, pg, argv[1], argc - 2, (const char *const *) argv + 2);
+	else
+		res = exec_set(set, pg, argv[0], argc - 1, (const char *const *) argv + 1, &code);
 	if (res == NULL)
 	{
-		code = exec_signal != 0 ? 128 + exec_signal : pg_fail(ctx, pg);
+		code = exec_signal != 0 ? 128 + exec_signal : first ? pg_fail(ctx, pg) : code;
 		goto done;
 	}
 	print_result(o, res, fence_lease_token(l));
@@ -98,9 +106,9 @@ done:
 	pthread_sigmask(SIG_BLOCK, &g.set, NULL);
 	PQfreeCancel(exec_cancel);
 	exec_cancel = NULL;
-	if (fence_release(ctx, l) != FENCE_OK && code == 0)
+	if (fence_leases_release(ctx, set) != FENCE_OK && code == 0)
 		fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
-	fence_lease_free(l);
+	fence_leases_free(set);
 	PQfinish(pg);
 	return code;
 }

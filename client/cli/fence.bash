@@ -13,11 +13,11 @@ _fence()
 	local cur=${COMP_WORDS[COMP_CWORD]}
 	local prev=${COMP_WORDS[COMP_CWORD - 1]}
 	local verbs="acquire release extend run exec show list"
-	local opts="--ttl --wait --grace --name --death-signal --redis --min-replicas
+	local opts="--resource --ttl --wait --grace --name --death-signal --redis --min-replicas
 		--replica-timeout --pg --json --version --help"
 	# options followed by a value of their own
-	local valued="-t|--ttl|-w|--wait|-g|--grace|-n|--name|--death-signal|-r|--redis|--min-replicas|--replica-timeout|-p|--pg"
-	local i word verb= args=0 command_at=
+	local valued="-R|--resource|-t|--ttl|-w|--wait|-g|--grace|-n|--name|--death-signal|-r|--redis|--min-replicas|--replica-timeout|-p|--pg"
+	local i word verb= args=0 command_at= set=0
 
 	COMPREPLY=()
 	# Walk the words before the cursor: the verb, its arguments, and (run)
@@ -29,6 +29,9 @@ _fence()
 		elif [ "$word" = -- ]; then
 			[ "$verb" = run ] && command_at=$((i + 1))
 			[ -n "$verb" ] && args=99
+		elif [[ $word == @(-R|--resource) ]]; then
+			set=1
+			i=$((i + 1))
 		elif [[ $word == @($valued) ]]; then
 			i=$((i + 1))
 		elif [[ $word == -* ]]; then
@@ -38,7 +41,8 @@ _fence()
 		else
 			args=$((args + 1))
 			# run RESOURCE COMMAND: the second argument starts the command
-			[ "$verb" = run ] && [ "$args" -ge 2 ] && command_at=$i
+			# (with -R, the first)
+			[ "$verb" = run ] && [ "$args" -ge $((2 - set)) ] && command_at=$i
 		fi
 	done
 
@@ -65,7 +69,7 @@ _fence()
 		COMPREPLY=($(compgen -W "250ms 10s 30s 2m" -- "$cur"))
 		return 0
 		;;
-	-p | --pg | --min-replicas | -n | --name)
+	-p | --pg | --min-replicas | -n | --name | -R | --resource)
 		return 0
 		;;
 	esac
@@ -74,7 +78,7 @@ _fence()
 		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
 	elif [ -z "$verb" ]; then
 		COMPREPLY=($(compgen -W "$verbs" -- "$cur"))
-	elif [ "$verb" = run ] && [ "$args" -ge 1 ]; then
+	elif [ "$verb" = run ] && [ "$args" -ge $((1 - set)) ]; then
 		COMPREPLY=($(compgen -c -- "$cur"))
 	fi
 	return 0

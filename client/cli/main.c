@@ -10,6 +10,8 @@
  *	  fence exec    RESOURCE --pg CONNINFO [--] SQL [PARAM...]
  *	  fence show    RESOURCE [--pg CONNINFO]
  *	  fence list    [PATTERN]
+ *	  (acquire, release, extend, run, exec: -R RESOURCE, repeated, for a set:
+ *	  sets.c, exec_set.c)
  *
  * Exit status (DESIGN.md section 4): 0 success (for run, the command's own
  * status), 64 usage error, 69 Redis or PostgreSQL unreachable, 75 lease not
@@ -52,6 +54,10 @@ usage(void)
 	printf("  %s list    [PATTERN] [OPTION]...          held leases (owner, TTL, waiters) whose\n", progname);
 	printf("                                               resource matches PATTERN (a glob)\n");
 	printf("\nLease options:\n");
+	printf("  -R, --resource=RESOURCE  acquire, release, extend, run, exec: one lease of a set,\n");
+	printf("                           instead of the RESOURCE argument; repeat it (a\n");
+	printf("                           transfer: -R acct:1 -R acct:2); release and extend\n");
+	printf("                           take the set's one OWNER\n");
 	printf("  -t, --ttl=DURATION       lease time to live (default: 30s)\n");
 	printf("  -w, --wait=DURATION      how long to retry while the lease is busy (default: 0)\n");
 	printf("  -g, --grace=DURATION     run: time between SIGTERM and SIGKILL when the\n");
@@ -99,6 +105,9 @@ usage(void)
 	printf("SQL or a COMMAND that starts with \"-\".\n");
 	printf("\nrun gives COMMAND FENCE_RESOURCE, FENCE_TOKEN and FENCE_OWNER, and appends\n");
 	printf("-c fence.resource=... -c fence.token=... -c fence.owner=... to PGOPTIONS.\n");
+	printf("With -R, or inside another fence run, every lease held goes into one\n");
+	printf("-c fence.tokens=R1=T1/O1,R2=T2/O2 (merged with what PGOPTIONS had), and\n");
+	printf("into FENCE_TOKENS, FENCE_COUNT and FENCE_RESOURCE_i, FENCE_TOKEN_i, FENCE_OWNER_i.\n");
 	printf("With --pg it first checks that a session opened with those options sees the\n");
 	printf("token: a connection pooler may refuse them (exit 78) or drop them (a warning).\n");
 	printf("It keeps the lease until COMMAND and every process it started have exited\n");
@@ -181,14 +190,22 @@ check_command_line(options *o, const verb *v, const char *err, int nargs, char *
 		return usage_error("%s", err);
 	if (v == NULL)
 		return usage_error("no command given (acquire, release, extend, run, exec, show or list)%s", "");
-	if (nargs < v->fixed || (!v->variadic && nargs > v->fixed + v->optional) ||
-		(v->fn == cmd_exec && o->pg == NULL))
+	if (o->nresources > 0)
+	{
+		/* -R names the resources: no RESOURCE argument (sets.c) */
+		if ((rc = set_usage(o, v->name, nargs)) != 0)
+			return rc;
+	}
+	else if (nargs < v->fixed || (!v->variadic && nargs > v->fixed + v->optional) ||
+			 (v->fn == cmd_exec && o->pg == NULL))
 	{
 		snprintf(errbuf, sizeof(errbuf), "%s needs %s", v->name, v->needs);
 		return usage_error("%s", errbuf);
 	}
 	/* RESOURCE comes first; list's PATTERN is optional */
-	if (v->fn == cmd_list)
+	if (o->nresources > 0)
+		rc = FENCE_OK;
+	else if (v->fn == cmd_list)
 		rc = nargs == 0 ? FENCE_OK : fence_check_pattern(args[0], errbuf, sizeof(errbuf));
 	else
 		rc = fence_check_resource(args[0], errbuf, sizeof(errbuf));
@@ -199,7 +216,7 @@ check_command_line(options *o, const verb *v, const char *err, int nargs, char *
 		snprintf(errbuf, sizeof(errbuf), "--wait must be at most %lld ms", FENCE_MAX_TTL_MS);
 		return usage_error("%s", errbuf);
 	}
-	if ((v->fn == cmd_release || v->fn == cmd_extend) && *args[1] == '\0')
+	if ((v->fn == cmd_release || v->fn == cmd_extend) && *args[o->nresources > 0 ? 0 : 1] == '\0')
 		return usage_error("OWNER must not be empty%s", "");
 	if (o->name != NULL && fence_check_owner_name(o->name, errbuf, sizeof(errbuf)) != FENCE_OK)
 		return usage_error("--name: %s", errbuf);
@@ -256,6 +273,7 @@ main(int argc, char **argv)
 		{"replica-timeout", required_argument, NULL, 'T' + 256},
 		{"death-signal", required_argument, NULL, 'D' + 256},
 		{"name", required_argument, NULL, 'n'},
+		{"resource", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, '?' + 256},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0}
@@ -294,7 +312,7 @@ main(int argc, char **argv)
 	 * As with pg_isready, --help and --version win over any error.
 	 */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "-:r:t:w:p:g:n:jV", long_options, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "-:r:t:w:p:g:n:R:jV", long_options, NULL)) != -1)
 	{
 		long long  *dst = NULL;
 		const char *what = NULL;
@@ -344,6 +362,19 @@ main(int argc, char **argv)
 			case 'n':
 				o.name = optarg;
 				break;
+			case 'R':
+				/* after the verb's own RESOURCE: the two do not mix */
+				if (nargs > 1 && !*usage_err)
+					snprintf(usage_err, sizeof(usage_err),
+							 "a RESOURCE argument and -R do not mix: give every resource with -R");
+				if (o.resources == NULL && (o.resources = calloc(argc, sizeof(char *))) == NULL)
+				{
+					fprintf(stderr, "%s: out of memory\n", progname);
+					free(args);
+					return EXIT_FAIL;
+				}
+				o.resources[o.nresources++] = optarg;
+				break;
 			case 'j':
 				o.json = 1;
 				break;
@@ -385,7 +416,7 @@ main(int argc, char **argv)
 			!*usage_err)
 			snprintf(usage_err, sizeof(usage_err), "%s: %s", what, errbuf);
 		/* the verb has its own arguments: what follows is passed on */
-		if (c == 1 && v != NULL && v->variadic && nargs == 1 + v->fixed)
+		if (c == 1 && v != NULL && v->variadic && nargs == 1 + v->fixed - (o.nresources > 0))
 			break;
 	}
 	while (optind < argc)
@@ -395,6 +426,7 @@ main(int argc, char **argv)
 		usage();
 		free(args);
 		free(o.redis_list);
+		free(o.resources);
 		return 0;
 	}
 	if (version)
@@ -402,6 +434,7 @@ main(int argc, char **argv)
 		printf("fence (pgfence) %s\n", FENCE_VERSION);
 		free(args);
 		free(o.redis_list);
+		free(o.resources);
 		return 0;
 	}
 	code = check_command_line(&o, v, usage_err, nargs - 1, args + 1);
@@ -415,6 +448,7 @@ main(int argc, char **argv)
 	}
 	free(args);
 	free(o.redis_list);
+	free(o.resources);
 	fflush(stdout);
 	return code;
 }

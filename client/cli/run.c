@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -51,11 +52,15 @@ on_signal(int sig)
 	wake((unsigned char) sig);
 }
 
+/* the member of the set that was lost first (its name, for the message) */
+static fence_lease *volatile lost_member;
+
 static void
-on_lost(fence_lease *lease, void *arg)
+on_lost(fence_leases *set, fence_lease *lease, void *arg)
 {
-	(void) lease;
+	(void) set;
 	(void) arg;
+	lost_member = lease;
 	wake(0);
 }
 
@@ -140,7 +145,9 @@ run_standin(pid_t supervisor, const sigset_t *oldmask, const struct sigaction *o
 int
 cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 {
-	fence_lease *l;
+	fence_leases *set;
+	char	   *tokens = NULL;
+	int			first = o->nresources > 0 ? 0 : 1;	/* the command's name */
 	struct sigaction sa,
 				orig[NFORWARDED],
 				orig_chld,
@@ -163,15 +170,17 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 				own_tty = 0;
 	long long	kill_at = 0;
 
-	if (argc < 2)
+	if (argc < first + 1)
 		return usage_error("run needs RESOURCE and a command after --%s", "");
 	/* fence holds the lease while the command runs: its pid, their name */
-	if ((code = name_owner(ctx, o, argv[1])) != 0)
+	if ((code = name_owner(ctx, o, argv[first])) != 0)
 		return code;
-	l = take_lease(ctx, o, argv[0], NULL, &code, &g);
+	/* one RESOURCE is a set of one; -R, a set (sets.c) */
+	set = take_set(ctx, o, first ? (const char *const *) argv : o->resources,
+				   first ? 1 : (size_t) o->nresources, NULL, &code, &g);
 	if (g.sig != 0)
-		return give_back(ctx, l, NULL, g.sig);
-	if (l == NULL)
+		return give_back_set(ctx, set, NULL, g.sig);
+	if (set == NULL)
 		return code;
 
 	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
@@ -202,14 +211,19 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 	/* handlers in place: signals may come (to the command, once started) */
 	pthread_sigmask(SIG_SETMASK, &g.old, NULL);
 
-	if (set_child_env(l) != 0)
+	/* a set, or settings inherited from an outer run: carry.c merges */
+	if ((code = carry_set_env(set, o->nresources > 0, &tokens)) == 1)
+		code = set_child_env(fence_leases_member(set, 0));
+	if (code != 0)
 	{
-		fprintf(stderr, "%s: out of memory\n", progname);
-		code = EXIT_FAIL;
+		if (code != -2)
+			fprintf(stderr, "%s: out of memory\n", progname);
+		code = code == -2 ? EXIT_USAGE : EXIT_FAIL;
 		goto release;
 	}
 	/* a command that could not even connect is not worth starting */
-	if (o->pg != NULL && probe_pgoptions(o->pg, l) < 0)
+	if (o->pg != NULL && (tokens != NULL ? carry_probe(o->pg, tokens) :
+						  probe_pgoptions(o->pg, fence_leases_member(set, 0))) < 0)
 	{
 		code = EXIT_CONFIG;
 		goto release;
@@ -240,7 +254,8 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		{
 			/* the lease is the supervisor's now: not given back here */
 			code = run_standin(pid, &oldmask, &orig_chld);
-			fence_lease_free(l);
+			fence_leases_free(set);
+			free(tokens);
 			return code;
 		}
 		setpgid(0, 0);
@@ -259,7 +274,7 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		}
 	}
 
-	if (fence_heartbeat_start(ctx, l, on_lost, NULL) != FENCE_OK)
+	if (fence_leases_heartbeat_start(ctx, set, on_lost, NULL) != FENCE_OK)
 	{
 		code = fail(ctx);
 		goto release;
@@ -302,8 +317,8 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 			tcsetpgrp(STDIN_FILENO, getpid());
 			sigaction(SIGTTOU, &orig_ttou, NULL);
 		}
-		execvp(argv[1], argv + 1);
-		fprintf(stderr, "%s: could not run \"%s\": %s\n", progname, argv[1], strerror(errno));
+		execvp(argv[first], argv + first);
+		fprintf(stderr, "%s: could not run \"%s\": %s\n", progname, argv[first], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	started = 1;
@@ -342,7 +357,7 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 				{
 					lost = 1;
 					fprintf(stderr, "%s: lease on \"%s\" lost; stopping the command\n",
-							progname, fence_lease_resource(l));
+							progname, fence_lease_resource(lost_member));
 					signal_all(pid, SIGTERM);
 					/* a stopped command sees SIGTERM only once continued */
 					signal_all(pid, SIGCONT);
@@ -404,8 +419,11 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		code = EXIT_FAIL;
 
 release:
-	fence_heartbeat_stop(l);
-	if (!lost && fence_release(ctx, l) != FENCE_OK)
+	fence_leases_heartbeat_stop(set);
+	/* one member lost: the others are still ours, and others wait for them */
+	if (lost && fence_leases_count(set) > 1)
+		(void) fence_leases_release(ctx, set);
+	else if (!lost && fence_leases_release(ctx, set) != FENCE_OK)
 	{
 		/*
 		 * The lock is another owner's: the lease passed on while the
@@ -422,6 +440,7 @@ release:
 		else
 			fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
 	}
-	fence_lease_free(l);
+	fence_leases_free(set);
+	free(tokens);
 	return code;
 }

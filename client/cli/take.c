@@ -68,6 +68,38 @@ acquire_and_announce(fence_ctx *ctx, const options *o, const char *resource,
 	return l;
 }
 
+/* acquire_and_announce for a set of leases (-R, more than once) */
+static fence_leases *
+acquire_set_and_announce(fence_ctx *ctx, const options *o, const char *const *resources,
+						 size_t n, PGconn **pgp, int *code)
+{
+	fence_leases *set;
+	PGconn	   *pg = NULL;
+
+	if (o->pg != NULL && (pg = pg_connect(o->pg, code)) == NULL)
+		return NULL;
+	set = fence_acquire_many_wait(ctx, resources, n, o->ttl_ms, o->wait_ms);
+	if (set == NULL)
+	{
+		*code = fail(ctx);
+		PQfinish(pg);
+		return NULL;
+	}
+	if (pg != NULL && fence_leases_announce(ctx, set, pg) != FENCE_OK)
+	{
+		*code = pg_fail(ctx, pg);
+		(void) fence_leases_release(ctx, set);
+		fence_leases_free(set);
+		PQfinish(pg);
+		return NULL;
+	}
+	if (pgp != NULL)
+		*pgp = pg;
+	else
+		PQfinish(pg);
+	return set;
+}
+
 typedef struct acquire_job
 {
 	fence_ctx  *ctx;
@@ -77,6 +109,9 @@ typedef struct acquire_job
 	int			code;
 	fence_lease *lease;
 	int			done_fd;		/* written to once done, if >= 0 */
+	const char *const *resources;	/* a set instead, when not NULL */
+	size_t		nresources;
+	fence_leases *set;
 } acquire_job;
 
 static void *
@@ -85,7 +120,11 @@ acquire_thread(void *arg)
 	acquire_job *j = arg;
 	char		c = 1;
 
-	j->lease = acquire_and_announce(j->ctx, j->o, j->resource, j->pgp, &j->code);
+	if (j->resources != NULL)
+		j->set = acquire_set_and_announce(j->ctx, j->o, j->resources, j->nresources,
+										  j->pgp, &j->code);
+	else
+		j->lease = acquire_and_announce(j->ctx, j->o, j->resource, j->pgp, &j->code);
 	if (j->done_fd >= 0 && write(j->done_fd, &c, 1) != 1)
 		j->done_fd = -1;		/* cannot happen with an empty pipe */
 	return NULL;
@@ -128,11 +167,9 @@ take_signals(int sfd, stop_guard *g, int waiting)
  * acquire_and_announce, guarded against the signals that end fence (see
  * above).  Returns with them blocked, the first that came in g->sig.
  */
-fence_lease *
-take_lease(fence_ctx *ctx, const options *o, const char *resource,
-		   PGconn **pgp, int *code, stop_guard *g)
+static void
+take_guarded(acquire_job *j, stop_guard *g)
 {
-	acquire_job j = {ctx, o, resource, pgp, 0, NULL, -1};
 	struct sigaction cur;
 	int			i;
 
@@ -141,7 +178,7 @@ take_lease(fence_ctx *ctx, const options *o, const char *resource,
 		if (sigaction(forwarded[i], NULL, &cur) == 0 && cur.sa_handler != SIG_IGN)
 			sigaddset(&g->set, forwarded[i]);
 	g->sig = 0;
-	g->ctx = ctx;
+	g->ctx = j->ctx;
 	pthread_sigmask(SIG_BLOCK, &g->set, &g->old);
 #ifdef __linux__
 	{
@@ -152,8 +189,8 @@ take_lease(fence_ctx *ctx, const options *o, const char *resource,
 		if (pipe2(done, O_CLOEXEC) == 0 &&
 			(sfd = signalfd(-1, &g->set, SFD_CLOEXEC | SFD_NONBLOCK)) >= 0)
 		{
-			j.done_fd = done[1];
-			if (pthread_create(&th, NULL, acquire_thread, &j) == 0)
+			j->done_fd = done[1];
+			if (pthread_create(&th, NULL, acquire_thread, j) == 0)
 			{
 				for (;;)
 				{
@@ -170,13 +207,13 @@ take_lease(fence_ctx *ctx, const options *o, const char *resource,
 			}
 			else
 			{
-				j.done_fd = -1;
-				acquire_thread(&j);
+				j->done_fd = -1;
+				acquire_thread(j);
 			}
 			take_signals(sfd, g, 0);
 		}
 		else
-			acquire_thread(&j);	/* blocked throughout, acted on after */
+			acquire_thread(j);	/* blocked throughout, acted on after */
 		if (sfd >= 0)
 			close(sfd);
 		if (done[0] >= 0)
@@ -186,7 +223,7 @@ take_lease(fence_ctx *ctx, const options *o, const char *resource,
 		}
 	}
 #else
-	acquire_thread(&j);
+	acquire_thread(j);
 #endif
 	/* one that came since, or without a signalfd */
 	if (g->sig == 0)
@@ -197,8 +234,43 @@ take_lease(fence_ctx *ctx, const options *o, const char *resource,
 		if (sig > 0)
 			g->sig = sig;
 	}
+}
+
+fence_lease *
+take_lease(fence_ctx *ctx, const options *o, const char *resource,
+		   PGconn **pgp, int *code, stop_guard *g)
+{
+	acquire_job j = {ctx, o, resource, pgp, 0, NULL, -1};
+
+	take_guarded(&j, g);
 	*code = j.code;
 	return j.lease;
+}
+
+/* take_lease for the set of "resources" (any order: lease_set.c sorts) */
+fence_leases *
+take_set(fence_ctx *ctx, const options *o, const char *const *resources, size_t n,
+		 PGconn **pgp, int *code, stop_guard *g)
+{
+	acquire_job j = {ctx, o, NULL, pgp, 0, NULL, -1, resources, n, NULL};
+
+	take_guarded(&j, g);
+	*code = j.code;
+	return j.set;
+}
+
+/* give_back for a set */
+int
+give_back_set(fence_ctx *ctx, fence_leases *set, PGconn *pg, int sig)
+{
+	if (set != NULL)
+	{
+		if (fence_leases_release(ctx, set) != FENCE_OK)
+			fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
+		fence_leases_free(set);
+	}
+	PQfinish(pg);
+	return 128 + sig;
 }
 
 /* A signal came while the lease was taken: give it back, exit 128+N. */

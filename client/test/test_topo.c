@@ -1540,6 +1540,142 @@ fail:
 	return rc;
 }
 
+/*
+ * Sets of leases on every topology: on the cluster two resources whose
+ * keys live on different masters (their slots differ: no one script can
+ * take both), on the master Sentinel names and on the quorum.  The set is
+ * taken in canonical order and held on every member (fence_show says the
+ * set's one owner); a busy member gives back what was taken; two threads
+ * asking for {a,b} and {b,a} over and over both finish.
+ */
+typedef struct set_worker
+{
+	const char *url;
+	const char *names[2];
+	int			done;
+	char		why[FENCE_ERRSTR_LEN];
+} set_worker;
+
+static void *
+set_worker_main(void *arg)
+{
+	set_worker *w = arg;
+	fence_ctx  *c = fence_connect(w->url);
+	int			i;
+
+	for (i = 0; i < 10 && c->err == 0; i++)
+	{
+		fence_leases *set = fence_acquire_many_wait(c, w->names, 2, 5000, 30000);
+
+		if (set == NULL)
+			break;
+		if (fence_leases_release(c, set) != FENCE_OK)
+			break;
+		fence_leases_free(set);
+		w->done++;
+	}
+	snprintf(w->why, sizeof(w->why), "%s", c->errstr);
+	fence_free(c);
+	return NULL;
+}
+
+static int
+test_topo_lease_set(void)
+{
+	const char *urls[3] = {cluster_url, sentinel_url, quorum_url};
+	fence_ctx  *a = NULL,
+			   *b = NULL;
+	fence_leases *set = NULL;
+	fence_lease *other = NULL;
+	fence_info	info;
+	char		ra[128],
+				rb[128];
+	int			t,
+				i,
+				rc = 1;
+
+	if (ncluster == 0 || sentinel_url == NULL || nquorum < 3)
+		SKIP("needs the cluster, the sentinels and the quorum (FENCE_TEST_*)");
+	for (t = 0; t < 3; t++)
+	{
+		const char *names[2];
+		set_worker	w1,
+					w2;
+		pthread_t	t1,
+					t2;
+
+		snprintf(ra, sizeof(ra), "%s", R("set-a0"));
+		snprintf(rb, sizeof(rb), "%s", R("set-b0"));
+		/* on the cluster: b's lock on another master than a's */
+		for (i = 1; t == 0 && i < 200; i++)
+		{
+			const char *ka = key(ra, "lock"),
+					   *kb = key(rb, "lock");
+
+			if (slot_owner(fence_key_slot(ka, strlen(ka))) != slot_owner(fence_key_slot(kb, strlen(kb))))
+				break;
+			snprintf(rb, sizeof(rb), "%s-%d", R("set-b"), i);
+		}
+		names[0] = rb;
+		names[1] = ra;
+		a = fence_connect(urls[t]);
+		b = fence_connect(urls[t]);
+		CHECKC(a->err == 0, a);
+		set = fence_acquire_many(a, names, 2, 10000);
+		CHECKC(set != NULL, a);
+		CHECK(strcmp(fence_lease_resource(fence_leases_member(set, 0)), ra) == 0);
+		for (i = 0; i < 2; i++)
+		{
+			fence_lease *l = fence_leases_member(set, i);
+
+			CHECKC(fence_show(b, fence_lease_resource(l), &info) == FENCE_OK, b);
+			CHECK(info.owner != NULL && strncmp(info.owner, fence_lease_owner(l),
+												strlen(fence_lease_owner(l))) == 0);
+			fence_info_free(&info);
+		}
+		CHECKC(fence_leases_release(a, set) == FENCE_OK, a);
+		fence_leases_free(set);
+		set = NULL;
+
+		/* b busy: a, taken first, is given back */
+		other = fence_acquire(b, rb, 10000);
+		CHECKC(other != NULL, b);
+		CHECK(fence_acquire_many(a, names, 2, 10000) == NULL && a->err == FENCE_ERR_BUSY);
+		CHECKC(fence_show(b, ra, &info) == FENCE_OK, b);
+		CHECK(info.owner == NULL);
+		fence_info_free(&info);
+		CHECKC(fence_release(b, other) == FENCE_OK, b);
+		fence_lease_free(other);
+		other = NULL;
+
+		/* {a,b} against {b,a} */
+		memset(&w1, 0, sizeof(w1));
+		memset(&w2, 0, sizeof(w2));
+		w1 = (set_worker) {urls[t], {ra, rb}, 0, ""};
+		w2 = (set_worker) {urls[t], {rb, ra}, 0, ""};
+		CHECK(pthread_create(&t1, NULL, set_worker_main, &w1) == 0);
+		CHECK(pthread_create(&t2, NULL, set_worker_main, &w2) == 0);
+		pthread_join(t1, NULL);
+		pthread_join(t2, NULL);
+		if (w1.done != 10 || w2.done != 10)
+		{
+			snprintf(tap_why, sizeof(tap_why), "%.100s: %d and %d of 10 rounds (%.150s; %.150s)",
+					 urls[t], w1.done, w2.done, w1.why, w2.why);
+			goto fail;
+		}
+		fence_free(a);
+		fence_free(b);
+		a = b = NULL;
+	}
+	rc = 0;
+fail:
+	fence_leases_free(set);
+	fence_lease_free(other);
+	fence_free(a);
+	fence_free(b);
+	return rc;
+}
+
 /* The live waiters of "res" as fence_waiters says, their names before "/". */
 static int
 waiters_named(fence_ctx *a, const char *res, const char *want)
@@ -1844,6 +1980,7 @@ main(void)
 	TEST(topo_auth_refused);
 	TEST(topo_list);
 	TEST(topo_dead_waiter);
+	TEST(topo_lease_set);
 
 	PQfinish(pg);
 	printf("# topology C tests: %d passed, %d failed, %d skipped\n", tap_passed, tap_failed, tap_skipped);

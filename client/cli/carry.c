@@ -1,0 +1,224 @@
+/*
+ * client/cli/carry.c
+ *	  What run's command carries when fence run holds a set of leases (-R,
+ *	  more than once) or runs inside another fence run: every (resource,
+ *	  token, owner) triple in one "-c fence.tokens=..." in PGOPTIONS, and
+ *	  FENCE_TOKENS, FENCE_COUNT, FENCE_RESOURCE_i, FENCE_TOKEN_i and
+ *	  FENCE_OWNER_i in the environment (README, "Transfers between
+ *	  accounts"; the format is the extension's fence.tokens).
+ *
+ * Nesting.  "fence run acct:1 -- fence run acct:2 -- psql" must give psql
+ * both tokens, or the debit of acct:1 fails with LF002.  So the inner
+ * fence reads the fence settings it inherits in PGOPTIONS (a fence.tokens,
+ * and a fence.resource with its fence.token and fence.owner), takes them
+ * out, adds its own triples (its own wins for a resource it holds too) and
+ * writes back one fence.tokens holding all of them, in the bytewise order
+ * of the names.  A run that holds one lease adds its fence.resource,
+ * fence.token and fence.owner too, which say the same as its entry: an
+ * extension without fence.tokens still sees that one.
+ *
+ * A run with one RESOURCE and nothing inherited carries what it always did
+ * (pgoptions.c), and nothing else.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+
+static int
+by_resource(const void *a, const void *b)
+{
+	return strcmp(((const triple *) a)->resource, ((const triple *) b)->resource);
+}
+
+/*
+ * What the command of a set (or of a nested run) carries: the inherited
+ * settings merged with "set", every triple in PGOPTIONS and the
+ * environment.  "as_set": -R was given (else one RESOURCE, and nothing is
+ * done unless something was inherited: returns 1, for pgoptions.c).  On
+ * success 0 and the fence.tokens value in "*tokens" (malloc'd); -1 out of
+ * memory; -2 an inherited fence.tokens that cannot be read (printed).
+ */
+int
+carry_set_env(fence_leases *set, int as_set, char **tokens)
+{
+	const char *old = getenv("PGOPTIONS");
+	carried		c = {0};
+	char		err[256] = "",
+				name[40],
+				num[24];
+	const char **res = NULL,
+			  **own = NULL;
+	long long  *tok = NULL;
+	size_t		i,
+				nown = fence_leases_count(set);
+	int			rc = -1;
+
+	*tokens = NULL;
+	if (read_pgoptions(old ? old : "", &c, err, sizeof(err)) != 0)
+	{
+		if (err[0] == '\0')
+			goto done;
+		fprintf(stderr, "%s: PGOPTIONS: fence.tokens: %s\n", progname, err);
+		rc = -2;
+		goto done;
+	}
+	/* an inherited fence.resource joins the list, unless fence.tokens has it */
+	if (c.single[0] != NULL && c.single[1] != NULL)
+	{
+		for (i = 0; i < c.n && strcmp(c.t[i].resource, c.single[0]) != 0; i++)
+			;
+		if (i == c.n && put_triple(&c, c.single[0], atoll(c.single[1]), c.single[2]) != 0)
+			goto done;
+	}
+	if (!as_set && c.n == 0)
+	{
+		rc = 1;
+		goto done;
+	}
+	for (i = 0; i < nown; i++)
+	{
+		fence_lease *l = fence_leases_member(set, i);
+
+		if (put_triple(&c, fence_lease_resource(l), fence_lease_token(l), fence_lease_owner(l)) != 0)
+			goto done;
+	}
+	qsort(c.t, c.n, sizeof(triple), by_resource);
+	res = malloc((c.n + 1) * sizeof(char *));
+	own = malloc((c.n + 1) * sizeof(char *));
+	tok = malloc((c.n + 1) * sizeof(long long));
+	if (res == NULL || own == NULL || tok == NULL)
+		goto done;
+	for (i = 0; i < c.n; i++)
+	{
+		res[i] = c.t[i].resource;
+		own[i] = c.t[i].owner;
+		tok[i] = c.t[i].token;
+	}
+	if ((*tokens = fence_format_tokens(c.n, res, tok, own)) == NULL)
+		goto done;
+
+	/* PGOPTIONS: what was there, one fence.tokens, and a single lease's own */
+	if (add_setting(&c.kept, "fence.tokens", *tokens) != 0)
+		goto done;
+	if (nown == 1)
+	{
+		fence_lease *l = fence_leases_member(set, 0);
+
+		snprintf(num, sizeof(num), "%lld", fence_lease_token(l));
+		if (add_setting(&c.kept, "fence.resource", fence_lease_resource(l)) != 0 ||
+			add_setting(&c.kept, "fence.token", num) != 0 ||
+			add_setting(&c.kept, "fence.owner", fence_lease_owner(l)) != 0)
+			goto done;
+	}
+	if (setenv("PGOPTIONS", c.kept, 1) != 0 || setenv("FENCE_TOKENS", *tokens, 1) != 0)
+		goto done;
+	snprintf(num, sizeof(num), "%zu", c.n);
+	if (setenv("FENCE_COUNT", num, 1) != 0)
+		goto done;
+	for (i = 0; i < c.n; i++)
+	{
+		snprintf(num, sizeof(num), "%lld", c.t[i].token);
+		snprintf(name, sizeof(name), "FENCE_RESOURCE_%zu", i + 1);
+		rc = setenv(name, c.t[i].resource, 1);
+		snprintf(name, sizeof(name), "FENCE_TOKEN_%zu", i + 1);
+		rc |= setenv(name, num, 1);
+		snprintf(name, sizeof(name), "FENCE_OWNER_%zu", i + 1);
+		rc |= setenv(name, c.t[i].owner, 1);
+		if (rc != 0)
+		{
+			rc = -1;
+			goto done;
+		}
+	}
+	/* numbered ones an outer run set beyond ours: gone */
+	for (i = c.n + 1;; i++)
+	{
+		snprintf(name, sizeof(name), "FENCE_RESOURCE_%zu", i);
+		if (getenv(name) == NULL)
+			break;
+		unsetenv(name);
+		snprintf(name, sizeof(name), "FENCE_TOKEN_%zu", i);
+		unsetenv(name);
+		snprintf(name, sizeof(name), "FENCE_OWNER_%zu", i);
+		unsetenv(name);
+	}
+	/* FENCE_RESOURCE, _TOKEN, _OWNER: this run's lease when it holds one */
+	if (nown == 1)
+	{
+		fence_lease *l = fence_leases_member(set, 0);
+
+		snprintf(num, sizeof(num), "%lld", fence_lease_token(l));
+		rc = setenv("FENCE_RESOURCE", fence_lease_resource(l), 1) |
+			setenv("FENCE_TOKEN", num, 1) | setenv("FENCE_OWNER", fence_lease_owner(l), 1);
+		if (rc != 0)
+		{
+			rc = -1;
+			goto done;
+		}
+	}
+	else
+	{
+		unsetenv("FENCE_RESOURCE");
+		unsetenv("FENCE_TOKEN");
+		unsetenv("FENCE_OWNER");
+	}
+	rc = 0;
+done:
+	if (rc < 0)
+	{
+		free(*tokens);
+		*tokens = NULL;
+	}
+	free(res);
+	free(own);
+	free(tok);
+	carried_free(&c);
+	return rc;
+}
+
+/*
+ * probe_pgoptions for fence.tokens: 0 when a session opened with the
+ * command's PGOPTIONS shows "tokens", 1 when it works without (a warning
+ * says why), -1 when it cannot connect with them (an error says so).
+ */
+int
+carry_probe(const char *conninfo, const char *tokens)
+{
+	PGconn	   *pg = PQconnectdb(conninfo);
+	PGresult   *res;
+	int			rc;
+
+	if (pg == NULL || PQstatus(pg) != CONNECTION_OK)
+	{
+		fprintf(stderr, "%s: PostgreSQL at --pg refuses the fence settings in PGOPTIONS\n"
+				"(a connection pooler? PgBouncer refuses the options parameter): %s",
+				progname, pg ? PQerrorMessage(pg) : "out of memory\n");
+		PQfinish(pg);
+		return -1;
+	}
+	res = PQexec(pg, "SHOW fence.tokens");
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		fprintf(stderr, "%s: warning: the fence extension at --pg has no fence.tokens (older than\n"
+				"0.3.0?): guarded writes of the command see only fence.resource, the lease of\n"
+				"the innermost fence run when it holds one; update the extension\n"
+				"(ALTER EXTENSION fence UPDATE).\n", progname);
+		rc = 1;
+	}
+	else if (PQntuples(res) != 1 || strcmp(PQgetvalue(res, 0, 0), tokens) != 0)
+	{
+		fprintf(stderr, "%s: warning: sessions at --pg do not see fence.tokens in PGOPTIONS\n"
+				"(a connection pooler dropping them, or options in the connection string?):\n"
+				"guarded writes of the command will fail with LF002 unless it sets\n"
+				"fence.tokens itself (SET LOCAL fence.tokens = '$FENCE_TOKENS').\n", progname);
+		rc = 1;
+	}
+	else
+		rc = 0;
+	PQclear(res);
+	PQfinish(pg);
+	return rc;
+}

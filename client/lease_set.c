@@ -1,0 +1,429 @@
+/*
+ * client/lease_set.c
+ *	  A set of leases held together: a transfer that debits one account and
+ *	  credits another holds the lease of each (issue 19).
+ *
+ * Order.  The members are taken one after the other in one canonical
+ * order, the bytewise order of their names (strcmp), whatever order the
+ * caller gave: two workers asking for {a,b} and {b,a} both queue for "a"
+ * first, so neither can hold what the other waits for, and there is no
+ * deadlock to break.  The same name twice is refused (FENCE_ERR_ARG).
+ *
+ * All or nothing.  When a member cannot be had (busy, the deadline passed,
+ * an error), the members taken so far are given back at once, in reverse
+ * order, and the call fails with that member's error: FENCE_ERR_BUSY for
+ * fence_acquire_many, FENCE_ERR_TIMEOUT for fence_acquire_many_wait.
+ * Nobody is left holding half a set.
+ *
+ * One owner.  Every member carries the same owner id, so that one id
+ * names the whole set in Redis, in fence.fences and in FENCE_OWNER_i; an
+ * id only has to be unique per lock key, and each member has its own.
+ *
+ * Waiting.  The wait of each member is what is left of the one deadline.
+ * A member taken early may have waited a long time for a later one; once
+ * all are held, members taken more than a third of the TTL ago are
+ * extended, so the set starts with every TTL whole (or fails, given back,
+ * if one ran out meanwhile).
+ *
+ * Topologies.  Each member is an ordinary lease (lease.c), so a set works
+ * wherever one lease does.  On a Cluster the members' keys are in
+ * different slots (fence:{R}:...), usually on different masters: nothing
+ * takes them in one script, and they cost one acquire each, one after the
+ * other (N round trips, and N compare-and-DEL to give back).
+ *
+ * The heartbeat.  fence_leases_heartbeat_start starts the heartbeat of
+ * each member, each on its own Redis connection and its own schedule
+ * (TTL/3), and reports the loss of any member, once, as the loss of the
+ * set.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fence_int.h"
+
+struct fence_leases
+{
+	size_t		n;
+	fence_lease **members;		/* canonical order */
+	fence_leases_lost_fn lost_cb;
+	void	   *lost_arg;
+	int			lost_told;		/* the callback ran (atomic) */
+};
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/* Give back the first "n" members of "set", last first, keeping ctx's error. */
+static void
+give_back(fence_ctx *ctx, fence_leases *set, size_t n)
+{
+	int			err = ctx->err;
+	char		errstr[FENCE_ERRSTR_LEN];
+
+	memcpy(errstr, ctx->errstr, sizeof(errstr));
+	while (n-- > 0)
+	{
+		(void) fence_release(ctx, set->members[n]);
+		fence_lease_free(set->members[n]);
+		set->members[n] = NULL;
+	}
+	ctx->err = err;
+	memcpy(ctx->errstr, errstr, sizeof(errstr));
+}
+
+/*
+ * Take the leases on "resources" ("n" names, any order) for "ttl_ms",
+ * waiting up to "wait_ms" in all (0: each must be free now).  NULL on
+ * failure, with nothing held.
+ */
+fence_leases *
+fence_acquire_many_wait(fence_ctx *ctx, const char *const *resources, size_t n,
+						long long ttl_ms, long long wait_ms)
+{
+	fence_leases *set;
+	const char **names;
+	int64_t		deadline,
+				first_taken = 0;
+	size_t		i;
+
+	fence_clear_error(ctx);
+	if (resources == NULL || n == 0)
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG, "a set of leases needs at least one resource");
+		return NULL;
+	}
+	if (wait_ms < 0 || wait_ms > FENCE_MAX_TTL_MS)
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG, "wait must be between 0 and %lld ms",
+						FENCE_MAX_TTL_MS);
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		if (fence_check_resource(resources[i], ctx->errstr, sizeof(ctx->errstr)) != FENCE_OK ||
+			fence_check_ttl(ttl_ms, ctx->errstr, sizeof(ctx->errstr)) != FENCE_OK)
+		{
+			ctx->err = FENCE_ERR_ARG;
+			return NULL;
+		}
+	names = malloc(n * sizeof(*names));
+	set = calloc(1, sizeof(*set));
+	if (names == NULL || set == NULL || (set->members = calloc(n, sizeof(fence_lease *))) == NULL)
+	{
+		free(names);
+		free(set);
+		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
+		return NULL;
+	}
+	memcpy(names, resources, n * sizeof(*names));
+	qsort(names, n, sizeof(*names), by_name);
+	for (i = 1; i < n; i++)
+		if (strcmp(names[i - 1], names[i]) == 0)
+		{
+			fence_set_error(ctx, FENCE_ERR_ARG, "resource \"%.200s\" is named twice", names[i]);
+			free(names);
+			fence_leases_free(set);
+			return NULL;
+		}
+
+	deadline = fence_now_ns() + wait_ms * 1000000;
+	for (i = 0; i < n; i++)
+	{
+		int64_t		left = deadline - fence_now_ns();
+		long long	left_ms = wait_ms == 0 || left <= 0 ? 0 : (left + 999999) / 1000000;
+		const char *owner = i == 0 ? NULL : fence_lease_owner(set->members[0]);
+
+		/* an exhausted deadline still makes one last try, as for one lease */
+		if (wait_ms > 0 && left_ms == 0)
+			left_ms = 1;
+		set->members[i] = fence_acquire_wait_as(ctx, names[i], ttl_ms, left_ms, owner);
+		if (set->members[i] == NULL)
+			break;
+		if (i == 0)
+			first_taken = fence_now_ns();
+		set->n = i + 1;
+	}
+	free(names);
+	if (set->n < n)
+	{
+		give_back(ctx, set, set->n);
+		set->n = 0;
+		fence_leases_free(set);
+		return NULL;
+	}
+
+	/* long waits for later members: the early ones get their TTL whole again */
+	if (fence_now_ns() - first_taken > ttl_ms * 1000000 / 3)
+		for (i = 0; i + 1 < n; i++)
+			if (fence_extend(ctx, set->members[i], ttl_ms) != FENCE_OK)
+			{
+				give_back(ctx, set, n);
+				set->n = 0;
+				fence_leases_free(set);
+				return NULL;
+			}
+	return set;
+}
+
+fence_leases *
+fence_acquire_many(fence_ctx *ctx, const char *const *resources, size_t n, long long ttl_ms)
+{
+	return fence_acquire_many_wait(ctx, resources, n, ttl_ms, 0);
+}
+
+size_t
+fence_leases_count(const fence_leases *set)
+{
+	return set == NULL ? 0 : set->n;
+}
+
+/* Member "i" in canonical order (NULL past the end). */
+fence_lease *
+fence_leases_member(const fence_leases *set, size_t i)
+{
+	return set == NULL || i >= set->n ? NULL : set->members[i];
+}
+
+/*
+ * The set's state: the worst of its members' (LOST when any is lost,
+ * SUSPECT when any is suspect).
+ */
+int
+fence_leases_state(fence_leases *set)
+{
+	int			worst = FENCE_LEASE_HELD;
+	size_t		i;
+
+	for (i = 0; i < set->n; i++)
+	{
+		int			s = fence_lease_state(set->members[i]);
+
+		if (s > worst)
+			worst = s;
+	}
+	return worst;
+}
+
+/*
+ * Extend every member for "ttl_ms" (0: each its current TTL).  Stops at the
+ * first that fails, with its error: a set one member of which is lost is
+ * lost.
+ */
+int
+fence_leases_extend(fence_ctx *ctx, fence_leases *set, long long ttl_ms)
+{
+	size_t		i;
+
+	for (i = 0; i < set->n; i++)
+		if (fence_extend(ctx, set->members[i], ttl_ms) != FENCE_OK)
+			return FENCE_ERR;
+	return FENCE_OK;
+}
+
+/*
+ * Give every member back (stopping the heartbeats first), last first.  All
+ * are tried; the error is the first failure's (FENCE_ERR_LOST: a member was
+ * no longer held).
+ */
+int
+fence_leases_release(fence_ctx *ctx, fence_leases *set)
+{
+	int			rc = FENCE_OK,
+				err = 0;
+	char		errstr[FENCE_ERRSTR_LEN] = "";
+	size_t		i;
+
+	fence_leases_heartbeat_stop(set);
+	for (i = set->n; i-- > 0;)
+		if (fence_release(ctx, set->members[i]) != FENCE_OK && rc == FENCE_OK)
+		{
+			rc = FENCE_ERR;
+			err = ctx->err;
+			memcpy(errstr, ctx->errstr, sizeof(errstr));
+		}
+	if (rc != FENCE_OK)
+	{
+		ctx->err = err;
+		memcpy(ctx->errstr, errstr, sizeof(errstr));
+	}
+	return rc;
+}
+
+void
+fence_leases_free(fence_leases *set)
+{
+	size_t		i;
+
+	if (set == NULL)
+		return;
+	fence_leases_heartbeat_stop(set);
+	for (i = 0; i < set->n; i++)
+		fence_lease_free(set->members[i]);
+	free(set->members);
+	free(set);
+}
+
+/* A member's heartbeat lost it: the set is lost, said once. */
+static void
+member_lost(fence_lease *lease, void *arg)
+{
+	fence_leases *set = arg;
+
+	if (__atomic_exchange_n(&set->lost_told, 1, __ATOMIC_ACQ_REL) == 0 && set->lost_cb != NULL)
+		set->lost_cb(set, lease, set->lost_arg);
+}
+
+/*
+ * Start the heartbeat of every member; "cb" (may be NULL) runs once, from
+ * a heartbeat thread, when any member is lost, with that member.  On
+ * failure none runs.
+ */
+int
+fence_leases_heartbeat_start(fence_ctx *ctx, fence_leases *set, fence_leases_lost_fn cb,
+							 void *arg)
+{
+	size_t		i;
+
+	set->lost_cb = cb;
+	set->lost_arg = arg;
+	set->lost_told = 0;
+	for (i = 0; i < set->n; i++)
+		if (fence_heartbeat_start(ctx, set->members[i], member_lost, set) != FENCE_OK)
+		{
+			while (i-- > 0)
+				fence_heartbeat_stop(set->members[i]);
+			return FENCE_ERR;
+		}
+	return FENCE_OK;
+}
+
+void
+fence_leases_heartbeat_stop(fence_leases *set)
+{
+	size_t		i;
+
+	if (set == NULL)
+		return;
+	for (i = 0; i < set->n; i++)
+		fence_heartbeat_stop(set->members[i]);
+}
+
+/*
+ * Announce every member's token to PostgreSQL, in canonical order, each
+ * with fence.advance in its own committed transaction (fence_announce):
+ * what every version of the extension has, so a client of this release
+ * works against an extension without fence.advance_many.  The first
+ * failure stops it, with its error.
+ */
+int
+fence_leases_announce(fence_ctx *ctx, fence_leases *set, PGconn *pg)
+{
+	size_t		i;
+
+	for (i = 0; i < set->n; i++)
+		if (fence_announce(ctx, set->members[i], pg) != FENCE_OK)
+			return FENCE_ERR;
+	return FENCE_OK;
+}
+
+/*
+ * The fence.tokens value of "set": RESOURCE=TOKEN/OWNER for every member,
+ * in canonical order (fence_format_tokens).  malloc'd; NULL when out of
+ * memory.
+ */
+char *
+fence_leases_tokens(const fence_leases *set)
+{
+	const char **resources = malloc((set->n + 1) * sizeof(char *));
+	const char **owners = malloc((set->n + 1) * sizeof(char *));
+	long long  *tokens = malloc((set->n + 1) * sizeof(long long));
+	char	   *out = NULL;
+	size_t		i;
+
+	if (resources != NULL && owners != NULL && tokens != NULL)
+	{
+		for (i = 0; i < set->n; i++)
+		{
+			resources[i] = fence_lease_resource(set->members[i]);
+			owners[i] = fence_lease_owner(set->members[i]);
+			tokens[i] = fence_lease_token(set->members[i]);
+		}
+		out = fence_format_tokens(set->n, resources, tokens, owners);
+	}
+	free(resources);
+	free(owners);
+	free(tokens);
+	return out;
+}
+
+/*
+ * Does "s" have to be quoted in fence.tokens?  Empty, a character that
+ * ends or quotes it ("specials": the resource's include '='), or
+ * whitespace at either end.
+ */
+static int
+needs_quotes(const char *s, const char *specials)
+{
+	size_t		len = strlen(s);
+
+	return len == 0 || strpbrk(s, specials) != NULL ||
+		strchr(" \t\n\r\f\v", s[0]) != NULL || strchr(" \t\n\r\f\v", s[len - 1]) != NULL;
+}
+
+static char *
+put_part(char *p, const char *s, const char *specials)
+{
+	if (!needs_quotes(s, specials))
+		return stpcpy(p, s);
+	*p++ = '"';
+	for (; *s; s++)
+	{
+		if (*s == '"')
+			*p++ = '"';
+		*p++ = *s;
+	}
+	*p++ = '"';
+	return p;
+}
+
+/*
+ * "n" triples as a fence.tokens value (/work/notes/tokens-format.md,
+ * README "Transfers between accounts"): RESOURCE=TOKEN/OWNER joined by
+ * commas, a resource quoted when empty, holding ',' '=' '"' or '\' or
+ * starting or ending with whitespace, an owner likewise (but '=' is
+ * its own), '"' doubled inside quotes; an owner NULL or "" is left out
+ * (RESOURCE=TOKEN).  Written in the order given.  malloc'd; NULL when out
+ * of memory.
+ */
+char *
+fence_format_tokens(size_t n, const char *const *resources, const long long *tokens,
+					const char *const *owners)
+{
+	size_t		cap = 1,
+				i;
+	char	   *out,
+			   *p;
+
+	for (i = 0; i < n; i++)
+		cap += 2 * strlen(resources[i]) + 2 * (owners && owners[i] ? strlen(owners[i]) : 0) + 32;
+	if ((out = malloc(cap)) == NULL)
+		return NULL;
+	p = out;
+	for (i = 0; i < n; i++)
+	{
+		if (i > 0)
+			*p++ = ',';
+		p = put_part(p, resources[i], ",=\"\\");
+		p += sprintf(p, "=%lld", tokens[i]);
+		if (owners != NULL && owners[i] != NULL && owners[i][0] != '\0')
+		{
+			*p++ = '/';
+			p = put_part(p, owners[i], ",\"\\");
+		}
+	}
+	*p = '\0';
+	return out;
+}

@@ -1,0 +1,437 @@
+/*
+ * client/test/test_lease_set.c
+ *	  Tests of sets of leases (lease_set.c) against the real redis-server
+ *	  and PostgreSQL of test/run.sh: canonical order, all or nothing, the
+ *	  loss of one member as the loss of the set, two waiters asking in
+ *	  opposite orders, and the fence.tokens format.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+
+#include "fence.h"
+#include "tap.h"
+#define TEST_PREFIX "set"
+#include "testlib.h"
+
+static const char *redis_url;
+static redisContext *raw;		/* side connection for set-up and checks */
+
+static char *
+lock_of(const char *resource)
+{
+	redisReply *r = redisCommand(raw, "GET fence:{%s}:lock", resource);
+	char	   *s = NULL;
+
+	if (r && r->type == REDIS_REPLY_STRING)
+		s = strdup(r->str);
+	freeReplyObject(r);
+	return s;
+}
+
+static int
+lock_exists(const char *resource)
+{
+	char	   *s = lock_of(resource);
+	int			yes = s != NULL;
+
+	free(s);
+	return yes;
+}
+
+/* Canonical order whatever the caller's, one owner, the tokens value. */
+static int
+test_order(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_leases *set = NULL;
+	const char *names[3];
+	char		ra[256],
+				rb[256],
+				rc_[256],
+				want[2048];
+	char	   *tokens = NULL,
+			   *held = NULL;
+	int			rc = 1;
+	size_t		i;
+
+	snprintf(ra, sizeof(ra), "%s", R("a"));
+	snprintf(rb, sizeof(rb), "%s", R("b"));
+	snprintf(rc_, sizeof(rc_), "%s", R("c"));
+	names[0] = rc_;
+	names[1] = ra;
+	names[2] = rb;
+	CHECKC(a->err == 0, a);
+	set = fence_acquire_many(a, names, 3, 5000);
+	CHECKC(set != NULL, a);
+	CHECK(fence_leases_count(set) == 3);
+	CHECK(strcmp(fence_lease_resource(fence_leases_member(set, 0)), ra) == 0);
+	CHECK(strcmp(fence_lease_resource(fence_leases_member(set, 1)), rb) == 0);
+	CHECK(strcmp(fence_lease_resource(fence_leases_member(set, 2)), rc_) == 0);
+	CHECK(fence_leases_member(set, 3) == NULL);
+	CHECK(fence_leases_state(set) == FENCE_LEASE_HELD);
+	for (i = 0; i < 3; i++)
+	{
+		fence_lease *l = fence_leases_member(set, i);
+
+		CHECK(strcmp(fence_lease_owner(l), fence_lease_owner(fence_leases_member(set, 0))) == 0);
+		CHECK(fence_lease_token(l) >= 1);
+		free(held);
+		held = lock_of(fence_lease_resource(l));
+		CHECK(held != NULL && strcmp(held, fence_lease_owner(l)) == 0);
+	}
+	snprintf(want, sizeof(want), "%s=%lld/%s,%s=%lld/%s,%s=%lld/%s",
+			 ra, fence_lease_token(fence_leases_member(set, 0)), fence_lease_owner(fence_leases_member(set, 0)),
+			 rb, fence_lease_token(fence_leases_member(set, 1)), fence_lease_owner(fence_leases_member(set, 1)),
+			 rc_, fence_lease_token(fence_leases_member(set, 2)), fence_lease_owner(fence_leases_member(set, 2)));
+	tokens = fence_leases_tokens(set);
+	CHECK(tokens != NULL && strcmp(tokens, want) == 0);
+	CHECKC(fence_leases_extend(a, set, 6000) == FENCE_OK, a);
+	CHECK(fence_lease_ttl(fence_leases_member(set, 2)) == 6000);
+	CHECKC(fence_leases_release(a, set) == FENCE_OK, a);
+	CHECK(!lock_exists(ra) && !lock_exists(rb) && !lock_exists(rc_));
+	rc = 0;
+fail:
+	free(tokens);
+	free(held);
+	fence_leases_free(set);
+	fence_free(a);
+	return rc;
+}
+
+/* Duplicates, nothing, and NULL everywhere a free takes it. */
+static int
+test_bad_sets(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	const char *dup[3] = {R("x"), R("y"), NULL};
+	int			rc = 1;
+
+	dup[2] = dup[0];
+	CHECK(fence_acquire_many(a, dup, 3, 5000) == NULL && a->err == FENCE_ERR_ARG);
+	CHECK(strstr(a->errstr, "named twice") != NULL);
+	CHECK(!lock_exists(dup[0]) && !lock_exists(dup[1]));
+	CHECK(fence_acquire_many(a, dup, 0, 5000) == NULL && a->err == FENCE_ERR_ARG);
+	CHECK(fence_acquire_many(a, dup, 2, 1) == NULL && a->err == FENCE_ERR_ARG);
+	fence_leases_free(NULL);
+	fence_leases_heartbeat_stop(NULL);
+	CHECK(fence_leases_count(NULL) == 0);
+	CHECK(fence_leases_member(NULL, 0) == NULL);
+	rc = 0;
+fail:
+	fence_free(a);
+	return rc;
+}
+
+/* One member busy: those taken before it are given back, none after it taken. */
+static int
+test_give_back_on_busy(void)
+{
+	fence_ctx  *a = fence_connect(redis_url),
+			   *b = fence_connect(redis_url);
+	fence_lease *other = NULL;
+	const char *names[3] = {R("gc"), R("ga"), R("gb")};
+	long long	t0;
+	int			rc = 1;
+
+	other = fence_acquire(b, names[2], 5000);
+	CHECKC(other != NULL, b);
+	CHECK(fence_acquire_many(a, names, 3, 5000) == NULL);
+	CHECK(a->err == FENCE_ERR_BUSY);
+	CHECK(strstr(a->errstr, names[2]) != NULL);
+	CHECK(!lock_exists(names[1]));	/* taken first, given back */
+	CHECK(!lock_exists(names[0]));	/* never reached */
+	/* the waiting form: TIMEOUT once the one deadline ran out */
+	t0 = ms_now();
+	CHECK(fence_acquire_many_wait(a, names, 3, 5000, 300) == NULL);
+	CHECK(a->err == FENCE_ERR_TIMEOUT);
+	CHECK(ms_now() - t0 >= 290 && ms_now() - t0 < 3000);
+	CHECK(!lock_exists(names[1]) && !lock_exists(names[0]));
+	CHECKC(fence_release(b, other) == FENCE_OK, b);
+	rc = 0;
+fail:
+	fence_lease_free(other);
+	fence_free(a);
+	fence_free(b);
+	return rc;
+}
+
+static volatile int set_lost_calls;
+static fence_lease *volatile set_lost_member;
+
+static void
+on_set_lost(fence_leases *set, fence_lease *lost, void *arg)
+{
+	(void) set;
+	(void) arg;
+	set_lost_member = lost;
+	__atomic_add_fetch(&set_lost_calls, 1, __ATOMIC_SEQ_CST);
+}
+
+/* A member whose lock is deleted in Redis: the set is lost, said once. */
+static int
+test_loss_of_one(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_leases *set = NULL;
+	const char *names[2] = {R("la"), R("lb")};
+	redisReply *r;
+	long long	t0;
+	int			rc = 1;
+
+	set_lost_calls = 0;
+	set_lost_member = NULL;
+	set = fence_acquire_many(a, names, 2, 900);
+	CHECKC(set != NULL, a);
+	CHECKC(fence_leases_heartbeat_start(a, set, on_set_lost, NULL) == FENCE_OK, a);
+	/* renewed past the TTL while both are there */
+	sleep_ms(1200);
+	CHECK(set_lost_calls == 0);
+	CHECK(fence_leases_state(set) == FENCE_LEASE_HELD);
+	r = redisCommand(raw, "DEL fence:{%s}:lock", names[1]);
+	freeReplyObject(r);
+	t0 = ms_now();
+	while (set_lost_calls == 0 && ms_now() - t0 < 3000)
+		sleep_ms(10);
+	CHECK(set_lost_calls == 1);
+	CHECK(set_lost_member == fence_leases_member(set, 1));
+	CHECK(fence_leases_state(set) == FENCE_LEASE_LOST);
+	sleep_ms(400);
+	CHECK(set_lost_calls == 1);
+	/* the other member is given back all the same; the error says the loss */
+	CHECK(fence_leases_release(a, set) == FENCE_ERR && a->err == FENCE_ERR_LOST);
+	CHECK(!lock_exists(names[0]));
+	rc = 0;
+fail:
+	fence_leases_free(set);
+	fence_free(a);
+	return rc;
+}
+
+/* Two workers, {a,b} and {b,a}, over and over: both finish, never together. */
+typedef struct worker
+{
+	const char *names[2];
+	int			done;
+	int			failed;
+	char		why[FENCE_ERRSTR_LEN];
+} worker;
+
+static volatile int inside;
+static volatile int overlap;
+
+static void *
+worker_main(void *arg)
+{
+	worker	   *w = arg;
+	fence_ctx  *c = fence_connect(redis_url);
+	int			i;
+
+	for (i = 0; i < 40 && c->err == 0; i++)
+	{
+		fence_leases *set = fence_acquire_many_wait(c, w->names, 2, 5000, 20000);
+
+		if (set == NULL)
+		{
+			w->failed++;
+			snprintf(w->why, sizeof(w->why), "%s", c->errstr);
+			break;
+		}
+		if (__atomic_add_fetch(&inside, 1, __ATOMIC_SEQ_CST) != 1)
+			overlap = 1;
+		sleep_ms(2);
+		__atomic_sub_fetch(&inside, 1, __ATOMIC_SEQ_CST);
+		if (fence_leases_release(c, set) != FENCE_OK)
+			w->failed++;
+		fence_leases_free(set);
+		w->done++;
+	}
+	fence_free(c);
+	return NULL;
+}
+
+static int
+test_opposite_orders(void)
+{
+	char		ra[256],
+				rb[256];
+	worker		w1,
+				w2;
+	pthread_t	t1,
+				t2;
+	long long	t0 = ms_now();
+	int			rc = 1;
+
+	snprintf(ra, sizeof(ra), "%s", R("oa"));
+	snprintf(rb, sizeof(rb), "%s", R("ob"));
+	memset(&w1, 0, sizeof(w1));
+	memset(&w2, 0, sizeof(w2));
+	w1.names[0] = ra;
+	w1.names[1] = rb;
+	w2.names[0] = rb;
+	w2.names[1] = ra;
+	CHECK(pthread_create(&t1, NULL, worker_main, &w1) == 0);
+	CHECK(pthread_create(&t2, NULL, worker_main, &w2) == 0);
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+	if (w1.failed || w2.failed)
+		printf("#   w1: %s; w2: %s\n", w1.why, w2.why);
+	CHECK(w1.done == 40 && w2.done == 40);
+	CHECK(w1.failed == 0 && w2.failed == 0);
+	CHECK(!overlap);
+	CHECK(ms_now() - t0 < 20000);
+	rc = 0;
+fail:
+	return rc;
+}
+
+/* Quoting, as /work/notes/tokens-format.md writes it. */
+static int
+test_format(void)
+{
+	const char *res[5] = {"acct:1", "a,b", "say \"hi\"", " lead", ""};
+	const char *own[5] = {"web1:812:psql/9f3c", "o=1", "x,y", NULL, "back\\slash"};
+	long long	tok[5] = {41, 5, 7, 9223372036854775807LL, 1};
+	char	   *s = fence_format_tokens(5, res, tok, own);
+	int			rc = 1;
+
+	CHECK(s != NULL);
+	CHECK(strcmp(s, "acct:1=41/web1:812:psql/9f3c,\"a,b\"=5/o=1,\"say \"\"hi\"\"\"=7/\"x,y\","
+				 "\" lead\"=9223372036854775807,\"\"=1/\"back\\slash\"") == 0);
+	free(s);
+	s = fence_format_tokens(0, res, tok, own);
+	CHECK(s != NULL && strcmp(s, "") == 0);
+	rc = 0;
+fail:
+	free(s);
+	return rc;
+}
+
+/* Announced: PostgreSQL's mark of each member is its token. */
+static int
+test_announce(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_leases *set = NULL;
+	const char *names[2] = {R("pb"), R("pa")};
+	long long	mark;
+	size_t		i;
+	int			rc = 1;
+
+	if (!pg_ready)
+		SKIP("no fence extension in PostgreSQL");
+	set = fence_acquire_many(a, names, 2, 5000);
+	CHECKC(set != NULL, a);
+	CHECKC(fence_leases_announce(a, set, pg) == FENCE_OK, a);
+	for (i = 0; i < 2; i++)
+	{
+		fence_lease *l = fence_leases_member(set, i);
+
+		CHECKC(fence_pg_mark(a, pg, fence_lease_resource(l), &mark) == FENCE_OK, a);
+		CHECK(mark == fence_lease_token(l));
+	}
+	CHECKC(fence_leases_release(a, set) == FENCE_OK, a);
+	rc = 0;
+fail:
+	fence_leases_free(set);
+	fence_free(a);
+	return rc;
+}
+
+/*
+ * A member taken early, then a long wait for a later one: once all are
+ * held, the early one is extended, so the set starts with every TTL whole.
+ */
+typedef struct late_release
+{
+	fence_ctx  *ctx;
+	fence_lease *lease;
+	long		after_ms;
+} late_release;
+
+static void *
+release_later(void *arg)
+{
+	late_release *r = arg;
+
+	sleep_ms(r->after_ms);
+	(void) fence_release(r->ctx, r->lease);
+	return NULL;
+}
+
+static int
+test_wait_renews_early(void)
+{
+	fence_ctx  *a = fence_connect(redis_url),
+			   *b = fence_connect(redis_url);
+	fence_leases *set = NULL;
+	const char *names[2] = {R("wa"), R("wb")};
+	late_release r = {b, NULL, 700};
+	pthread_t	th;
+	redisReply *pttl;
+	int			started = 0,
+				rc = 1;
+
+	r.lease = fence_acquire(b, names[1], 10000);
+	CHECKC(r.lease != NULL, b);
+	CHECK(pthread_create(&th, NULL, release_later, &r) == 0);
+	started = 1;
+	set = fence_acquire_many_wait(a, names, 2, 1000, 5000);
+	CHECKC(set != NULL, a);
+	pttl = redisCommand(raw, "PTTL fence:{%s}:lock", names[0]);
+	/* without the extend, about 1000 - 700 ms would be left */
+	CHECK(pttl != NULL && pttl->type == REDIS_REPLY_INTEGER && pttl->integer > 800);
+	freeReplyObject(pttl);
+	CHECKC(fence_leases_release(a, set) == FENCE_OK, a);
+	rc = 0;
+fail:
+	if (started)
+		pthread_join(th, NULL);
+	fence_lease_free(r.lease);
+	fence_leases_free(set);
+	fence_free(a);
+	fence_free(b);
+	return rc;
+}
+
+int
+main(void)
+{
+	fence_url	u;
+	char		err[256];
+
+	redis_url = getenv("FENCE_REDIS_URL");
+	if (redis_url == NULL || *redis_url == '\0')
+		redis_url = FENCE_DEFAULT_URL;
+	if (fence_parse_url(redis_url, &u, err, sizeof(err)) != FENCE_OK || u.is_unix)
+	{
+		printf("not ok - set_setup\n#   FENCE_REDIS_URL: %s\n", err);
+		return 1;
+	}
+	raw = redisConnect(u.host, u.port);
+	fence_url_free(&u);
+	if (raw == NULL || raw->err)
+	{
+		printf("not ok - set_setup\n#   cannot reach Redis at %s\n", redis_url);
+		return 1;
+	}
+	pg_setup();
+
+	TEST(order);
+	TEST(bad_sets);
+	TEST(give_back_on_busy);
+	TEST(loss_of_one);
+	TEST(opposite_orders);
+	TEST(wait_renews_early);
+	TEST(format);
+	TEST(announce);
+
+	PQfinish(pg);
+	redisFree(raw);
+	printf("# lease set C tests: %d passed, %d failed, %d skipped\n", tap_passed, tap_failed, tap_skipped);
+	return tap_failed ? 1 : 0;
+}
