@@ -41,21 +41,24 @@
 #include "postgres.h"
 
 #include "access/genam.h"
-#include "access/htup_details.h"
+#include "access/relation.h"
 #include "access/stratnum.h"
-#include "access/table.h"
+#include "access/tableam.h"
 #include "catalog/namespace.h"
+#include "executor/tuptable.h"
 #include "fmgr.h"
+#include "storage/bufmgr.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/relcache.h"
 #include "utils/snapmgr.h"
 
 #include "fence_ext.h"
 
 /* Columns of fence.floors, as sql/fence.sql creates it. */
-#define Anum_floors_prefix 1
 #define Anum_floors_token 2
 
 /*
@@ -79,49 +82,100 @@ floor_prefix_len(const char *resource, size_t len)
 }
 
 /*
+ * fence.floors, or InvalidOid where it does not exist (a database whose
+ * extension is older than the library).  Found by name once and kept
+ * until the relation changes (dropped with the extension, renamed): the
+ * first write of every resource comes here.  A table that is missing is
+ * looked for again each time, since an update of the extension makes it.
+ */
+static Oid	floors_relid = InvalidOid;
+
+static void
+floors_invalidated(Datum arg, Oid relid)
+{
+	if (relid == InvalidOid || relid == floors_relid)
+		floors_relid = InvalidOid;
+}
+
+static Oid
+floors_relation(void)
+{
+	static bool registered = false;
+	Oid			nsp;
+
+	if (OidIsValid(floors_relid))
+		return floors_relid;
+	if (!registered)
+	{
+		CacheRegisterRelcacheCallback(floors_invalidated, (Datum) 0);
+		registered = true;
+	}
+	nsp = get_namespace_oid("fence", true);
+	if (OidIsValid(nsp))
+		floors_relid = get_relname_relid("floors", nsp);
+	return floors_relid;
+}
+
+/*
  * fence_floor_of: the floor under which "resource", which has no mark,
- * refuses every token; 0 when its prefix has none, or when fence.floors
- * does not exist (a database whose extension is older than the library).
- * See the banner for why a fresh snapshot, and no lock, is enough: the
- * caller must have inserted the resource's mark already.
+ * refuses every token; 0 when its prefix has none.  See the banner for
+ * why a fresh snapshot, and no lock, is enough: the caller must have
+ * inserted the resource's mark already.
+ *
+ * A table that never held a floor has no pages: then there is nothing to
+ * probe (a floor is never deleted by pgfence, and a forget that matters
+ * here has committed, its page with it), which keeps the first writes of a
+ * database that never forgot a mark at the cost of a size lookup.
  */
 int64
 fence_floor_of(const char *resource)
 {
-	Oid			nsp;
 	Oid			relid;
 	Relation	rel;
+	Relation	idx;
 	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tuple;
-	int64		floor = 0;
+	IndexScanDesc scan;
+	TupleTableSlot *slot;
 	Snapshot	snapshot;
-	size_t		len = floor_prefix_len(resource, strlen(resource));
+	int64		floor = 0;
 
-	nsp = get_namespace_oid("fence", false);
-	relid = get_relname_relid("floors", nsp);
+	relid = floors_relation();
 	if (!OidIsValid(relid))
 		return 0;
+	rel = try_relation_open(relid, AccessShareLock);
+	if (rel == NULL)
+	{
+		/* dropped since it was found: look again */
+		floors_relid = InvalidOid;
+		return fence_floor_of(resource);
+	}
+	if (RelationGetNumberOfBlocks(rel) == 0)
+	{
+		relation_close(rel, AccessShareLock);
+		return 0;
+	}
 
-	rel = table_open(relid, AccessShareLock);
-	ScanKeyInit(&key, Anum_floors_prefix, BTEqualStrategyNumber, F_TEXTEQ,
-				PointerGetDatum(cstring_to_text_with_len(resource, len)));
-	/* the primary key's, which is the column's */
-	key.sk_collation = TupleDescAttr(RelationGetDescr(rel), Anum_floors_prefix - 1)->attcollation;
+	idx = index_open(RelationGetPrimaryKeyIndex(rel), AccessShareLock);
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_TEXTEQ,
+				PointerGetDatum(cstring_to_text_with_len(resource,
+														 floor_prefix_len(resource, strlen(resource)))));
+	key.sk_collation = idx->rd_indcollation[0];
+
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	scan = systable_beginscan(rel, RelationGetPrimaryKeyIndex(rel), true,
-							  snapshot, 1, &key);
-	tuple = systable_getnext(scan);
-	if (HeapTupleIsValid(tuple))
+	slot = table_slot_create(rel, NULL);
+	scan = index_beginscan(rel, idx, snapshot, 1, 0);
+	index_rescan(scan, &key, 1, NULL, 0);
+	if (index_getnext_slot(scan, ForwardScanDirection, slot))
 	{
 		bool		isnull;
 
-		floor = DatumGetInt64(heap_getattr(tuple, Anum_floors_token,
-										   RelationGetDescr(rel), &isnull));
+		floor = DatumGetInt64(slot_getattr(slot, Anum_floors_token, &isnull));
 	}
-	systable_endscan(scan);
+	index_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
 	UnregisterSnapshot(snapshot);
-	table_close(rel, AccessShareLock);
+	index_close(idx, AccessShareLock);
+	relation_close(rel, AccessShareLock);
 	return floor;
 }
 
