@@ -33,7 +33,8 @@
  *	  was live at that moment, or the insertion would have met it (a row
  *	  that fence.forget() is deleting still counts, and is waited for).
  *	  So every earlier mark of the resource was deleted by a transaction
- *	  that had committed, with its floor, before that snapshot; and no
+ *	  that had committed before that snapshot (fence.forget() with its
+ *	  floor; fence.reset() on purpose without one); and no
  *	  later one can be made or forgotten before this transaction ends,
  *	  since its insertion would meet ours.  The floor read is therefore at
  *	  least every forgotten mark of the resource, at every isolation level.

@@ -317,6 +317,9 @@ fence_advance(PG_FUNCTION_ARGS)
  *	  For administrators repairing a mark (say, after the token counter was
  *	  lost for good); it may lower the mark, which is why it is not granted
  *	  to anybody by default, and why it always leaves a line in the log.
+ *	  It leaves fence.floors alone: a mark it sets counts even below its
+ *	  prefix's floor, and a resource whose mark it removes starts above the
+ *	  floor again, as one whose mark fence.forget() deleted.
  */
 PG_FUNCTION_INFO_V1(fence_reset);
 
