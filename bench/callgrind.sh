@@ -16,6 +16,10 @@
 #   per resource:   advance_new advance_moved (fence.advance of
 #                   BENCH_CG_ROWS resources in one transaction: without
 #                   marks, and with marks that the token moves)
+#   first writes:   first_write first_floor (fence.advance of a resource
+#                   without a mark, one per transaction: the first write
+#                   of a resource, which reads its prefix's floor; with
+#                   no floor, and with one below the token)
 #
 # Each case runs a single-user backend (postgres --single) under callgrind
 # twice, with 0 and with N statements (BENCH_CG_N, default 2000), on a
@@ -78,6 +82,15 @@ statements() {
 			if (n > 0) print "UPDATE bench.bulk SET val = val + 1"
 			print "COMMIT"
 			print "SELECT fence.unprotect('\''bench.bulk'\'')"
+			exit
+		}
+		if (c == "first_write" || c == "first_floor") {
+			if (c == "first_floor")
+				print "INSERT INTO fence.floors VALUES ('\''bench:f'\'', 5)"
+			print "PREPARE p(int) AS SELECT fence.advance('\''bench:f:'\'' || $1, 7)"
+			for (i = 1; i <= n; i++) printf "EXECUTE p(%d)\n", i
+			if (c == "first_floor")
+				print "DELETE FROM fence.floors"
 			exit
 		}
 		if (c ~ /^advance_/) {
@@ -145,8 +158,8 @@ instructions() {
 	sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$out.log"
 	# put the bulk table back to the same state for the next case (uncounted)
 	case $1 in
-	bulk_key | advance_*)
-		printf '%s\n' "DELETE FROM fence.fences WHERE resource LIKE 'bench:r:%' OR resource LIKE 'benchkey:%'" 'VACUUM fence.fences' |
+	bulk_key | advance_* | first_*)
+		printf '%s\n' "DELETE FROM fence.fences WHERE resource LIKE 'bench:r:%' OR resource LIKE 'benchkey:%' OR resource LIKE 'bench:f:%'" 'VACUUM fence.fences' |
 			as_pg "$PG_BINDIR/postgres" --single -D "$FENCE_PGDATA" postgres >/dev/null 2>&1 ;;&
 	bulk_*)
 		echo 'VACUUM bench.bulk' | as_pg "$PG_BINDIR/postgres" --single -D "$FENCE_PGDATA" postgres >/dev/null 2>&1 ;;

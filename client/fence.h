@@ -310,8 +310,9 @@ void		fence_heartbeat_stop(fence_lease *lease);
 
 /*
  * PostgreSQL side.  fence_pg_mark reads the highest token PostgreSQL has
- * accepted for "resource" into "*token": 0 when it has none (never
- * announced, or reset).
+ * accepted for "resource" into "*token": for a resource without a mark,
+ * the floor of its prefix that fence.forget() left (tokens must be above
+ * it); 0 when there is neither (never announced, or reset).
  */
 int			fence_announce(fence_ctx *ctx, fence_lease *lease, PGconn *pg);
 PGresult   *fence_exec(fence_ctx *ctx, fence_lease *lease, PGconn *pg,

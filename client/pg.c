@@ -16,7 +16,10 @@
  * counters of too many nodes).  The client then lifts the Redis counter to
  * PostgreSQL's mark (raise, never lower, and only while the lock is still
  * ours: scripts.c HEAL, or a claim on a majority in quorum.c), takes the
- * next token and announces again.
+ * next token and announces again.  A resource whose mark fence.forget()
+ * deleted, or a new one under a prefix with a floor, is refused the same
+ * way until its counter is above the floor, which fence.mark() reports
+ * for a resource without a mark: one heal lifts it.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -23,6 +23,9 @@ extern int64 fence_check_and_advance(const char *resource, int64 token,
 extern void fence_check_resource_name(const char *resource);
 extern void fence_refuse_missing(const char *resource) pg_attribute_noreturn();
 
+/* floors.c: what fence.forget() leaves of the marks it deletes */
+extern int64 fence_floor_of(const char *resource);
+
 /*
  * registry.c: tokens accepted in this transaction and its live
  * subtransactions, by the hash of each resource's name

@@ -55,6 +55,14 @@
  *		retry, and rare: a worker announces its token in a transaction of
  *		its own before it writes with it.
  *
+ *	  Forgotten marks.  fence.forget() deletes marks that have not moved for
+ *	  a while, and raises the floor of each one's prefix to it (floors.c).
+ *	  A resource without a mark accepts only a token above its prefix's
+ *	  floor, which is read once the check has inserted the mark, and is
+ *	  then known to be at least every mark of the resource ever forgotten
+ *	  (floors.c says why); a refusal takes the insertion back.  A resource
+ *	  with a mark never reads its floor, so only a first write pays for it.
+ *
  *	  Every check locks the fence row and may write it, so none is made in
  *	  a read-only transaction or on a standby: the SQL functions and the
  *	  guard refuse those with 25006 before they look at anything, as
@@ -145,6 +153,7 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 	FenceTable	ftd;
 	FenceTable *ft = &ftd;
 	FenceMark		mark;
+	int64		hw;
 	MemoryContext oldcxt;
 
 	fence_check_resource_name(resource);
@@ -180,7 +189,6 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 	 * inserted and killed, and the next check looks first again.
 	 */
 	if (fence_mark_made_last() && !held &&
-		(fence_max_step == 0 || (uint64) token <= (uint64) fence_max_step) &&
 		fence_mark_insert(ft, resource, token, owner, true))
 		mark = (FenceMark) {false, 0, NULL};
 	else
@@ -190,20 +198,36 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 			mark = fence_mark_lock(ft, resource, token, owner, held);
 			if (mark.exists)
 				break;
-			if (fence_max_step > 0 && (uint64) token > (uint64) fence_max_step)
-				break;			/* refused below, without creating a row */
 			if (fence_mark_insert(ft, resource, token, owner, false))
 				break;
 			/* lost the race to create the row: lock the winner's version */
 		}
 	}
 
-	if (mark.exists && (token < mark.token ||
-						(token == mark.token && owners_conflict(owner, mark.owner))))
-	{
-		int64		hw = mark.token;
+	/*
+	 * A first mark, now inserted: the resource may have had one that
+	 * fence.forget() deleted, whose floor the token must be above.  Only
+	 * now is the floor known to hold it (floors.c); a refusal below takes
+	 * the insertion back with the statement.
+	 */
+	if (mark.exists)
+		hw = mark.token;
+	else
+		hw = fence_floor_of(resource);
 
+	if (mark.exists ? (token < hw ||
+					   (token == hw && owners_conflict(owner, mark.owner))) :
+		token <= hw)
+	{
 		fence_stats_refused(resource, FENCE_REFUSED_STALE, token, true);
+		if (!mark.exists)
+			ereport(ERROR,
+					(errcode(ERRCODE_FENCE_STALE_TOKEN),
+					 errmsg("stale fencing token for resource \"%s\"", resource),
+					 errdetail("Token %lld is not above %lld, the floor of the marks forgotten under the resource's prefix.",
+							   (long long) token, (long long) hw),
+					 errhint("Acquire a new lease with a token above %lld (fence.mark() reports it).",
+							 (long long) hw)));
 		if (token < hw)
 			ereport(ERROR,
 					(errcode(ERRCODE_FENCE_STALE_TOKEN),
@@ -219,11 +243,9 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 				 errhint("The lock service issued this token twice; acquire a new lease.")));
 	}
 
-	if (fence_max_step > 0 && token > mark.token &&
-		(uint64) token - (uint64) mark.token > (uint64) fence_max_step)
+	if (fence_max_step > 0 && token > hw &&
+		(uint64) token - (uint64) hw > (uint64) fence_max_step)
 	{
-		int64		hw = mark.token;
-
 		fence_stats_refused(resource, FENCE_REFUSED_INVALID, token, true);
 		ereport(ERROR,
 				(errcode(ERRCODE_FENCE_INVALID_TOKEN),
@@ -295,6 +317,9 @@ fence_advance(PG_FUNCTION_ARGS)
  *	  For administrators repairing a mark (say, after the token counter was
  *	  lost for good); it may lower the mark, which is why it is not granted
  *	  to anybody by default, and why it always leaves a line in the log.
+ *	  It leaves fence.floors alone: a mark it sets counts even below its
+ *	  prefix's floor, and a resource whose mark it removes starts above the
+ *	  floor again, as one whose mark fence.forget() deleted.
  */
 PG_FUNCTION_INFO_V1(fence_reset);
 

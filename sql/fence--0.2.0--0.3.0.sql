@@ -2,7 +2,8 @@
 
 -- fence 0.2.0 -> 0.3.0: no mark, guard or grant of 0.2.0 changes, so
 -- fence.fences keeps every row it had (only its storage parameters
--- change).  What each object is for is said where sql/fence.sql creates
+-- change); fence.forget() and the floors it leaves are new, and
+-- fence.mark() reports a floor for a resource without a mark.  What each object is for is said where sql/fence.sql creates
 -- it.
 
 -- Room on each page of fence.fences for the marks to move without index
@@ -66,6 +67,97 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fence.fenced_update_many(text[], bigint[], text, text[]) FROM PUBLIC;
 COMMENT ON FUNCTION fence.fenced_update_many(text[], bigint[], text, text[]) IS
     'Accept each token for its resource (in name order, all or none), then run query with params, typed as the query types $1..$n; returns rows processed';
+-- What fence.forget() leaves of the marks it deletes: per prefix of their
+-- names (fence.floor_prefix), the highest of them, never lowered.  A
+-- resource without a mark accepts only a token above its prefix's floor
+-- (extension/floors.c).  Written only by fence.forget(); read like
+-- fence.fences, and dumped like it: losing a floor would re-admit the
+-- old tokens of every resource forgotten under it.
+CREATE TABLE fence.floors (
+    prefix      text PRIMARY KEY,
+    token       bigint NOT NULL CHECK (token > 0),
+    updated_at  timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+REVOKE ALL ON fence.floors FROM PUBLIC;
+COMMENT ON TABLE fence.floors IS
+    'Per name prefix, the highest mark that fence.forget deleted: a resource without a mark accepts only tokens above it; written only by fence.forget';
+SELECT pg_catalog.pg_extension_config_dump('fence.floors', '');
+
+-- The prefix of a resource's name, whose floor it falls back to once its
+-- mark is forgotten: up to its last ':' that no backslash escapes, '' if
+-- none (a key-mode row's prefix is its table's resource).  Open to
+-- everybody: it only computes a name.
+CREATE FUNCTION fence.floor_prefix(resource text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'fence_floor_prefix'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION fence.floor_prefix(text) IS
+    'Prefix of resource whose floor (fence.floors) applies once its mark is forgotten: up to its last unescaped ":", or empty';
+
+-- The mark of one resource, for whoever may see marks without reading
+-- fence.fences: the client heals a Redis counter that fell behind with it
+-- (announce, fence show).  A resource without a mark reports the floor of
+-- its prefix, which its tokens must be above.  It runs as the owner of
+-- fence.fences, with the search path pinned so that the caller's cannot
+-- redirect it; granted like fence.advance, and to pg_monitor, which reads
+-- the marks in fence.stats.
+CREATE OR REPLACE FUNCTION fence.mark(resource text)
+RETURNS bigint
+LANGUAGE sql STABLE STRICT PARALLEL SAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT COALESCE((SELECT f.token FROM fence.fences f
+                      WHERE f.resource OPERATOR(pg_catalog.=) $1),
+                    (SELECT l.token FROM fence.floors l
+                      WHERE l.prefix OPERATOR(pg_catalog.=) fence.floor_prefix($1)), 0)
+$$;
+COMMENT ON FUNCTION fence.mark(text) IS
+    'Highest accepted token of resource, else the floor of its prefix, 0 if neither, for roles that may not read fence.fences';
+
+-- Delete the marks that have not moved for longer than older_than, and
+-- raise the floor of each one's prefix to it in the same transaction, so
+-- that no token at or below a forgotten mark is accepted again (README:
+-- Maintenance).  A DELETE waits for the writers that hold a mark's row and
+-- checks the row again once they are done: a mark that moved meanwhile is
+-- kept (READ COMMITTED), or the call fails with 40001 (REPEATABLE READ,
+-- SERIALIZABLE).  Administrators only, like fence.reset(), and logged; it
+-- runs as the owner of the tables with the search path pinned.
+CREATE FUNCTION fence.forget(older_than interval)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    forgotten bigint;
+BEGIN
+    IF older_than IS NULL THEN
+        RAISE EXCEPTION 'older_than must not be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    ELSIF older_than < interval '0' THEN
+        RAISE EXCEPTION 'older_than must not be negative'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = pg_catalog.format('The interval is %s.', older_than);
+    END IF;
+    WITH gone AS (
+        DELETE FROM fence.fences f
+         WHERE f.updated_at < pg_catalog.now() - older_than
+        RETURNING f.resource, f.token
+    ), raised AS (
+        INSERT INTO fence.floors AS l (prefix, token)
+        SELECT fence.floor_prefix(g.resource), pg_catalog.max(g.token)
+          FROM gone g GROUP BY 1
+        ON CONFLICT (prefix) DO UPDATE
+           SET token = GREATEST(l.token, EXCLUDED.token), updated_at = pg_catalog.now()
+    )
+    SELECT pg_catalog.count(*) INTO forgotten FROM gone;
+    RAISE LOG 'fence forgot % marks not moved for %, by role "%"',
+        forgotten, older_than, SESSION_USER;
+    RETURN forgotten;
+END
+$$;
+REVOKE ALL ON FUNCTION fence.forget(interval) FROM PUBLIC;
+COMMENT ON FUNCTION fence.forget(interval) IS
+    'Administrators only: delete the marks not moved for longer than older_than, raising the floor of their prefixes (fence.floors) to them; returns how many; logged';
 
 -- The objects made above get the ALTER DEFAULT PRIVILEGES of the role
 -- running the update, which could hand them out behind the REVOKEs: take
@@ -76,16 +168,24 @@ DECLARE
     g record;
 BEGIN
     FOR g IN
-        SELECT p.oid::pg_catalog.regprocedure::pg_catalog.text AS object, a.grantee
+        SELECT 'FUNCTION' AS kind, p.oid::pg_catalog.regprocedure::pg_catalog.text AS object, a.grantee
           FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
-         WHERE (p.oid OPERATOR(pg_catalog.=) 'fence.reprotect_all()'::pg_catalog.regprocedure
+         WHERE (p.oid OPERATOR(pg_catalog.=) ANY (ARRAY['fence.reprotect_all()',
+                                                        'fence.floor_prefix(text)',
+                                                        'fence.forget(interval)']::pg_catalog.regprocedure[])
                 OR p.proname OPERATOR(pg_catalog.=) ANY (ARRAY['advance_many', 'fenced_update_many']::pg_catalog.name[]))
            AND p.pronamespace OPERATOR(pg_catalog.=) 'fence'::pg_catalog.regnamespace
            AND a.grantee OPERATOR(pg_catalog.<>) p.proowner
+        UNION
+        SELECT 'TABLE', 'fence.floors', a.grantee
+          FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+         WHERE c.oid OPERATOR(pg_catalog.=) 'fence.floors'::pg_catalog.regclass
+           AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
     LOOP
-        EXECUTE pg_catalog.format('REVOKE ALL ON FUNCTION %s FROM %s', g.object,
+        EXECUTE pg_catalog.format('REVOKE ALL ON %s %s FROM %s', g.kind, g.object,
             CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
                  ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END);
     END LOOP;
 END
 $$;
+GRANT EXECUTE ON FUNCTION fence.floor_prefix(text) TO PUBLIC;

@@ -85,6 +85,33 @@ COMMENT ON COLUMN fence.fences.owner IS
 -- Keep the marks in pg_dump output: losing them would re-admit old tokens.
 SELECT pg_catalog.pg_extension_config_dump('fence.fences', '');
 
+-- What fence.forget() leaves of the marks it deletes: per prefix of their
+-- names (fence.floor_prefix), the highest of them, never lowered.  A
+-- resource without a mark accepts only a token above its prefix's floor
+-- (extension/floors.c).  Written only by fence.forget(); read like
+-- fence.fences, and dumped like it: losing a floor would re-admit the
+-- old tokens of every resource forgotten under it.
+CREATE TABLE fence.floors (
+    prefix      text PRIMARY KEY,
+    token       bigint NOT NULL CHECK (token > 0),
+    updated_at  timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+REVOKE ALL ON fence.floors FROM PUBLIC;
+COMMENT ON TABLE fence.floors IS
+    'Per name prefix, the highest mark that fence.forget deleted: a resource without a mark accepts only tokens above it; written only by fence.forget';
+SELECT pg_catalog.pg_extension_config_dump('fence.floors', '');
+
+-- The prefix of a resource's name, whose floor it falls back to once its
+-- mark is forgotten: up to its last ':' that no backslash escapes, '' if
+-- none (a key-mode row's prefix is its table's resource).  Open to
+-- everybody: it only computes a name.
+CREATE FUNCTION fence.floor_prefix(resource text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'fence_floor_prefix'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION fence.floor_prefix(text) IS
+    'Prefix of resource whose floor (fence.floors) applies once its mark is forgotten: up to its last unescaped ":", or empty';
+
 CREATE FUNCTION fence.advance(resource text, token bigint, owner text DEFAULT NULL)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'fence_advance'
@@ -95,20 +122,24 @@ COMMENT ON FUNCTION fence.advance(text, bigint, text) IS
 
 -- The mark of one resource, for whoever may see marks without reading
 -- fence.fences: the client heals a Redis counter that fell behind with it
--- (announce, fence show).  It runs as the owner of fence.fences, with the
--- search path pinned so that the caller's cannot redirect it; granted like
--- fence.advance, and to pg_monitor, which reads the marks in fence.stats.
+-- (announce, fence show).  A resource without a mark reports the floor of
+-- its prefix, which its tokens must be above.  It runs as the owner of
+-- fence.fences, with the search path pinned so that the caller's cannot
+-- redirect it; granted like fence.advance, and to pg_monitor, which reads
+-- the marks in fence.stats.
 CREATE FUNCTION fence.mark(resource text)
 RETURNS bigint
 LANGUAGE sql STABLE STRICT PARALLEL SAFE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT COALESCE((SELECT f.token FROM fence.fences f
-                      WHERE f.resource OPERATOR(pg_catalog.=) $1), 0)
+                      WHERE f.resource OPERATOR(pg_catalog.=) $1),
+                    (SELECT l.token FROM fence.floors l
+                      WHERE l.prefix OPERATOR(pg_catalog.=) fence.floor_prefix($1)), 0)
 $$;
 REVOKE ALL ON FUNCTION fence.mark(text) FROM PUBLIC;
 COMMENT ON FUNCTION fence.mark(text) IS
-    'Highest accepted token of resource, 0 if none, for roles that may not read fence.fences';
+    'Highest accepted token of resource, else the floor of its prefix, 0 if neither, for roles that may not read fence.fences';
 
 CREATE FUNCTION fence.fenced_update(resource text, token bigint, query text)
 RETURNS bigint
@@ -188,6 +219,51 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fence.reset(text, bigint) FROM PUBLIC;
 COMMENT ON FUNCTION fence.reset(text, bigint) IS
     'Administrators only: set the mark of resource to token, or remove it (0); logged';
+
+-- Delete the marks that have not moved for longer than older_than, and
+-- raise the floor of each one's prefix to it in the same transaction, so
+-- that no token at or below a forgotten mark is accepted again (README:
+-- Maintenance).  A DELETE waits for the writers that hold a mark's row and
+-- checks the row again once they are done: a mark that moved meanwhile is
+-- kept (READ COMMITTED), or the call fails with 40001 (REPEATABLE READ,
+-- SERIALIZABLE).  Administrators only, like fence.reset(), and logged; it
+-- runs as the owner of the tables with the search path pinned.
+CREATE FUNCTION fence.forget(older_than interval)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    forgotten bigint;
+BEGIN
+    IF older_than IS NULL THEN
+        RAISE EXCEPTION 'older_than must not be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    ELSIF older_than < interval '0' THEN
+        RAISE EXCEPTION 'older_than must not be negative'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = pg_catalog.format('The interval is %s.', older_than);
+    END IF;
+    WITH gone AS (
+        DELETE FROM fence.fences f
+         WHERE f.updated_at < pg_catalog.now() - older_than
+        RETURNING f.resource, f.token
+    ), raised AS (
+        INSERT INTO fence.floors AS l (prefix, token)
+        SELECT fence.floor_prefix(g.resource), pg_catalog.max(g.token)
+          FROM gone g GROUP BY 1
+        ON CONFLICT (prefix) DO UPDATE
+           SET token = GREATEST(l.token, EXCLUDED.token), updated_at = pg_catalog.now()
+    )
+    SELECT pg_catalog.count(*) INTO forgotten FROM gone;
+    RAISE LOG 'fence forgot % marks not moved for %, by role "%"',
+        forgotten, older_than, SESSION_USER;
+    RETURN forgotten;
+END
+$$;
+REVOKE ALL ON FUNCTION fence.forget(interval) FROM PUBLIC;
+COMMENT ON FUNCTION fence.forget(interval) IS
+    'Administrators only: delete the marks not moved for longer than older_than, raising the floor of their prefixes (fence.floors) to them; returns how many; logged';
 
 -- Guard trigger ---------------------------------------------------------------
 -- fence.guard() fences plain SQL writes to a table; fence.protect() and
@@ -336,6 +412,7 @@ BEGIN
 END
 $$;
 GRANT EXECUTE ON FUNCTION fence.key_resource(text, anycompatible) TO PUBLIC;
+GRANT EXECUTE ON FUNCTION fence.floor_prefix(text) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION fence.mark(text) TO pg_monitor;
 GRANT EXECUTE ON FUNCTION fence.stats_counts() TO pg_monitor;
 GRANT SELECT ON fence.stats TO pg_monitor;

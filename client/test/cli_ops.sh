@@ -328,6 +328,63 @@ $p-maj	other" ]
 	done
 }
 
+# --- forgotten marks ------------------------------------------------------
+
+# fence.forget() deletes old marks and leaves a floor per prefix.  The
+# holder of a key that was forgotten still has its Redis counter above the
+# floor and goes on; a new key under that prefix starts its counter at 1,
+# is refused (LF001), lifts its counter above the floor and takes a fresh
+# token, once; fence show reports the floor as PostgreSQL's mark; and the
+# token an old holder kept is refused for good.
+forget_aged() {
+	psql -XAtq -c "UPDATE fence.fences SET updated_at = updated_at - interval '2 days'
+		WHERE resource LIKE '$1:%'" -c "SELECT fence.forget('1 day')"
+}
+pg_mark() { psql -XAtc "SELECT token FROM fence.fences WHERE resource = '$1'"; }
+test_ops_forget() {
+	local base old floor i
+	base=$(rname forget)
+	for i in 1 2 3 4 5; do
+		expect_rc 0 "$F" exec "$base:1" --pg "$PGC" 'SELECT 1'
+	done
+	expect_rc 0 "$F" exec "$base:2" --pg "$PGC" 'SELECT 1'
+	# an old holder of key 1, announced, whose mark is then forgotten
+	eval "$("$F" acquire "$base:1" --ttl 10s --pg "$PGC")"
+	old=$FENCE_TOKEN
+	[ "$old" = 6 ]
+	"$F" release "$base:1" "$FENCE_OWNER"
+	[ "$(forget_aged "$base")" -ge 2 ]
+	[ -z "$(pg_mark "$base:1")" ]
+	floor=$(psql -XAtc "SELECT token FROM fence.floors WHERE prefix = '$base'")
+	[ "$floor" = 6 ]
+	# the old token is refused, as the stale writer would send it
+	! psql -XAtqc "SELECT fence.advance('$base:1', $old)" >/dev/null 2>"$TMP/err"
+	grep -q 'stale fencing token' "$TMP/err"
+	# fence show: the floor is what PostgreSQL refuses up to
+	expect_rc 0 "$F" show "$base:new" --pg "$PGC"
+	grep -qx "FENCE_PG_TOKEN=$floor" "$TMP/out"
+	grep -qx "FENCE_TOKEN=0" "$TMP/out"
+	# a new key: its counter is lifted to the floor once, its token is next
+	eval "$("$F" acquire "$base:new" --ttl 10s --pg "$PGC")"
+	[ "$FENCE_TOKEN" = $((floor + 1)) ]
+	[ "$(rcli GET "fence:{$base:new}:token")" = $((floor + 1)) ]
+	[ "$(pg_mark "$base:new")" = $((floor + 1)) ]
+	"$F" release "$base:new" "$FENCE_OWNER"
+	# the same through fence exec and fence run, for two more new keys
+	expect_rc 0 "$F" exec "$base:new2" --pg "$PGC" 'SELECT 1'
+	[ "$(pg_mark "$base:new2")" = $((floor + 1)) ]
+	expect_rc 0 "$F" run "$base:new3" --pg "$PGC" -- sh -c 'echo "$FENCE_TOKEN"'
+	[ "$(cat "$TMP/out")" = $((floor + 1)) ]
+	# key 1, forgotten: its counter is above the floor, no lift needed
+	expect_rc 0 "$F" exec "$base:1" --pg "$PGC" 'SELECT 1'
+	[ "$(pg_mark "$base:1")" = $((old + 1)) ]
+	# key 2, forgotten at 1: below the floor, lifted like a new key
+	expect_rc 0 "$F" exec "$base:2" --pg "$PGC" 'SELECT 1'
+	[ "$(pg_mark "$base:2")" = $((floor + 1)) ]
+	psql -XAtq -c "SELECT fence.reset(resource) FROM fence.fences WHERE resource LIKE '$base:%'" \
+		-c "DELETE FROM fence.floors WHERE prefix = '$base'"
+}
+
 run_test ops_name
 run_test ops_name_refused
 run_test ops_name_default
@@ -338,6 +395,7 @@ run_test ops_list
 run_test ops_list_names
 run_test ops_list_many
 run_test ops_list_quorum
+run_test ops_forget pg
 
 echo "# client operator CLI tests: $passed passed, $failed failed, $skipped skipped"
 [ $failed = 0 ]

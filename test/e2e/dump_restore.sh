@@ -2,7 +2,8 @@
 # pg_dump and pg_restore of a database that uses fence, in every way the
 # README says works.
 #
-# The source database has a mark for each resource and a table in every
+# The source database has a mark for each resource, a floor that
+# fence.forget() left of a forgotten mark, and a table in every
 # protect mode: table, key, token column, key and token column, a key-mode
 # partition under a partitioned table, and a key-mode table with a
 # disabled BEFORE ROW trigger whose name sorts after the guard (which
@@ -11,9 +12,10 @@
 # Must hold, for a custom-format dump restored with pg_restore
 # --exit-on-error, a plain dump restored with psql -1 -v ON_ERROR_STOP=1,
 # and a directory dump restored with pg_restore -j2 --exit-on-error: the
-# restore succeeds, and the copy has the same marks, the same triggers
+# restore succeeds, and the copy has the same marks and floors, the same triggers
 # (guards ENABLE ALWAYS, the late trigger still disabled) and the same
-# rows; a stale token is refused there and the current one accepted, also
+# rows; a stale token is refused there, the forgotten resource's old one
+# too, and the current one accepted, also
 # under session_replication_role = replica.  pg_dump writes a disabled
 # trigger as CREATE TRIGGER and then DISABLE TRIGGER, and fence used to
 # refuse the CREATE (issue 17 item 10).
@@ -25,7 +27,8 @@
 #
 # A role that is not a superuser restores as docs/restore-without-superuser.md
 # says: a superuser
-# makes the database and the extension and grants INSERT on fence.fences,
+# makes the database and the extension and grants INSERT on fence.fences
+# and fence.floors,
 # and the restore leaves out the schema and the extension, which are
 # there already.  The marks come back, and a token below the source's
 # mark is refused.  Without that grant the restore stops at fence.fences
@@ -72,12 +75,16 @@ sql -d fr_src <<-'SQL' >/dev/null
 	INSERT INTO parted VALUES (1, 10);
 	INSERT INTO t_late VALUES (1, 10);
 	COMMIT;
+	SELECT fence.advance('frk:2', 9);
+	UPDATE fence.fences SET updated_at = updated_at - interval '2 days' WHERE resource = 'frk:2';
+	SELECT fence.forget('1 day');
 SQL
 
 # state DB: what must survive, one line per fact
 state() {
 	sql -d "$1" <<-'SQL'
 		SELECT 'mark', resource, token FROM fence.fences ORDER BY resource;
+		SELECT 'floor', prefix, token FROM fence.floors ORDER BY prefix;
 		SELECT 'trigger', tgrelid::regclass::text, tgname, tgenabled, tgfoid::regproc, encode(tgargs, 'escape')
 		  FROM pg_trigger WHERE NOT tgisinternal ORDER BY 2, 3;
 		SELECT 'rows', (SELECT string_agg(format('%s', t), ' ') FROM t_table t),
@@ -89,6 +96,8 @@ state() {
 	SQL
 }
 state fr_src >"$WORK/src.state"
+grep -qx 'floor|frk|9' "$WORK/src.state" || fail "source: no floor for frk: $(cat "$WORK/src.state")"
+grep -q '^mark|frk:2|' "$WORK/src.state" && fail "source: frk:2 was not forgotten"
 grep -q '^trigger|t_late|zz_audit|D|' "$WORK/src.state" || fail "source: zz_audit is not disabled: $(cat "$WORK/src.state")"
 [ "$(grep -c '^trigger|.*|fence_guard.*|A|fence.guard|' "$WORK/src.state")" = 12 ] ||
 	fail "source: not 12 guards ENABLE ALWAYS: $(cat "$WORK/src.state")"
@@ -101,6 +110,8 @@ same_state() {
 	[ "$(sqlstate -d "$1" -c "BEGIN" -c "SET LOCAL fence.resource = 'fr:table'" \
 		-c "SET LOCAL fence.token = '4'" -c "UPDATE t_table SET qty = 0" -c "COMMIT")" = LF001 ] ||
 		fail "$2: a stale token was not refused"
+	[ "$(sqlstate -d "$1" -c "SELECT fence.advance('frk:2', 9)")" = LF001 ] ||
+		fail "$2: the old token of a forgotten resource was not refused"
 	[ "$(sqlstate -d "$1" -c "SET session_replication_role = replica" -c "UPDATE t_key SET qty = 0")" = LF002 ] ||
 		fail "$2: replica mode skipped a guard"
 	[ "$(sqlstate -d "$1" -c "BEGIN" -c "SELECT fence.advance('frb:1', 6)" \
@@ -173,11 +184,11 @@ sql -d fr_user <<-'SQL'
 	                          fence.unprotect(regclass), fence.guard()
 	    TO fr_restorer;
 	GRANT CREATE ON SCHEMA public TO fr_restorer;
-	GRANT INSERT ON fence.fences TO fr_restorer;
+	GRANT INSERT ON fence.fences, fence.floors TO fr_restorer;
 SQL
 PGUSER=fr_restorer "$PG_BINDIR/pg_restore" --exit-on-error --no-owner -L "$WORK/user.list" \
 	-d fr_user "$WORK/src.dump" 2>"$WORK/user.err" || fail "restore as fr_restorer: $(cat "$WORK/user.err")"
-sql -d fr_user -c "REVOKE INSERT ON fence.fences FROM fr_restorer"
+sql -d fr_user -c "REVOKE INSERT ON fence.fences, fence.floors FROM fr_restorer"
 same_state fr_user "restore by a role that is not a superuser"
 [ "$(PGUSER=fr_restorer sqlstate -d fr_user -c "UPDATE fence.fences SET token = 1")" = 42501 ] ||
 	fail "the restoring role may still write fence.fences"

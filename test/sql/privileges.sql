@@ -2,7 +2,8 @@
 -- application role that may write a protected table writes it with a valid
 -- token through the guard, and can do nothing else with fences: not call
 -- fence.advance or fence.fenced_update (until granted, as the README shows),
--- not touch fence.fences, not call fence.reset, not disable or remove the
+-- not touch fence.fences or fence.floors, not call fence.reset or
+-- fence.forget, not disable or remove the
 -- guard of a table it does not own, not switch triggers off with
 -- session_replication_role.
 
@@ -11,16 +12,18 @@ CREATE ROLE regress_fence_app;		-- the application: may write them
 CREATE ROLE regress_fence_other;	-- another table owner
 GRANT CREATE ON SCHEMA public TO regress_fence_owner, regress_fence_other;
 
--- Nothing in the extension is open to PUBLIC but what must be, and the one
--- function that runs as its owner (fence.mark, which reads one mark) pins
--- its search_path
+-- Nothing in the extension is open to PUBLIC but what must be, and the
+-- functions that run as their owner (fence.mark, which reads one mark,
+-- and fence.forget) pin their search_path
 SELECT p.oid::regprocedure AS function,
        has_function_privilege('regress_fence_app', p.oid, 'EXECUTE') AS app_may_execute,
        p.prosecdef AS security_definer, p.proconfig
   FROM pg_proc p WHERE p.pronamespace = 'fence'::regnamespace ORDER BY 1;
 SELECT has_schema_privilege('regress_fence_app', 'fence', 'USAGE') AS schema_usage,
        has_table_privilege('regress_fence_app', 'fence.fences', 'SELECT') AS fences_select,
-       has_table_privilege('regress_fence_app', 'fence.fences', 'INSERT, UPDATE, DELETE, TRUNCATE') AS fences_write;
+       has_table_privilege('regress_fence_app', 'fence.fences', 'INSERT, UPDATE, DELETE, TRUNCATE') AS fences_write,
+       has_table_privilege('regress_fence_app', 'fence.floors', 'SELECT') AS floors_select,
+       has_table_privilege('regress_fence_app', 'fence.floors', 'INSERT, UPDATE, DELETE, TRUNCATE') AS floors_write;
 
 -- Installing a guard is granted like fence.advance: it chooses a resource
 -- that the table's writers may then advance
@@ -113,6 +116,15 @@ UPDATE fence.fences SET token = 1 WHERE resource = 'pv';
 DELETE FROM fence.fences WHERE resource = 'pv';
 \echo :LAST_ERROR_SQLSTATE
 TRUNCATE fence.fences;
+\echo :LAST_ERROR_SQLSTATE
+-- ... nor forget marks, nor read or write the floors they leave
+SELECT fence.forget('0');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM fence.floors;
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO fence.floors (prefix, token) VALUES ('pv', 1);
+\echo :LAST_ERROR_SQLSTATE
+DELETE FROM fence.floors;
 \echo :LAST_ERROR_SQLSTATE
 -- ... nor switch the guard off: not by disabling, dropping or replacing the
 -- trigger, not through fence.unprotect or fence.protect, not with
@@ -246,6 +258,10 @@ SELECT * FROM fence.fences;
 SELECT fence.reset('pv', 1);
 \echo :LAST_ERROR_SQLSTATE
 UPDATE fence.fences SET token = 1 WHERE resource = 'pv';
+\echo :LAST_ERROR_SQLSTATE
+SELECT fence.forget('0');
+\echo :LAST_ERROR_SQLSTATE
+UPDATE fence.floors SET token = 1;
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
 SELECT resource, token FROM fence.fences WHERE resource IN ('pv', 'pvj', 'mine') ORDER BY 1;
