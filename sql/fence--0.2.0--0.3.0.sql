@@ -27,6 +27,17 @@ REVOKE ALL ON FUNCTION fence.reprotect_all() FROM PUBLIC;
 COMMENT ON FUNCTION fence.reprotect_all() IS
     'Set every fence guard of this database back to ENABLE ALWAYS (after pg_restore --disable-triggers or ENABLE TRIGGER ALL); returns how many tables it changed';
 
+-- Which edition of fence a database runs: this extension ('c'), or the
+-- SQL edition for hosted PostgreSQL ('sql', sql/hosted/), whose
+-- differences the client and the README tell apart by it.  Open to
+-- everybody: it says nothing about any resource.
+CREATE FUNCTION fence.edition()
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT 'c'::pg_catalog.text $$;
+COMMENT ON FUNCTION fence.edition() IS
+    'Which edition of fence this database runs: c (the extension) or sql (the SQL edition for hosted PostgreSQL)';
+
 -- The objects made above get the ALTER DEFAULT PRIVILEGES of the role
 -- running the update, which could hand them out behind the REVOKEs: take
 -- every privilege on them from everybody but their owner.  (Grants on the
@@ -38,7 +49,8 @@ BEGIN
     FOR g IN
         SELECT p.oid::pg_catalog.regprocedure::pg_catalog.text AS object, a.grantee
           FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
-         WHERE p.oid OPERATOR(pg_catalog.=) 'fence.reprotect_all()'::pg_catalog.regprocedure
+         WHERE p.oid OPERATOR(pg_catalog.=) ANY (ARRAY['fence.reprotect_all()'::pg_catalog.regprocedure,
+                                                       'fence.edition()'::pg_catalog.regprocedure])
            AND a.grantee OPERATOR(pg_catalog.<>) p.proowner
     LOOP
         EXECUTE pg_catalog.format('REVOKE ALL ON FUNCTION %s FROM %s', g.object,
@@ -47,3 +59,4 @@ BEGIN
     END LOOP;
 END
 $$;
+GRANT EXECUTE ON FUNCTION fence.edition() TO PUBLIC;
