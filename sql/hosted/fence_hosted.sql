@@ -94,13 +94,36 @@ BEGIN
 END
 $$;
 
--- The name of the transaction-local setting that holds the token
--- fence.advance() registered for "resource" (see the banner).
-CREATE FUNCTION fence._registry_name(resource text)
+-- The registry: fence.advance()'s tokens in 4096 transaction-local
+-- settings, fence.registered_XXX, XXX the first three hex digits of the
+-- md5 of the resource; each holds ";<md5 of the resource><token>/<owner in
+-- hex>" for each of its resources.  Few settings whatever the number of
+-- resources: PostgreSQL keeps every setting a session ever named until
+-- the session ends.
+CREATE FUNCTION fence._registry_find(resource text)
 RETURNS text
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
-AS $$ SELECT 'fence.registered_' || md5(resource) $$;
+AS $$
+    SELECT NULLIF(substring(current_setting('fence.registered_' || left(h, 3), true)
+                            FROM ';' || h || '([^;]*)'), '')
+      FROM (SELECT md5($1) AS h) m
+$$;
+
+-- Register "token" (and "owner") for "resource", or forget it (token NULL).
+CREATE FUNCTION fence._registry_set(resource text, token bigint, owner text)
+RETURNS void
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT set_config('fence.registered_' || left(h, 3),
+                      regexp_replace(COALESCE(current_setting('fence.registered_' || left(h, 3), true), ''),
+                                     ';' || h || '[^;]*', '')
+                      || CASE WHEN $2 IS NULL THEN ''
+                              ELSE ';' || h || $2 || '/' || encode(convert_to(COALESCE($3, ''), 'UTF8'), 'hex') END,
+                      true)
+      FROM (SELECT md5($1) AS h) m
+$$;
 
 -- The rule: accept "token" from "owner" for "resource" in this transaction
 -- or raise LF001/LF003; returns the previous mark (0 if none).  On return
@@ -191,8 +214,7 @@ BEGIN
     IF owner IS NULL AND token = hw THEN
         SELECT f.owner INTO hw_owner FROM fence.fences f WHERE f.resource = advance.resource;
     END IF;
-    PERFORM set_config(fence._registry_name(resource),
-                       token::text || '/' || COALESCE(owner, hw_owner, ''), true);
+    PERFORM fence._registry_set(resource, token, COALESCE(owner, hw_owner));
     RETURN hw;
 END
 $$;
@@ -297,6 +319,24 @@ REVOKE ALL ON FUNCTION fence.fenced_update(text, bigint, text) FROM PUBLIC;
 COMMENT ON FUNCTION fence.fenced_update(text, bigint, text) IS
     'Accept token for resource, then run query; returns rows processed';
 
+-- Typed parameters of one common type (fenced_update(r, t, q, 10)): PL/pgSQL
+-- has no VARIADIC "any", so this takes them as an array of their common
+-- type, and passes their text forms on, which the query types again.
+-- Parameters of types with no common type (an integer and a timestamp)
+-- find no function: pass them as text, or cast them to text.
+CREATE FUNCTION fence.fenced_update(resource text, token bigint, query text,
+                                    VARIADIC params anycompatiblearray)
+RETURNS bigint
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+AS $$
+    SELECT fence.fenced_update($1, $2, $3, VARIADIC
+        COALESCE((SELECT pg_catalog.array_agg(CASE WHEN v IS NOT NULL THEN pg_catalog.format('%s', v) END ORDER BY i)
+                    FROM pg_catalog.unnest($4) WITH ORDINALITY AS u(v, i)), '{}'))
+$$;
+REVOKE ALL ON FUNCTION fence.fenced_update(text, bigint, text, anycompatiblearray) FROM PUBLIC;
+COMMENT ON FUNCTION fence.fenced_update(text, bigint, text, anycompatiblearray) IS
+    'Accept token for resource, then run query with params (of one common type) bound to $1..$n; returns rows processed';
+
 CREATE FUNCTION fence.reset(resource text, token bigint DEFAULT 0)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
@@ -333,7 +373,7 @@ BEGIN
             ON CONFLICT ON CONSTRAINT fences_pkey DO NOTHING;
         EXIT WHEN FOUND;
     END LOOP;
-    PERFORM set_config(fence._registry_name(resource), '', true);
+    PERFORM fence._registry_set(resource, NULL, NULL);
     RAISE LOG 'fence for resource "%" reset from % to % by role "%"',
         resource, hw, token, session_user;
     RETURN hw;
@@ -401,7 +441,6 @@ AS $$ SELECT base || ':' || regexp_replace(key, '([:\\])', '\\\1', 'g') $$;
 CREATE FUNCTION fence.key_resource(resource text, key anycompatible)
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     name text;
@@ -436,15 +475,14 @@ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    registered text := NULLIF(current_setting(fence._registry_name(resource), true), '');
+    registered text := fence._registry_find(resource);
     setting_resource text := NULLIF(current_setting('fence.resource', true), '');
-    text_token text := current_setting('fence.token', true);
+    text_token text := NULLIF(current_setting('fence.token', true), '');
     token bigint;
 BEGIN
     IF registered IS NOT NULL THEN
         token := split_part(registered, '/', 1)::bigint;
-        PERFORM fence._check(resource, token,
-                             NULLIF(substr(registered, strpos(registered, '/') + 1), ''));
+        PERFORM fence._check(resource, token, NULLIF(convert_from(decode(split_part(registered, '/', 2), 'hex'), 'UTF8'), ''));
         RETURN token;
     END IF;
     IF setting_resource IS NULL THEN
@@ -510,6 +548,48 @@ BEGIN
 END
 $$;
 
+-- The columns a row guard names, checked each time it fires (the C guard
+-- does it once per statement): a column dropped, renamed, retyped or made
+-- generated after fence.protect() stops every write rather than letting
+-- them through unchecked.
+CREATE FUNCTION fence._guard_columns(tbl oid, tgname name, tokcol text, keycol text)
+RETURNS void
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    col text;
+    role text;
+    a record;
+BEGIN
+    FOREACH col IN ARRAY ARRAY[tokcol, keycol] LOOP
+        CONTINUE WHEN col IS NULL;
+        role := CASE WHEN col IS NOT DISTINCT FROM tokcol AND role IS NULL THEN 'token' ELSE 'key' END;
+        SELECT atttypid, attgenerated INTO a FROM pg_attribute
+         WHERE attrelid = tbl AND attname = col AND attnum > 0 AND NOT attisdropped;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION '% column "%" of protected table "%" does not exist', role, col, fence._relname(tbl)
+                USING ERRCODE = 'undefined_column', DETAIL = format('Trigger "%s" names it.', tgname),
+                      HINT = 'Call fence.unprotect() and fence.protect() again after renaming or dropping a fenced column.';
+        ELSIF a.attgenerated <> '' THEN
+            RAISE EXCEPTION '% column "%" of protected table "%" is a generated column', role, col, fence._relname(tbl)
+                USING ERRCODE = 'invalid_column_reference',
+                      DETAIL = format('Generated columns are computed after BEFORE triggers run, so trigger "%s" cannot check it.', tgname),
+                      HINT = 'Call fence.unprotect() and fence.protect() again with a column that is not generated.';
+        ELSIF role = 'token' AND a.atttypid <> 'bigint'::regtype THEN
+            RAISE EXCEPTION 'token column "%" of protected table "%" is not of type bigint', col, fence._relname(tbl)
+                USING ERRCODE = 'datatype_mismatch',
+                      HINT = 'Call fence.unprotect() and fence.protect() again with a bigint column.';
+        ELSIF role = 'key' AND NOT fence._key_type_allowed(a.atttypid) THEN
+            RAISE EXCEPTION 'key column "%" of protected table "%" has type %, which cannot name a resource',
+                            col, fence._relname(tbl), format_type(a.atttypid, NULL)
+                USING ERRCODE = 'datatype_mismatch', DETAIL = fence._key_type_detail(),
+                      HINT = 'Call fence.unprotect() and fence.protect() again with a key column of one of these types.';
+        END IF;
+    END LOOP;
+END
+$$;
+
 CREATE FUNCTION fence.guard()
 RETURNS trigger
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
@@ -530,12 +610,12 @@ DECLARE
 BEGIN
     IF TG_WHEN <> 'BEFORE' THEN
         RAISE EXCEPTION 'fence guard trigger "%" on "%" must be fired BEFORE the write', TG_NAME, TG_TABLE_NAME
-            USING ERRCODE = 'triggered_action_exception', HINT = 'Install it with fence.protect().';
+            USING ERRCODE = 'trigger_protocol_violated', HINT = 'Install it with fence.protect().';
     END IF;
     PERFORM fence._refuse_read_only('fence.guard()');
     IF TG_NARGS <> 3 OR TG_ARGV[0] = '' THEN
         RAISE EXCEPTION 'fence guard trigger "%" on "%" has invalid arguments', TG_NAME, TG_TABLE_NAME
-            USING ERRCODE = 'triggered_action_exception',
+            USING ERRCODE = 'trigger_protocol_violated',
                   DETAIL = 'A guard takes three arguments: a non-empty resource, the token column and the key column, '''' for no column.',
                   HINT = 'Install it with fence.protect().';
     END IF;
@@ -546,15 +626,19 @@ BEGIN
     IF TG_LEVEL = 'STATEMENT' THEN
         IF TG_OP <> 'TRUNCATE' AND (tokcol IS NOT NULL OR keycol IS NOT NULL) THEN
             RAISE EXCEPTION 'fence guard trigger "%" on "%" with a token or key column must be fired FOR EACH ROW', TG_NAME, TG_TABLE_NAME
-                USING ERRCODE = 'triggered_action_exception';
+                USING ERRCODE = 'trigger_protocol_violated', HINT = 'Install it with fence.protect().';
         END IF;
         PERFORM fence._guard_accept(base);
         RETURN NULL;
     END IF;
     IF tokcol IS NULL AND keycol IS NULL THEN
         RAISE EXCEPTION 'fence guard trigger "%" on "%" without a token or key column must be fired FOR EACH STATEMENT', TG_NAME, TG_TABLE_NAME
-            USING ERRCODE = 'triggered_action_exception';
+            USING ERRCODE = 'trigger_protocol_violated', HINT = 'Install it with fence.protect().';
     END IF;
+    IF keycol IS NOT NULL THEN
+        PERFORM fence._check_key_base(base);
+    END IF;
+    PERFORM fence._guard_columns(TG_RELID, TG_NAME, tokcol, keycol);
 
     -- a BEFORE ROW trigger that fires after the guard could change the row
     -- after the check: refuse (extension/guard.c)
@@ -632,7 +716,6 @@ AS $$ SELECT relname FROM pg_class WHERE oid = $1 $$;
 CREATE FUNCTION fence._protect_check_column(tbl regclass, colname name, role text)
 RETURNS void
 LANGUAGE plpgsql STABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     a record;
@@ -668,7 +751,6 @@ CREATE FUNCTION fence.protect(tbl regclass, resource text,
                               key_column name DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     c record;
@@ -835,9 +917,9 @@ GRANT EXECUTE ON FUNCTION fence.edition() TO PUBLIC;
 GRANT EXECUTE ON FUNCTION fence.mark(text) TO pg_monitor;
 -- what the SECURITY DEFINER functions and the guard call on behalf of anyone
 GRANT EXECUTE ON FUNCTION fence._refuse_read_only(text), fence._check_resource_name(text),
-                          fence._registry_name(text), fence._key_type_allowed(regtype),
+                          fence._registry_find(text), fence._key_type_allowed(regtype),
                           fence._key_type_detail(), fence._check_key_base(text),
                           fence._key_name(text, text), fence._guard_row_resource(text, text, text, jsonb),
-                          fence._protect_check_column(regclass, name, text),
+                          fence._protect_check_column(regclass, name, text), fence._guard_columns(oid, name, text, text),
                           fence._relname(regclass)
     TO PUBLIC;
