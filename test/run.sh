@@ -2,7 +2,8 @@
 # test/run.sh: run every pgfence suite against throwaway servers and print
 # one closing line "N passed, N failed, N skipped".
 #
-# Suites: pg_regress and isolation specs (extension/), the client's C tests
+# Suites: pg_regress and isolation specs (extension/), the same against
+# the SQL edition for hosted PostgreSQL (regress_sql: test/hosted/), the client's C tests
 # under ASan/UBSan (client/), its C tests on Redis Cluster, Sentinel and a
 # quorum (topo: servers of their own), the client's C and CLI tests over
 # TLS (tls: TLS-only servers of their own, certificates made here),
@@ -11,7 +12,7 @@
 # Each suite reports a line per test, "ok - NAME", "not ok - NAME" or
 # "skip - NAME"; this script only counts them.
 #
-# FENCE_SUITES="regress client topo tls drivers e2e" picks suites; FENCE_E2E="f1 f6" picks
+# FENCE_SUITES="regress regress_sql client topo tls drivers e2e" picks suites; FENCE_E2E="f1 f6" picks
 # end-to-end tests by file-name prefix.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -139,6 +140,14 @@ suite_tls() {
 	made_it tls "${PIPESTATUS[0]}" "$before"
 }
 
+# The same tests against the SQL edition (test/hosted/tests lists them),
+# in databases of their own on the same server.
+suite_regress_sql() {
+	echo "== pg_regress and isolation, SQL edition"
+	bash test/hosted/regress.sh 2>&1 | regress_lines | report
+	return 0
+}
+
 suite_drivers() {
 	echo "== drivers"
 	bash test/drivers/run.sh 2>&1 | report
@@ -166,7 +175,7 @@ suite_e2e() {
 	done
 }
 
-for s in ${FENCE_SUITES:-regress client topo tls drivers e2e}; do
+for s in ${FENCE_SUITES:-regress regress_sql client topo tls drivers e2e}; do
 	"suite_$s"
 done
 

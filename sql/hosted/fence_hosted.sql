@@ -237,8 +237,10 @@ COMMENT ON FUNCTION fence.mark(text) IS
 -- fenced_update: PL/pgSQL cannot take VARIADIC "any", so parameters come as
 -- text and take the types the query gives $1..$n, as the text[] overload of
 -- the C extension does: the query is prepared (PREPARE infers the types),
--- and its rows are counted by a WITH around it, because PL/pgSQL cannot
--- read the row count of an EXECUTE of a prepared statement.  It runs with
+-- and the rows of an INSERT, UPDATE or DELETE without RETURNING are
+-- counted by a WITH around it, because PL/pgSQL cannot read the row count
+-- of an EXECUTE of a prepared statement that returns no rows (a MERGE's,
+-- which PostgreSQL 15 cannot put in a WITH, is returned as NULL).  It runs with
 -- the caller's privileges, and checks the token through fence.advance(),
 -- which the caller must therefore be granted too.
 CREATE FUNCTION fence.fenced_update(resource text, token bigint, query text,
@@ -253,6 +255,8 @@ DECLARE
     nargs int;
     args text;
     owner text;
+    counted boolean := false;
+    merge boolean := false;
     n bigint;
 BEGIN
     IF resource IS NULL THEN
@@ -270,19 +274,22 @@ BEGIN
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
 
-    -- a statement left by a call at this depth that failed in a savepoint
+    -- statements left by a call at this depth that failed in a savepoint
     IF EXISTS (SELECT FROM pg_prepared_statements p WHERE p.name = stmt) THEN
         EXECUTE format('DEALLOCATE %I', stmt);
     END IF;
     body := regexp_replace(query, '[\s;]+$', '');
-    -- a query that cannot run must fail before the mark moves
+    -- A query that cannot run must fail before the mark moves.  An INSERT,
+    -- UPDATE or DELETE without RETURNING gets one, to count its rows; what
+    -- cannot take one (a SELECT, RETURNING already there, a MERGE) returns
+    -- rows itself, counted by ROW_COUNT, or is a MERGE, counted by nobody.
     BEGIN
         EXECUTE format('PREPARE %I AS WITH fence_rows AS (%s%sRETURNING 1) SELECT count(*) FROM fence_rows',
                        stmt, body, E'\n');
-    EXCEPTION WHEN syntax_error OR feature_not_supported THEN
-        -- a SELECT, or a statement with its own RETURNING
-        EXECUTE format('PREPARE %I AS WITH fence_rows AS (%s%s) SELECT count(*) FROM fence_rows',
-                       stmt, body, E'\n');
+        counted := true;
+    EXCEPTION WHEN feature_not_supported OR syntax_error THEN
+        merge := body ~* '^\s*merge\M';
+        EXECUTE format('PREPARE %I AS %s', stmt, body);
     END;
     SELECT COALESCE(array_length(p.parameter_types, 1), 0) INTO nargs
       FROM pg_prepared_statements p WHERE p.name = stmt;
@@ -300,8 +307,16 @@ BEGIN
     END IF;
     PERFORM fence.advance(resource, token, owner);
     PERFORM set_config('fence.fenced_update_depth', depth::text, true);
-    EXECUTE format('EXECUTE %I%s', stmt, CASE WHEN nargs > 0 THEN '(' || args || ')' ELSE '' END)
-        INTO n;
+    IF counted THEN
+        EXECUTE format('EXECUTE %I%s', stmt, CASE WHEN nargs > 0 THEN '(' || args || ')' ELSE '' END)
+            INTO n;
+    ELSE
+        EXECUTE format('EXECUTE %I%s', stmt, CASE WHEN nargs > 0 THEN '(' || args || ')' ELSE '' END);
+        GET DIAGNOSTICS n = ROW_COUNT;
+        IF merge THEN
+            n := NULL;
+        END IF;
+    END IF;
     PERFORM set_config('fence.fenced_update_depth', (depth - 1)::text, true);
     EXECUTE format('DEALLOCATE %I', stmt);
     RETURN n;
