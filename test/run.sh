@@ -153,9 +153,22 @@ suite_drivers() {
 	bash test/drivers/run.sh 2>&1 | report
 }
 
+# e2e_one SCRIPT NAME: run one end-to-end test and report it as NAME.
+e2e_one() {
+	local rc
+	bash "$1" >"$FENCE_TMP/$2.log" 2>&1
+	rc=$?
+	case $rc in
+	0) echo "ok - $2" | report ;;
+	77) echo "skip - $2" | report ;;
+	*) echo "not ok - $2 (exit $rc)" | report
+	   tail -n 40 "$FENCE_TMP/$2.log" ;;
+	esac
+}
+
 suite_e2e() {
 	echo "== end-to-end"
-	local t name rc
+	local t name
 	for t in test/e2e/[a-z0-9]*.sh; do
 		[ -e "$t" ] || continue
 		name=$(basename "$t" .sh)
@@ -164,13 +177,10 @@ suite_e2e() {
 			for p in $FENCE_E2E; do [[ $name == "$p"* ]] && want=1; done
 			[ $want = 1 ] || continue
 		fi
-		bash "$t" >"$FENCE_TMP/$name.log" 2>&1
-		rc=$?
-		case $rc in
-		0) echo "ok - $name" | report ;;
-		77) echo "skip - $name" | report ;;
-		*) echo "not ok - $name (exit $rc)" | report
-		   tail -n 40 "$FENCE_TMP/$name.log" ;;
+		e2e_one "$t" "$name"
+		# F1 and F6 also against the SQL edition of hosted PostgreSQL
+		case $name in
+		f01_* | f06_*) FENCE_EDITION=sql e2e_one "$t" "${name}_sql" ;;
 		esac
 	done
 }
