@@ -279,17 +279,34 @@ BEGIN
         EXECUTE format('DEALLOCATE %I', stmt);
     END IF;
     body := regexp_replace(query, '[\s;]+$', '');
-    -- A query that cannot run must fail before the mark moves.  An INSERT,
-    -- UPDATE or DELETE without RETURNING gets one, to count its rows; what
-    -- cannot take one (a SELECT, RETURNING already there, a MERGE) returns
-    -- rows itself, counted by ROW_COUNT, or is a MERGE, counted by nobody.
+    -- A query that cannot run must fail before the mark moves.  It is
+    -- prepared inside a WITH, whose parentheses also refuse a second
+    -- statement: an INSERT, UPDATE or DELETE without RETURNING gets one, to
+    -- count its rows; a SELECT or a statement with RETURNING is counted as
+    -- it is.  What no WITH can hold (a MERGE, a WITH with a data-modifying
+    -- statement) is prepared on its own, and only when it holds no ";".
+    IF body ~ '^\s*$' THEN
+        RAISE EXCEPTION 'query must be exactly one SQL statement'
+            USING ERRCODE = 'invalid_parameter_value', DETAIL = 'The query has 0 statements.';
+    END IF;
     BEGIN
         EXECUTE format('PREPARE %I AS WITH fence_rows AS (%s%sRETURNING 1) SELECT count(*) FROM fence_rows',
                        stmt, body, E'\n');
         counted := true;
     EXCEPTION WHEN feature_not_supported OR syntax_error THEN
-        merge := body ~* '^\s*merge\M';
-        EXECUTE format('PREPARE %I AS %s', stmt, body);
+        BEGIN
+            EXECUTE format('PREPARE %I AS WITH fence_rows AS (%s%s) SELECT count(*) FROM fence_rows',
+                           stmt, body, E'\n');
+            counted := true;
+        EXCEPTION WHEN feature_not_supported OR syntax_error THEN
+            IF strpos(body, ';') > 0 THEN
+                RAISE EXCEPTION 'query must be exactly one SQL statement'
+                    USING ERRCODE = 'invalid_parameter_value',
+                          DETAIL = 'The SQL edition refuses a ";" in a statement that cannot be put in a WITH (a MERGE, a WITH with a data-modifying statement).';
+            END IF;
+            merge := body ~* '^\s*merge\M';
+            EXECUTE format('PREPARE %I AS %s', stmt, body);
+        END;
     END;
     SELECT COALESCE(array_length(p.parameter_types, 1), 0) INTO nargs
       FROM pg_prepared_statements p WHERE p.name = stmt;
