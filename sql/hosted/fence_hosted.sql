@@ -295,7 +295,9 @@ BEGIN
         counted := true;
     EXCEPTION WHEN feature_not_supported OR syntax_error THEN
         BEGIN
-            EXECUTE format('PREPARE %I AS WITH fence_rows AS (%s%s) SELECT count(*) FROM fence_rows',
+            -- MATERIALIZED: every output column is computed, as the query
+            -- alone would compute it (side effects and errors included)
+            EXECUTE format('PREPARE %I AS WITH fence_rows AS MATERIALIZED (%s%s) SELECT count(*) FROM fence_rows',
                            stmt, body, E'\n');
             counted := true;
         EXCEPTION WHEN feature_not_supported OR syntax_error THEN
