@@ -144,7 +144,7 @@ suite_tls() {
 # in databases of their own on the same server.
 suite_regress_sql() {
 	echo "== pg_regress and isolation, SQL edition"
-	bash test/hosted/regress.sh 2>&1 | regress_lines | report
+	FENCE_TMP=$FENCE_TMP bash test/hosted/regress.sh 2>&1 | regress_lines | report
 	return 0
 }
 

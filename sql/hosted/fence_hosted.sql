@@ -95,17 +95,18 @@ END
 $$;
 
 -- The registry: fence.advance()'s tokens in 4096 transaction-local
--- settings, fence.registered_XXX, XXX the first three hex digits of the
+-- settings, fence_registry.bXXX, XXX the first three hex digits of the
 -- md5 of the resource; each holds ";<md5 of the resource><token>/<owner in
 -- hex>" for each of its resources.  Few settings whatever the number of
 -- resources: PostgreSQL keeps every setting a session ever named until
--- the session ends.
+-- the session ends.  Not under "fence.": a server that loads the C
+-- extension's library (as during a move to it) reserves that prefix.
 CREATE FUNCTION fence._registry_find(resource text)
 RETURNS text
 LANGUAGE sql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT NULLIF(substring(current_setting('fence.registered_' || left(h, 3), true)
+    SELECT NULLIF(substring(current_setting('fence_registry.b' || left(h, 3), true)
                             FROM ';' || h || '([^;]*)'), '')
       FROM (SELECT md5($1) AS h) m
 $$;
@@ -116,8 +117,8 @@ RETURNS void
 LANGUAGE sql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT set_config('fence.registered_' || left(h, 3),
-                      regexp_replace(COALESCE(current_setting('fence.registered_' || left(h, 3), true), ''),
+    SELECT set_config('fence_registry.b' || left(h, 3),
+                      regexp_replace(COALESCE(current_setting('fence_registry.b' || left(h, 3), true), ''),
                                      ';' || h || '[^;]*', '')
                       || CASE WHEN $2 IS NULL THEN ''
                               ELSE ';' || h || $2 || '/' || encode(convert_to(COALESCE($3, ''), 'UTF8'), 'hex') END,
@@ -249,7 +250,7 @@ RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 AS $$
 DECLARE
-    depth int := COALESCE(NULLIF(current_setting('fence.fenced_update_depth', true), ''), '0')::int + 1;
+    depth int := COALESCE(NULLIF(current_setting('fence_registry.fenced_update_depth', true), ''), '0')::int + 1;
     stmt text := 'fence_fenced_update_' || depth;
     body text;
     nargs int;
@@ -325,7 +326,7 @@ BEGIN
         owner := NULLIF(current_setting('fence.owner', true), '');
     END IF;
     PERFORM fence.advance(resource, token, owner);
-    PERFORM set_config('fence.fenced_update_depth', depth::text, true);
+    PERFORM set_config('fence_registry.fenced_update_depth', depth::text, true);
     IF counted THEN
         EXECUTE format('EXECUTE %I%s', stmt, CASE WHEN nargs > 0 THEN '(' || args || ')' ELSE '' END)
             INTO n;
@@ -336,7 +337,7 @@ BEGIN
             n := NULL;
         END IF;
     END IF;
-    PERFORM set_config('fence.fenced_update_depth', (depth - 1)::text, true);
+    PERFORM set_config('fence_registry.fenced_update_depth', (depth - 1)::text, true);
     EXECUTE format('DEALLOCATE %I', stmt);
     RETURN n;
 END
