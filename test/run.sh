@@ -151,6 +151,9 @@ suite_regress_sql() {
 suite_drivers() {
 	echo "== drivers"
 	bash test/drivers/run.sh 2>&1 | report
+	echo "== drivers, SQL edition"
+	FENCE_EDITION=sql bash test/drivers/run.sh 2>&1 |
+		sed -u -E 's/^((not )?ok|skip) - driver_/\1 - driver_sql_/' | report
 }
 
 # e2e_one SCRIPT NAME: run one end-to-end test and report it as NAME.

@@ -37,6 +37,16 @@ trap 'rm -rf "$WORK"' EXIT
 QUERY='UPDATE drv_stock SET qty = qty - $1 WHERE sku = $2 AND id = $3'
 
 FENCE_BIN=${FENCE_BIN:-$(cd ../.. && pwd)/client/fence}
+
+# FENCE_EDITION=sql: the same checks against the SQL edition of hosted
+# PostgreSQL (sql/hosted/), installed in a database of its own
+if [ "${FENCE_EDITION:-c}" = sql ]; then
+	export PGDATABASE=fence_drivers_sql
+	dropdb --if-exists "$PGDATABASE" >/dev/null 2>&1
+	createdb -T template0 "$PGDATABASE" &&
+		psql -X -q -v ON_ERROR_STOP=1 -1 -f ../../sql/hosted/fence_hosted.sql >/dev/null ||
+		{ echo "not ok - driver_setup"; exit 1; }
+fi
 CONNINFO="host=$PGHOST port=$PGPORT user=$PGUSER dbname=$PGDATABASE"
 DRIVERS="asyncpg psycopg psycopg2 node jdbc pgbench pgx"
 
@@ -44,7 +54,11 @@ sql() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
 
 sql >/dev/null <<'SQL' || { echo "not ok - driver_setup"; exit 1; }
 SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS fence;
+DO $$ BEGIN
+    IF pg_catalog.to_regprocedure('fence.edition()') IS NULL THEN
+        CREATE EXTENSION IF NOT EXISTS fence;
+    END IF;
+END $$;
 DROP TABLE IF EXISTS drv_stock;
 CREATE TABLE drv_stock (id int PRIMARY KEY, sku text NOT NULL, qty int NOT NULL);
 INSERT INTO drv_stock VALUES (7, 'widget', 1000), (8, 'widget', 1000);
