@@ -8,6 +8,9 @@
 #   make demo       the same set-up, then a stale writer being fenced off
 #   make bench      benchmarks against baselines measured in the same run
 #   make dist       pgfence-VERSION.tar.gz from git (DIST_REF=v0.3.0 for a tag)
+#   make build/fence_pg_tle.sql
+#                   the SQL edition (sql/hosted/) as a pg_tle extension, for
+#                   hosted PostgreSQL that offers pg_tle (untested here)
 #   make check-packaging
 #                   META.json, man page, completion, install layout, make dist,
 #                   and the Debian packages built with dpkg-buildpackage
@@ -102,6 +105,18 @@ dist:
 
 check-packaging: deps deps-packaging all
 	test/packaging/run.sh
+
+# The SQL edition wrapped in pgtle.install_extension(): psql's own
+# commands (\set) dropped, the rest as it is.
+build/fence_pg_tle.sql: sql/hosted/fence_hosted.sql
+	@mkdir -p build
+	@version=$$(sed -n 's/^\#define FENCE_VERSION "\(.*\)"/\1/p' client/fence.h) && \
+	{ echo "-- the SQL edition of fence as a pg_tle extension; generated from $<"; \
+	  echo "SELECT pgtle.install_extension('fence', '$$version',"; \
+	  echo "    'Fencing tokens for leases: the SQL edition for hosted PostgreSQL', \$$_fence_pg_tle_\$$"; \
+	  grep -v '^\\' $<; \
+	  echo "\$$_fence_pg_tle_\$$);"; } >$@
+	@echo $@
 
 clean:
 	$(MAKE) -C extension clean

@@ -67,6 +67,7 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION fence.fenced_update_many(text[], bigint[], text, text[]) FROM PUBLIC;
 COMMENT ON FUNCTION fence.fenced_update_many(text[], bigint[], text, text[]) IS
     'Accept each token for its resource (in name order, all or none), then run query with params, typed as the query types $1..$n; returns rows processed';
+
 -- What fence.forget() leaves of the marks it deletes: per prefix of their
 -- names (fence.floor_prefix), the highest of them, never lowered.  A
 -- resource without a mark accepts only a token above its prefix's floor
@@ -158,6 +159,16 @@ $$;
 REVOKE ALL ON FUNCTION fence.forget(interval) FROM PUBLIC;
 COMMENT ON FUNCTION fence.forget(interval) IS
     'Administrators only: delete the marks not moved for longer than older_than, raising the floor of their prefixes (fence.floors) to them; returns how many; logged';
+-- Which edition of fence a database runs: this extension ('c'), or the
+-- SQL edition for hosted PostgreSQL ('sql', sql/hosted/), whose
+-- differences the client and the README tell apart by it.  Open to
+-- everybody: it says nothing about any resource.
+CREATE FUNCTION fence.edition()
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT 'c'::pg_catalog.text $$;
+COMMENT ON FUNCTION fence.edition() IS
+    'Which edition of fence this database runs: c (the extension) or sql (the SQL edition for hosted PostgreSQL)';
 
 -- The objects made above get the ALTER DEFAULT PRIVILEGES of the role
 -- running the update, which could hand them out behind the REVOKEs: take
@@ -172,7 +183,8 @@ BEGIN
           FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
          WHERE (p.oid OPERATOR(pg_catalog.=) ANY (ARRAY['fence.reprotect_all()',
                                                         'fence.floor_prefix(text)',
-                                                        'fence.forget(interval)']::pg_catalog.regprocedure[])
+                                                        'fence.forget(interval)',
+                                                        'fence.edition()']::pg_catalog.regprocedure[])
                 OR p.proname OPERATOR(pg_catalog.=) ANY (ARRAY['advance_many', 'fenced_update_many']::pg_catalog.name[]))
            AND p.pronamespace OPERATOR(pg_catalog.=) 'fence'::pg_catalog.regnamespace
            AND a.grantee OPERATOR(pg_catalog.<>) p.proowner
@@ -189,3 +201,4 @@ BEGIN
 END
 $$;
 GRANT EXECUTE ON FUNCTION fence.floor_prefix(text) TO PUBLIC;
+GRANT EXECUTE ON FUNCTION fence.edition() TO PUBLIC;

@@ -112,6 +112,17 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION fence.floor_prefix(text) IS
     'Prefix of resource whose floor (fence.floors) applies once its mark is forgotten: up to its last unescaped ":", or empty';
 
+-- Which edition of fence a database runs: this extension ('c'), or the
+-- SQL edition for hosted PostgreSQL ('sql', sql/hosted/), whose
+-- differences the client and the README tell apart by it.  Open to
+-- everybody: it says nothing about any resource.
+CREATE FUNCTION fence.edition()
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT 'c'::pg_catalog.text $$;
+COMMENT ON FUNCTION fence.edition() IS
+    'Which edition of fence this database runs: c (the extension) or sql (the SQL edition for hosted PostgreSQL)';
+
 CREATE FUNCTION fence.advance(resource text, token bigint, owner text DEFAULT NULL)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'fence_advance'
@@ -413,6 +424,7 @@ END
 $$;
 GRANT EXECUTE ON FUNCTION fence.key_resource(text, anycompatible) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION fence.floor_prefix(text) TO PUBLIC;
+GRANT EXECUTE ON FUNCTION fence.edition() TO PUBLIC;
 GRANT EXECUTE ON FUNCTION fence.mark(text) TO pg_monitor;
 GRANT EXECUTE ON FUNCTION fence.stats_counts() TO pg_monitor;
 GRANT SELECT ON fence.stats TO pg_monitor;

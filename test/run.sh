@@ -2,7 +2,8 @@
 # test/run.sh: run every pgfence suite against throwaway servers and print
 # one closing line "N passed, N failed, N skipped".
 #
-# Suites: pg_regress and isolation specs (extension/), the client's C tests
+# Suites: pg_regress and isolation specs (extension/), the same against
+# the SQL edition for hosted PostgreSQL (regress_sql: test/hosted/), the client's C tests
 # under ASan/UBSan (client/), its C tests on Redis Cluster, Sentinel and a
 # quorum (topo: servers of their own), the client's C and CLI tests over
 # TLS (tls: TLS-only servers of their own, certificates made here),
@@ -11,7 +12,7 @@
 # Each suite reports a line per test, "ok - NAME", "not ok - NAME" or
 # "skip - NAME"; this script only counts them.
 #
-# FENCE_SUITES="regress client topo tls drivers e2e" picks suites; FENCE_E2E="f1 f6" picks
+# FENCE_SUITES="regress regress_sql client topo tls drivers e2e" picks suites; FENCE_E2E="f1 f6" picks
 # end-to-end tests by file-name prefix.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -139,14 +140,38 @@ suite_tls() {
 	made_it tls "${PIPESTATUS[0]}" "$before"
 }
 
+# The same tests against the SQL edition (test/hosted/tests lists them),
+# in databases of their own on the same server.
+suite_regress_sql() {
+	echo "== pg_regress and isolation, SQL edition"
+	FENCE_TMP=$FENCE_TMP bash test/hosted/regress.sh 2>&1 | regress_lines | report
+	return 0
+}
+
 suite_drivers() {
 	echo "== drivers"
 	bash test/drivers/run.sh 2>&1 | report
+	echo "== drivers, SQL edition"
+	FENCE_EDITION=sql bash test/drivers/run.sh 2>&1 |
+		sed -u -E 's/^((not )?ok|skip) - driver_/\1 - driver_sql_/' | report
+}
+
+# e2e_one SCRIPT NAME: run one end-to-end test and report it as NAME.
+e2e_one() {
+	local rc
+	bash "$1" >"$FENCE_TMP/$2.log" 2>&1
+	rc=$?
+	case $rc in
+	0) echo "ok - $2" | report ;;
+	77) echo "skip - $2" | report ;;
+	*) echo "not ok - $2 (exit $rc)" | report
+	   tail -n 40 "$FENCE_TMP/$2.log" ;;
+	esac
 }
 
 suite_e2e() {
 	echo "== end-to-end"
-	local t name rc
+	local t name
 	for t in test/e2e/[a-z0-9]*.sh; do
 		[ -e "$t" ] || continue
 		name=$(basename "$t" .sh)
@@ -155,18 +180,15 @@ suite_e2e() {
 			for p in $FENCE_E2E; do [[ $name == "$p"* ]] && want=1; done
 			[ $want = 1 ] || continue
 		fi
-		bash "$t" >"$FENCE_TMP/$name.log" 2>&1
-		rc=$?
-		case $rc in
-		0) echo "ok - $name" | report ;;
-		77) echo "skip - $name" | report ;;
-		*) echo "not ok - $name (exit $rc)" | report
-		   tail -n 40 "$FENCE_TMP/$name.log" ;;
+		e2e_one "$t" "$name"
+		# F1 and F6 also against the SQL edition of hosted PostgreSQL
+		case $name in
+		f01_* | f06_*) FENCE_EDITION=sql e2e_one "$t" "${name}_sql" ;;
 		esac
 	done
 }
 
-for s in ${FENCE_SUITES:-regress client topo tls drivers e2e}; do
+for s in ${FENCE_SUITES:-regress regress_sql client topo tls drivers e2e}; do
 	"suite_$s"
 done
 

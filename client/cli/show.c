@@ -1,8 +1,8 @@
 /*
  * client/cli/show.c
  *	  fence show: a resource's owner, remaining TTL, live waiters and token
- *	  in Redis; with --pg, the token PostgreSQL last accepted and its
- *	  fence.stats counts.
+ *	  in Redis; with --pg, the token PostgreSQL last accepted, the edition
+ *	  of fence there, and its fence.stats counts.
  */
 #include <stdio.h>
 #include <string.h>
@@ -64,6 +64,30 @@ show_stats(PGconn *pg, const char *resource, PGresult **res)
 }
 
 /*
+ * Which edition of fence the database runs, fence.edition(): "c" for the
+ * extension, "sql" for the SQL edition of hosted PostgreSQL.  An extension
+ * older than the function (42883) is the C one.  Returns 0, or -1 on any
+ * other error, which is then in "pg".
+ */
+static int
+show_edition(PGconn *pg, char *edition, size_t size)
+{
+	PGresult   *r = PQexec(pg, "SELECT fence.edition()");
+	const char *state;
+	int			rc = 0;
+
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+		snprintf(edition, size, "%s", PQgetvalue(r, 0, 0));
+	else if ((state = PQresultErrorField(r, PG_DIAG_SQLSTATE)) != NULL &&
+			 strcmp(state, "42883") == 0)
+		snprintf(edition, size, "c");
+	else
+		rc = -1;
+	PQclear(r);
+	return rc;
+}
+
+/*
  * The live waiters, first first: FENCE_WAITERS=N, then FENCE_WAITER_1...
  * (one variable each: an owner id of another client may hold anything),
  * or "waiters": [...].
@@ -101,6 +125,7 @@ cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 {
 	fence_info	info;
 	long long	mark = -1;
+	char		edition[16] = "";
 	PGresult   *stats = NULL;
 	char	  **waiters = NULL;
 	size_t		nwaiters = 0;
@@ -128,7 +153,15 @@ cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 			PQfinish(pg);
 			goto done;
 		}
-		if (show_stats(pg, argv[0], &stats) != 0)
+		if (show_edition(pg, edition, sizeof(edition)) != 0)
+		{
+			fprintf(stderr, "%s: could not read fence.edition(): %s", progname, PQerrorMessage(pg));
+			code = PQstatus(pg) == CONNECTION_OK ? EXIT_FAIL : EXIT_UNAVAIL;
+			PQfinish(pg);
+			goto done;
+		}
+		/* the SQL edition keeps no counts: no warning that says so each time */
+		if (strcmp(edition, "sql") != 0 && show_stats(pg, argv[0], &stats) != 0)
 		{
 			fprintf(stderr, "%s: could not read fence.stats: %s", progname, PQerrorMessage(pg));
 			code = PQstatus(pg) == CONNECTION_OK ? EXIT_FAIL : EXIT_UNAVAIL;
@@ -174,6 +207,11 @@ cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 		}
 		else if (o->pg != NULL)
 			printf(",\"pg_stats\":null");
+		if (*edition)
+		{
+			printf(",\"pg_edition\":");
+			json_string(stdout, edition);
+		}
 		printf("}\n");
 	}
 	else
@@ -192,6 +230,8 @@ cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 			snprintf(buf, sizeof(buf), "%lld", mark);
 			shell_assign("FENCE_PG_TOKEN", mark > 0 ? buf : "");
 		}
+		if (*edition)
+			shell_assign("FENCE_PG_EDITION", edition);
 		for (i = 0; stats != NULL && i < SHOW_STATS_FIELDS; i++)
 		{
 			char		name[48];

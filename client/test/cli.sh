@@ -720,6 +720,10 @@ test_cli_exec() {
 	tok=$(sed -n 's/^FENCE_TOKEN=//p' "$TMP/out")
 	grep -qx "FENCE_PG_TOKEN=$tok" "$TMP/out"
 	grep -qx "FENCE_OWNER=''" "$TMP/out"
+	# the extension names its edition (the SQL edition's: test/e2e/sql_edition.sh)
+	grep -qx "FENCE_PG_EDITION=c" "$TMP/out"
+	expect_rc 0 "$F" show "$res" --pg "$PGC" --json
+	grep -q ',"pg_edition":"c"}$' "$TMP/out"
 	expect_rc 0 "$F" exec "$res" --pg "$PGC" --json 'SELECT 1'
 	grep -q '"result":\[\["1"\]\]' "$TMP/out"
 	# an SQL error is neither stale nor unreachable

@@ -31,7 +31,8 @@ E2E_TIMEOUT=${E2E_TIMEOUT:-240}
 # /usr/bin/python3 (Debian's) starts faster than a version manager's shim
 E2E_PY=${E2E_PY:-$(command -v /usr/bin/python3 || command -v python3)}
 
-# e2e_init NAME: work directory, history file, servers, extension.
+# e2e_init NAME: work directory, history file, servers, extension; with
+# FENCE_EDITION=sql, the SQL edition (sql/hosted/) in a database of its own.
 e2e_init() {
 	E2E_NAME=$1
 	FENCE_TMP=$(mktemp -d "${TMPDIR:-/tmp}/pgfence-$E2E_NAME.XXXXXX")
@@ -55,8 +56,18 @@ e2e_init() {
 	unset PGOPTIONS
 	FENCE_BIN=${FENCE_BIN:-$TOP/client/fence}
 	PGCONN="host=$PGHOST port=$PGPORT user=$PGUSER dbname=$PGDATABASE"
-	sql -c 'CREATE EXTENSION IF NOT EXISTS fence' 2>/dev/null ||
-		sql -c 'CREATE EXTENSION IF NOT EXISTS fence'
+	if [ "${FENCE_EDITION:-c}" = sql ]; then
+		# the SQL edition of hosted PostgreSQL, in a database of its own
+		PGDATABASE=fence_sql_$$
+		createdb -T template0 "$PGDATABASE" &&
+			sql -1 -f "$TOP/sql/hosted/fence_hosted.sql" >/dev/null ||
+			fail "could not install the SQL edition"
+		PGCONN="host=$PGHOST port=$PGPORT user=$PGUSER dbname=$PGDATABASE"
+		say "SQL edition in database $PGDATABASE"
+	else
+		sql -c 'CREATE EXTENSION IF NOT EXISTS fence' 2>/dev/null ||
+			sql -c 'CREATE EXTENSION IF NOT EXISTS fence'
+	fi
 	say "work dir $WORK"
 }
 
