@@ -149,6 +149,7 @@ async function main() {
     }
   }
   c.r.disconnect();
+  process.exit(0);
 }
 
 main().catch((e) => {
