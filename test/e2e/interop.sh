@@ -17,7 +17,7 @@
 #     by the release of each other one (and C by C, the reference), N times
 #     a pair; median and p99 of the latency are printed.  Must hold: every
 #     median below 50 ms (a waiter that only polls waits up to its 500 ms
-#     beat: ~250 ms).
+#     beat, 500 ms).
 #     Negative control: a Python holder that releases with a bare
 #     compare-and-DEL (ignoring the queue, as before the workers ran
 #     release.lua) leaves a C waiter to its next poll: the median must be
