@@ -365,6 +365,55 @@ fail:
 	return rc;
 }
 
+/*
+ * The scripts libfence runs are the files in lua/ byte for byte, header and
+ * all (what a client of another language sends must hash the same), and
+ * the waiting times written into them are those of fence_int.h.
+ */
+#define STR_(x) #x
+#define XSTR(x) STR_(x)
+
+static int
+test_script_files(void)
+{
+	static const char *const files[FENCE_NSCRIPTS] = {
+		"lua/acquire.lua", "lua/release.lua", "lua/extend.lua", "lua/heal.lua",
+		"lua/show.lua", "lua/qlock.lua", "lua/qclaim.lua"
+	};
+	char		buf[16384];
+	int			i;
+
+	for (i = 0; i < FENCE_NSCRIPTS; i++)
+	{
+		FILE	   *f = fopen(files[i], "rb");
+		size_t		n;
+
+		CHECK(f != NULL);
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		CHECK(n > 0 && n < sizeof(buf) - 1);
+		CHECK(strcmp(buf, fence_script_source(i)) == 0);
+		CHECK(strncmp(buf, "-- ", 3) == 0 && strstr(buf, "\n-- KEYS: ") && strstr(buf, "\n-- Reply: "));
+	}
+	CHECK(strstr(fence_script_source(FENCE_SCRIPT_ACQUIRE),
+				 "'PX', " XSTR(FENCE_HANDOFF_MS) ")\n") != NULL);
+	CHECK(strstr(fence_script_source(FENCE_SCRIPT_ACQUIRE),
+				 "pttl = " XSTR(FENCE_HANDOFF_MS) "\n") != NULL);
+	for (i = FENCE_SCRIPT_ACQUIRE; i < FENCE_NSCRIPTS; i++)
+	{
+		const char *src = fence_script_source(i);
+
+		if (i != FENCE_SCRIPT_ACQUIRE && i != FENCE_SCRIPT_RELEASE && i != FENCE_SCRIPT_QLOCK)
+			continue;
+		CHECK(strstr(src, "now + " XSTR(FENCE_WAIT_PLACE_MS) ", o)") != NULL);
+		CHECK(strstr(src, "'PEXPIRE', k, " XSTR(FENCE_HANDOFF_MS) ")") != NULL);
+	}
+	return 0;
+fail:
+	return 1;
+}
+
 /* --- Redis ---------------------------------------------------------------- */
 
 static int
@@ -2836,6 +2885,7 @@ main(void)
 	TEST(duration_good);
 	TEST(duration_malformed);
 	TEST(key_names);
+	TEST(script_files);
 	TEST(connect_refused);
 	TEST(acquire_busy_release);
 	TEST(extend);

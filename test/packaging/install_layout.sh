@@ -28,6 +28,14 @@ sort >"$WORK/expected" <<-FILES
 	/usr/lib/$multiarch/pkgconfig/libfence.pc
 	/usr/share/bash-completion/completions/fence
 	/usr/share/man/man1/fence.1
+	/usr/share/fence/lua/PROTOCOL.md
+	/usr/share/fence/lua/acquire.lua
+	/usr/share/fence/lua/extend.lua
+	/usr/share/fence/lua/heal.lua
+	/usr/share/fence/lua/qclaim.lua
+	/usr/share/fence/lua/qlock.lua
+	/usr/share/fence/lua/release.lua
+	/usr/share/fence/lua/show.lua
 FILES
 diff -u "$WORK/expected" "$WORK/files" || fail "make install put other files than these"
 [ "$(readlink "$dest/usr/lib/$multiarch/libfence.so.2")" = "libfence.so.2.${version#*.}" ] ||

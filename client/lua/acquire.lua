@@ -1,0 +1,104 @@
+-- acquire.lua: take the lock, then a token (fence protocol 1; PROTOCOL.md)
+-- KEYS: fence:{T}:lock, fence:{T}:token, fence:{T}:queue, fence:{T}:alive
+-- ARGV: owner id, TTL in ms, how: "0" try once (no place in the queue),
+--       "1" wait (take or keep a place), "2" last attempt of a wait (give
+--       the place up unless the lock is had)
+-- Reply: the token, an integer below 2^53, else a bulk string of digits;
+--        {PTTL} (an array of one integer) when the lock is not the
+--        caller's now: the ms the holder (or a waiter it was handed to)
+--        still has; an error "FENCESTATE ..." when the keys hold what fence
+--        never writes.
+-- A free lock goes to the first waiter (handed: SET for 200 ms, wake list
+-- pushed); the queue's functions below are written into acquire.lua,
+-- release.lua and qlock.lua alike.
+local cur = false
+local ctype = redis.call('TYPE', KEYS[2])['ok']
+if ctype ~= 'none' then
+  if ctype ~= 'string' then
+    return redis.error_reply('FENCESTATE token counter is a ' .. ctype .. ', not a string')
+  end
+  cur = redis.call('GET', KEYS[2])
+  if not string.match(cur, '^[1-9]%d*$') or #cur > 19 or
+     (#cur == 19 and cur > '9223372036854775807') then
+    return redis.error_reply('FENCESTATE token counter is not a positive integer')
+  end
+end
+local Q, A = KEYS[3], KEYS[4]
+local waiting = redis.call('EXISTS', Q) == 1
+if waiting or not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  local ltype = redis.call('TYPE', KEYS[1])['ok']
+  if ltype ~= 'none' and ltype ~= 'string' then
+    return redis.error_reply('FENCESTATE lock is a ' .. ltype .. ', not a string')
+  end
+  local held = ltype == 'string' and redis.call('GET', KEYS[1])
+  local pttl = 0
+  if held and held ~= ARGV[1] then
+    pttl = redis.call('PTTL', KEYS[1])
+    if pttl < 0 then return redis.error_reply('FENCESTATE lock has no expiry') end
+  end
+  if not waiting and ARGV[3] ~= '1' then
+    if held ~= ARGV[1] then return {pttl} end
+  else
+local function now_ms()
+  local t = redis.call('TIME')
+  return t[1] * 1000 + math.floor(t[2] / 1000)
+end
+local function prune(now)
+  local gone = redis.call('ZRANGEBYSCORE', A, '-inf', now)
+  for i = 1, #gone do redis.call('ZREM', Q, gone[i]) end
+  if #gone > 0 then redis.call('ZREMRANGEBYSCORE', A, '-inf', now) end
+end
+local function first()
+  return redis.call('ZRANGE', Q, 0, 0)[1]
+end
+local function join(o, now)
+  if not redis.call('ZSCORE', Q, o) then
+    local last = redis.call('ZRANGE', Q, -1, -1, 'WITHSCORES')
+    redis.call('ZADD', Q, last[2] and last[2] + 1 or 1, o)
+  end
+  redis.call('ZADD', A, now + 2000, o)
+  redis.call('PEXPIRE', Q, 2000)
+  redis.call('PEXPIRE', A, 2000)
+end
+local function leave(o)
+  redis.call('ZREM', Q, o)
+  redis.call('ZREM', A, o)
+end
+local function wake(o)
+  local k = string.sub(KEYS[1], 1, -5) .. 'wake:' .. o
+  redis.pcall('LPUSH', k, '1')
+  redis.pcall('PEXPIRE', k, 200)
+end
+local function hand(o)
+  leave(o)
+  redis.call('SET', KEYS[1], o, 'PX', 200)
+  wake(o)
+end
+    local now, head = now_ms(), nil
+    if waiting then
+      prune(now)
+      head = first()
+    end
+    if held ~= ARGV[1] and (held or (head and head ~= ARGV[1])) then
+      if not held then
+        hand(head)
+        pttl = 200
+      end
+      if ARGV[3] == '1' then
+        join(ARGV[1], now)
+      elseif ARGV[3] == '2' and waiting then
+        leave(ARGV[1])
+      end
+      return {pttl}
+    end
+    if head then leave(ARGV[1]) end
+  end
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+end
+local r = redis.pcall('INCR', KEYS[2])
+if type(r) == 'table' and r.err then
+  redis.call('DEL', KEYS[1])
+  return r
+end
+if r < 9007199254740992 then return r end
+return redis.call('GET', KEYS[2])
