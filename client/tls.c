@@ -52,12 +52,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/err.h>
-#include <openssl/pem.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
-
 #include "fence_int.h"
+#include "ssl.h"
 
 /* A CA bundle or certificate file larger than this is not one. */
 #define MAX_PEM_FILE (16 * 1024 * 1024)
@@ -464,6 +460,8 @@ fence_tls_context(fence_ctx *ctx, const fence_tls_opts *opts)
 	for (e = ctx->conn->tls; e != NULL; e = e->next)
 		if (same_context(&e->opts, opts))
 			return e->ssl_ctx;
+	if (fence_ssl_load(ctx) != FENCE_OK)
+		return NULL;
 	ERR_clear_error();
 	if ((sc = context_new(opts, msg, sizeof(msg), &oom)) == NULL)
 	{
