@@ -26,6 +26,9 @@
  * read-only descriptor of that public file.  Taking OpenSSL's
  * initialization over from the application would cost more than it saves.
  *
+ * OpenSSL itself is opened at the first TLS URL (ssl.c): the calls below
+ * go through ssl.h's table, so that a plain connection never loads it.
+ *
  * The socket is libfence's own (socket.c): OpenSSL talks to it through a
  * small BIO that sends with MSG_NOSIGNAL, so a server that went away is an
  * error, not a SIGPIPE for an application that did not ask for one.

@@ -15,8 +15,8 @@ struct cli_pq cli_pq;
 
 /*
  * Fill "cli_pq" the first time: NULL, or why libpq cannot be used (a
- * message for the caller to print).  The command calls it from its main
- * thread only.
+ * message for the caller to print).  The command never calls it from two
+ * threads at once (take.c's acquiring thread runs while main waits).
  */
 const char *
 pq_load(void)
