@@ -4,6 +4,9 @@
  *	  statements, and healing a Redis counter that fell behind.
  *
  * The token always travels as a query parameter, never inside SQL text.
+ * libpq is the caller's (the PGconn is); its functions are reached through
+ * pq.h's table, which each public function here fills before its first
+ * call, so that libfence links no libpq.
  *
  * Announce runs fence.advance(R, T, O) in its own committed transaction
  * right after the lease is acquired, so that every older token is refused
