@@ -4,6 +4,9 @@
  *	  statements, and healing a Redis counter that fell behind.
  *
  * The token always travels as a query parameter, never inside SQL text.
+ * libpq is the caller's (the PGconn is); its functions are reached through
+ * pq.h's table, which each public function here fills before its first
+ * call, so that libfence links no libpq.
  *
  * Announce runs fence.advance(R, T, O) in its own committed transaction
  * right after the lease is acquired, so that every older token is refused
@@ -25,15 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pq.h"
 #include "store/store.h"
 
 #define FENCE_HEAL_ATTEMPTS 5
 #define ADVANCE_SQL "SELECT fence.advance($1::text, $2::bigint, $3::text)"
-
-/* libpq 14 brought pipeline mode; FENCE_NO_PIPELINE tests the other path. */
-#if defined(LIBPQ_HAS_PIPELINING) && !defined(FENCE_NO_PIPELINE)
-#define FENCE_USE_PIPELINE 1
-#endif
 
 /* The statement failed is fence's own (fence.advance, fence.mark), or
  * the caller's. */
@@ -169,6 +168,8 @@ fence_pg_mark(fence_ctx *ctx, PGconn *pg, const char *resource, long long *token
 		fence_set_error(ctx, FENCE_ERR_ARG, "no PostgreSQL connection or resource");
 		return FENCE_ERR;
 	}
+	if (fence_pq_load(ctx) != FENCE_OK)
+		return FENCE_ERR;
 	res = PQexecParams(pg, "SELECT fence.mark($1::text)",
 					   1, NULL, params, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
@@ -238,6 +239,8 @@ fence_announce(fence_ctx *ctx, fence_lease *l, PGconn *pg)
 		fence_set_error(ctx, FENCE_ERR_ARG, "no PostgreSQL connection or lease");
 		return FENCE_ERR;
 	}
+	if (fence_pq_load(ctx) != FENCE_OK)
+		return FENCE_ERR;
 	if (PQtransactionStatus(pg) != PQTRANS_IDLE)
 	{
 		fence_set_error(ctx, PQstatus(pg) == CONNECTION_OK ? FENCE_ERR_ARG : FENCE_ERR_PG,
@@ -526,7 +529,7 @@ fence_exec(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
 		fence_set_error(ctx, FENCE_ERR_ARG, "fence_exec needs a connection, a lease and a statement");
 		return NULL;
 	}
-	if (fence_lease_usable(ctx, l) != FENCE_OK)
+	if (fence_pq_load(ctx) != FENCE_OK || fence_lease_usable(ctx, l) != FENCE_OK)
 		return NULL;
 	switch (PQtransactionStatus(pg))
 	{

@@ -93,16 +93,23 @@ static const char *const script_name[FENCE_NSCRIPTS] = {
 	"acquire", "release", "extend", "heal", "show", "quorum lock", "quorum claim"
 };
 
+/*
+ * A script's SHA1 is worked out the first time the script is sent, not
+ * all seven at once: a command that takes and gives back one lease sends
+ * two of them, and hashing the others would cost it more than its own
+ * work.  "" until then; the lock makes a race between threads harmless.
+ */
 static char script_sha[FENCE_NSCRIPTS][41];
-static pthread_once_t script_sha_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t script_sha_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void
-script_sha_init(void)
+static const char *
+script_sha_of(enum fence_script which)
 {
-	int			i;
-
-	for (i = 0; i < FENCE_NSCRIPTS; i++)
-		fence_sha1_hex(script_src[i], strlen(script_src[i]), script_sha[i]);
+	pthread_mutex_lock(&script_sha_lock);
+	if (script_sha[which][0] == '\0')
+		fence_sha1_hex(script_src[which], strlen(script_src[which]), script_sha[which]);
+	pthread_mutex_unlock(&script_sha_lock);
+	return script_sha[which];
 }
 
 const char *
@@ -130,11 +137,10 @@ fence_script_cmd(fence_cmd *cmd, enum fence_script which, int eval,
 	static const char *const nk[] = {"0", "1", "2", "3", "4"};
 	int			i;
 
-	pthread_once(&script_sha_once, script_sha_init);
 	cmd->argvlen = NULL;
 	cmd->argc = 0;
 	cmd->argv[cmd->argc++] = eval ? "EVAL" : "EVALSHA";
-	cmd->argv[cmd->argc++] = eval ? script_src[which] : script_sha[which];
+	cmd->argv[cmd->argc++] = eval ? script_src[which] : script_sha_of(which);
 	cmd->argv[cmd->argc++] = nk[nkeys];
 	for (i = 0; i < nkeys; i++)
 		cmd->argv[cmd->argc++] = keys[i];

@@ -26,6 +26,9 @@
  * read-only descriptor of that public file.  Taking OpenSSL's
  * initialization over from the application would cost more than it saves.
  *
+ * OpenSSL itself is opened at the first TLS URL (ssl.c): the calls below
+ * go through ssl.h's table, so that a plain connection never loads it.
+ *
  * The socket is libfence's own (socket.c): OpenSSL talks to it through a
  * small BIO that sends with MSG_NOSIGNAL, so a server that went away is an
  * error, not a SIGPIPE for an application that did not ask for one.
@@ -52,12 +55,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/err.h>
-#include <openssl/pem.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
-
 #include "fence_int.h"
+#include "ssl.h"
 
 /* A CA bundle or certificate file larger than this is not one. */
 #define MAX_PEM_FILE (16 * 1024 * 1024)
@@ -464,6 +463,8 @@ fence_tls_context(fence_ctx *ctx, const fence_tls_opts *opts)
 	for (e = ctx->conn->tls; e != NULL; e = e->next)
 		if (same_context(&e->opts, opts))
 			return e->ssl_ctx;
+	if (fence_ssl_load(ctx) != FENCE_OK)
+		return NULL;
 	ERR_clear_error();
 	if ((sc = context_new(opts, msg, sizeof(msg), &oom)) == NULL)
 	{

@@ -19,6 +19,57 @@
 
 #include "fence.h"
 
+/*
+ * pq.c: libpq, opened by pq_load() when a verb is given --pg, never
+ * before: linking it would load some twenty libraries into every run, as
+ * libfence's pq.h explains (libfence opens the same libpq.so.5 for its own
+ * calls).  The command calls libpq's functions by their names, which are
+ * macros for the table's entries from here on; any call that runs before
+ * pq_load() succeeded would jump to NULL, so only code reached through
+ * pg_connect() calls them, and PQfinish goes through pq_finish(), which
+ * takes the NULL of "no --pg" without libpq.
+ */
+#define CLI_PQ_FUNCS(X) \
+	X(PQcancel) X(PQclear) X(PQcmdStatus) X(PQcmdTuples) \
+	X(PQconnectdb) X(PQconninfoFree) X(PQconninfoParse) X(PQerrorMessage) \
+	X(PQexec) X(PQexecParams) X(PQfinish) X(PQfreeCancel) \
+	X(PQgetCancel) X(PQgetisnull) X(PQgetvalue) X(PQnfields) \
+	X(PQntuples) X(PQresultErrorField) X(PQresultStatus) X(PQstatus)
+
+struct cli_pq
+{
+#define CLI_PQ_MEMBER(f) __typeof__(f) *f;
+	CLI_PQ_FUNCS(CLI_PQ_MEMBER)
+#undef CLI_PQ_MEMBER
+};
+
+extern struct cli_pq cli_pq;
+extern const char *pq_load(void);
+extern void pq_finish(PGconn *pg);
+
+#ifndef CLI_PQ_FILLING		/* pq.c fills the table: it needs the real names */
+#define PQcancel cli_pq.PQcancel
+#define PQclear cli_pq.PQclear
+#define PQcmdStatus cli_pq.PQcmdStatus
+#define PQcmdTuples cli_pq.PQcmdTuples
+#define PQconnectdb cli_pq.PQconnectdb
+#define PQconninfoFree cli_pq.PQconninfoFree
+#define PQconninfoParse cli_pq.PQconninfoParse
+#define PQerrorMessage cli_pq.PQerrorMessage
+#define PQexec cli_pq.PQexec
+#define PQexecParams cli_pq.PQexecParams
+#define PQfinish cli_pq.PQfinish
+#define PQfreeCancel cli_pq.PQfreeCancel
+#define PQgetCancel cli_pq.PQgetCancel
+#define PQgetisnull cli_pq.PQgetisnull
+#define PQgetvalue cli_pq.PQgetvalue
+#define PQnfields cli_pq.PQnfields
+#define PQntuples cli_pq.PQntuples
+#define PQresultErrorField cli_pq.PQresultErrorField
+#define PQresultStatus cli_pq.PQresultStatus
+#define PQstatus cli_pq.PQstatus
+#endif
+
 /* sysexits.h values; DESIGN.md fixes 64, 69, 75, 76 and 77 */
 #define EXIT_FAIL		1
 #define EXIT_USAGE		64

@@ -204,8 +204,16 @@ skips_verify(const char *spec)
 PGconn *
 pg_connect(const char *conninfo, int *code)
 {
-	PGconn	   *pg = PQconnectdb(conninfo);
+	PGconn	   *pg;
+	const char *why;
 
+	if ((why = pq_load()) != NULL)
+	{
+		fprintf(stderr, "%s: %s\n", progname, why);
+		*code = EXIT_UNAVAIL;
+		return NULL;
+	}
+	pg = PQconnectdb(conninfo);
 	if (pg == NULL || PQstatus(pg) != CONNECTION_OK)
 	{
 		const char *msg = pg ? PQerrorMessage(pg) : "out of memory\n";

@@ -119,10 +119,12 @@ probe_pgoptions(const char *conninfo, fence_lease *l)
 		"fence.fenced_update(), or connect the command directly to PostgreSQL.\n";
 	char		token[24];
 	char	   *own;
-	PGconn	   *pg = PQconnectdb(conninfo);
+	PGconn	   *pg;
 	PGresult   *res;
 	int			rc;
 
+	/* take_lease's pg_connect opened libpq for "conninfo" already */
+	pg = PQconnectdb(conninfo);
 	if (pg == NULL || PQstatus(pg) != CONNECTION_OK)
 	{
 		fprintf(stderr, "%s: PostgreSQL at --pg refuses the fence settings in PGOPTIONS\n"

@@ -241,7 +241,8 @@ cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 		}
 	}
 done:
-	PQclear(stats);
+	if (stats != NULL)			/* libpq is opened only with --pg */
+		PQclear(stats);
 	fence_waiters_free(waiters, nwaiters);
 	fence_info_free(&info);
 	return code;

@@ -49,7 +49,7 @@ acquire_and_announce(fence_ctx *ctx, const options *o, const char *resource,
 	if (l == NULL)
 	{
 		*code = fail(ctx);
-		PQfinish(pg);
+		pq_finish(pg);
 		return NULL;
 	}
 	/* a lease that ran out during the announce fails it: exit 76 */
@@ -58,13 +58,13 @@ acquire_and_announce(fence_ctx *ctx, const options *o, const char *resource,
 		*code = pg_fail(ctx, pg);
 		(void) fence_release(ctx, l);
 		fence_lease_free(l);
-		PQfinish(pg);
+		pq_finish(pg);
 		return NULL;
 	}
 	if (pgp != NULL)
 		*pgp = pg;
 	else
-		PQfinish(pg);
+		pq_finish(pg);
 	return l;
 }
 
@@ -283,6 +283,6 @@ give_back(fence_ctx *ctx, fence_lease *l, PGconn *pg, int sig)
 			fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
 		fence_lease_free(l);
 	}
-	PQfinish(pg);
+	pq_finish(pg);
 	return 128 + sig;
 }

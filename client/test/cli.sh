@@ -647,6 +647,53 @@ test_cli_run_job_control() {
 	python3 test/pty_job.py "$F" "$(rname job)" "$FENCE_REDIS_URL"
 }
 
+# libpq and OpenSSL are opened at their first use, not at start: a run
+# without --pg and without TLS maps neither (nor what they bring: GSSAPI,
+# LDAP), and one with --pg opens libpq, announces and passes the token.
+# Both checks read the maps of the running fence, the parent of the
+# command, so the first one would fail if anything linked them again.
+test_cli_lazy_libpq() {
+	local res
+	res=$(rname lazy)
+	"$F" run "$res" -- sh -c 'cat /proc/$PPID/maps >"$0"; echo "$PPID" >"$0.pid"' "$TMP/maps"
+	[ "$(cat "$TMP/maps.pid")" != "" ]
+	awk '$6 ~ /\.so/ {n = split($6, p, "/"); print p[n]}' "$TMP/maps" | sort -u >"$TMP/libs"
+	grep -q '^libhiredis' "$TMP/libs"	# the maps are fence's
+	if grep -E '^lib(pq|ssl|crypto|gssapi_krb5|ldap)' "$TMP/libs"; then return 1; fi
+	# acquire and release: LD_DEBUG=files lists every object the loader opens
+	LD_DEBUG=files "$F" acquire "$res" >"$TMP/out" 2>"$TMP/ld"
+	grep -q 'file=libhiredis' "$TMP/ld"
+	if grep -E 'file=lib(pq|ssl|crypto)' "$TMP/ld"; then return 1; fi
+	eval "$(cat "$TMP/out")"
+	expect_rc 0 "$F" release "$res" "$FENCE_OWNER"
+	# with --pg: libpq is there by the time the command runs, opened, not
+	# linked (LD_DEBUG says "dynamically loaded"), and the token was announced
+	LD_DEBUG=files "$F" run "$res" --pg "$PGC" -- sh -c \
+		'cat /proc/$PPID/maps >"$0"; printf "%s\n" "$FENCE_TOKEN" >"$0.token"' "$TMP/maps" 2>"$TMP/ld"
+	grep -q '/libpq\.so' "$TMP/maps"
+	grep -q 'file=libpq.so.5 .*dynamically loaded' "$TMP/ld"
+	[ "$(psql -XAtc "SELECT token FROM fence.fences WHERE resource = '$res'")" = "$(cat "$TMP/maps.token")" ]
+	# exec and show --pg, through the same lazily opened libpq
+	expect_rc 0 "$F" exec "$res" --pg "$PGC" 'SELECT 41 + 1'
+	grep -qx 42 "$TMP/out"
+	expect_rc 0 "$F" show "$res" --pg "$PGC"
+	grep -q "^FENCE_PG_TOKEN=[1-9]" "$TMP/out"
+}
+
+# A libpq.so.5 that lacks what fence calls (here a stand-in found first on
+# LD_LIBRARY_PATH) is refused with a message that says so, exit 69, before
+# any lease is taken; without --pg the same command never opens it.
+test_cli_lazy_libpq_missing() {
+	local res
+	res=$(rname nolibpq)
+	mkdir -p "$TMP/stub"
+	echo 'int fence_stub;' | cc -shared -fPIC -x c - -Wl,-soname,libpq.so.5 -o "$TMP/stub/libpq.so.5"
+	LD_LIBRARY_PATH=$TMP/stub expect_rc 69 "$F" run "$res" --pg "$PGC" -- true
+	grep -q 'libpq.so.5 has no function PQ' "$TMP/err"
+	lock_free "$res"
+	LD_LIBRARY_PATH=$TMP/stub expect_rc 0 "$F" run "$res" -- true
+}
+
 test_cli_run_psql() {
 	local res
 	res=$(rname "sp ace\\x")
@@ -1062,6 +1109,8 @@ run_test cli_run_fence_killed
 run_test cli_signal_during_acquire pg
 run_test cli_quorum
 run_test cli_min_replicas
+run_test cli_lazy_libpq pg
+run_test cli_lazy_libpq_missing pg
 run_test cli_run_psql pg
 run_test cli_run_pg_own_options pg
 run_test cli_exec pg

@@ -32,6 +32,19 @@ refused() {
 	[ $((SECONDS - t0)) -lt 3 ] || { echo "took $((SECONDS - t0)) s"; return 1; }
 }
 
+# OpenSSL is opened at the first TLS URL (client/ssl.c): a run over TLS
+# has it mapped (cli.sh's cli_lazy_libpq checks that a plain one does not),
+# opened by fence, not by the loader at start.
+test_tls_cli_lazy_openssl() {
+	local res
+	res=$(rname lazyssl)
+	LD_DEBUG=files "$F" run "$res" --redis "$(url "$GOOD")" -- \
+		sh -c 'cat /proc/$PPID/maps >"$0"' "$TMP/maps" 2>"$TMP/ld"
+	grep -q '/libssl\.so' "$TMP/maps"
+	grep -q 'file=libssl.so.[0-9.]* .*dynamically loaded' "$TMP/ld"
+	if grep -q '/libpq\.so' "$TMP/maps"; then return 1; fi
+}
+
 test_tls_cli_lease() {
 	local res
 	res=$(rname lease)
@@ -153,6 +166,7 @@ if [ -z "$D" ] || [ -z "${STOP:-}" ]; then
 	exit 0
 fi
 run_test tls_cli_lease
+run_test tls_cli_lazy_openssl
 run_test tls_cli_refused
 run_test tls_cli_insecure
 run_test tls_cli_usage
