@@ -187,10 +187,17 @@ done:
 int
 carry_probe(const char *conninfo, const char *tokens)
 {
-	PGconn	   *pg = PQconnectdb(conninfo);
+	PGconn	   *pg;
 	PGresult   *res;
+	const char *why;
 	int			rc;
 
+	if ((why = pq_load()) != NULL)
+	{
+		fprintf(stderr, "%s: %s\n", progname, why);
+		return -1;
+	}
+	pg = PQconnectdb(conninfo);
 	if (pg == NULL || PQstatus(pg) != CONNECTION_OK)
 	{
 		fprintf(stderr, "%s: PostgreSQL at --pg refuses the fence settings in PGOPTIONS\n"

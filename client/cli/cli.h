@@ -32,9 +32,11 @@
 #define CLI_PQ_FUNCS(X) \
 	X(PQcancel) X(PQclear) X(PQcmdStatus) X(PQcmdTuples) \
 	X(PQconnectdb) X(PQconninfoFree) X(PQconninfoParse) X(PQerrorMessage) \
-	X(PQexec) X(PQexecParams) X(PQfinish) X(PQfreeCancel) \
-	X(PQgetCancel) X(PQgetisnull) X(PQgetvalue) X(PQnfields) \
-	X(PQntuples) X(PQresultErrorField) X(PQresultStatus) X(PQstatus)
+	X(PQexec) X(PQexecParams) X(PQfinish) X(PQfreeCancel) X(PQfreemem) \
+	X(PQgetCancel) X(PQgetCopyData) X(PQgetisnull) X(PQgetResult) \
+	X(PQgetvalue) X(PQnfields) X(PQntuples) X(PQputCopyEnd) \
+	X(PQresultErrorField) X(PQresultErrorMessage) X(PQresultStatus) \
+	X(PQstatus) X(PQtransactionStatus)
 
 struct cli_pq
 {
@@ -60,14 +62,20 @@ extern void pq_finish(PGconn *pg);
 #define PQexecParams cli_pq.PQexecParams
 #define PQfinish cli_pq.PQfinish
 #define PQfreeCancel cli_pq.PQfreeCancel
+#define PQfreemem cli_pq.PQfreemem
 #define PQgetCancel cli_pq.PQgetCancel
+#define PQgetCopyData cli_pq.PQgetCopyData
 #define PQgetisnull cli_pq.PQgetisnull
+#define PQgetResult cli_pq.PQgetResult
 #define PQgetvalue cli_pq.PQgetvalue
 #define PQnfields cli_pq.PQnfields
 #define PQntuples cli_pq.PQntuples
+#define PQputCopyEnd cli_pq.PQputCopyEnd
 #define PQresultErrorField cli_pq.PQresultErrorField
+#define PQresultErrorMessage cli_pq.PQresultErrorMessage
 #define PQresultStatus cli_pq.PQresultStatus
 #define PQstatus cli_pq.PQstatus
+#define PQtransactionStatus cli_pq.PQtransactionStatus
 #endif
 
 /* sysexits.h values; DESIGN.md fixes 64, 69, 75, 76 and 77 */
