@@ -57,6 +57,11 @@ typedef struct options
 	int			json;
 	int			death_signal;	/* run: what COMMAND gets if fence dies */
 	const char *name;			/* --name: in front of owner ids, or NULL */
+	long long	timeout_ms;		/* --timeout: connecting, each command */
+	const char *shell;			/* run -c STRING, or NULL */
+	int			hold;			/* acquire --hold */
+	const char *password_file;	/* --password-file, or NULL */
+	char	   *redis_auth;		/* "redis" with the password put in */
 } options;
 
 /*
@@ -82,6 +87,25 @@ extern int	is_quorum(const char *spec);
 extern int	skips_verify(const char *spec);
 extern PGconn *pg_connect(const char *conninfo, int *code);
 
+/* report.c */
+extern int	cli_verbosity;		/* -1 --quiet, 0, 1 --verbose */
+extern int	cli_json;
+extern int	report_error(int code, const char *msg, const char *hint);
+extern void note(const char *fmt,...) __attribute__((format(printf, 1, 2)));
+extern void trace(const char *fmt,...) __attribute__((format(printf, 1, 2)));
+
+/* durations.c */
+extern int	parse_duration_arg(const char *what, const char *s, long long *ms,
+							   long long inf_ms, char *errbuf, size_t errlen);
+
+/* secret.c */
+extern char **hide_secrets(int argc, char **argv);
+extern char *masked_url(const char *spec);
+extern int	apply_password(options *o);
+
+/* help.c */
+extern int	print_help(const char *verb);
+
 /* output.c */
 extern void json_string(FILE *f, const char *s);
 extern void shell_assign(const char *name, const char *value);
@@ -104,7 +128,7 @@ extern int	probe_pgoptions(const char *conninfo, fence_lease *l);
 extern void signal_all(pid_t pgid, int sig);
 extern int	all_gone(pid_t pid, int *status, int *main_done, int *stopsig);
 
-/* the verbs: acquire.c, show.c, list.c, exec.c, run.c */
+/* the verbs: acquire.c, hold.c, show.c, list.c, exec.c, run.c */
 extern int	cmd_acquire(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_release(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_extend(fence_ctx *ctx, const options *o, int argc, char **argv);
@@ -112,5 +136,6 @@ extern int	cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_list(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv);
+extern int	cmd_hold(fence_ctx *ctx, const options *o, int argc, char **argv);
 
 #endif							/* FENCE_CLI_H */
