@@ -99,7 +99,7 @@ done:
 	PQfreeCancel(exec_cancel);
 	exec_cancel = NULL;
 	if (fence_release(ctx, l) != FENCE_OK && code == 0)
-		fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
+		note("warning: %s", ctx->errstr);
 	fence_lease_free(l);
 	PQfinish(pg);
 	return code;

@@ -264,6 +264,7 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		code = fail(ctx);
 		goto release;
 	}
+	trace("renewing the lease every %lld ms while the command runs", fence_lease_ttl(l) / 3);
 #ifdef PR_SET_CHILD_SUBREAPER
 	/* the command's orphans become ours: we see them, and wait for them */
 	(void) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
@@ -340,9 +341,12 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 			{
 				if (buf[i] == 0 && !lost)
 				{
+					char		msg[FENCE_ERRSTR_LEN + 64];
+
 					lost = 1;
-					fprintf(stderr, "%s: lease on \"%s\" lost; stopping the command\n",
-							progname, fence_lease_resource(l));
+					snprintf(msg, sizeof(msg), "lease on \"%s\" lost; stopping the command",
+							 fence_lease_resource(l));
+					report_error(EXIT_LOST, msg, NULL);
 					signal_all(pid, SIGTERM);
 					/* a stopped command sees SIGTERM only once continued */
 					signal_all(pid, SIGCONT);
@@ -415,12 +419,14 @@ release:
 		 */
 		if (ctx->err == FENCE_ERR_LOST && started)
 		{
-			fprintf(stderr, "%s: %s: it was lost while the command ran\n",
-					progname, ctx->errstr);
+			char		msg[FENCE_ERRSTR_LEN + 64];
+
+			snprintf(msg, sizeof(msg), "%s: it was lost while the command ran", ctx->errstr);
+			report_error(EXIT_LOST, msg, NULL);
 			code = EXIT_LOST;
 		}
 		else
-			fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
+			note("warning: %s", ctx->errstr);
 	}
 	fence_lease_free(l);
 	return code;

@@ -61,6 +61,9 @@ acquire_and_announce(fence_ctx *ctx, const options *o, const char *resource,
 		PQfinish(pg);
 		return NULL;
 	}
+	trace("took the lease on \"%s\": token %lld, owner %s, TTL %lld ms%s", resource,
+		  fence_lease_token(l), fence_lease_owner(l), fence_lease_ttl(l),
+		  pg != NULL ? ", announced to PostgreSQL" : "");
 	if (pgp != NULL)
 		*pgp = pg;
 	else
@@ -109,8 +112,8 @@ take_signals(int sfd, stop_guard *g, int waiting)
 			{
 				/* a --wait of hours must not keep the user waiting */
 				fence_cancel_wait(g->ctx);
-				fprintf(stderr, "%s: %s: the lease will be given back once the acquire returns"
-						" (again to stop at once)\n", progname, strsignal(sig));
+				note("%s: the lease will be given back once the acquire returns"
+					 " (again to stop at once)", strsignal(sig));
 			}
 		}
 		else if (waiting)
@@ -208,7 +211,7 @@ give_back(fence_ctx *ctx, fence_lease *l, PGconn *pg, int sig)
 	if (l != NULL)
 	{
 		if (fence_release(ctx, l) != FENCE_OK)
-			fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
+			note("warning: %s", ctx->errstr);
 		fence_lease_free(l);
 	}
 	PQfinish(pg);
