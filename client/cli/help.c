@@ -67,8 +67,8 @@ usage(void)
 	printf("  %s release RESOURCE OWNER [OPTION]...     give a lease back\n", progname);
 	printf("  %s extend  RESOURCE OWNER [OPTION]...     renew a lease for --ttl\n", progname);
 	printf("  %s run     RESOURCE [OPTION]... [--] COMMAND [ARG]...\n", progname);
-	printf("  %s run     RESOURCE [OPTION]... -c STRING\n", progname);
-	printf("                                               run COMMAND while holding the lease\n");
+	printf("                                               run COMMAND (or, with -c STRING,\n");
+	printf("                                               /bin/sh -c STRING) while holding the lease\n");
 	printf("  %s exec    RESOURCE --pg CONNINFO [OPTION]... [--] SQL [PARAM]...\n", progname);
 	printf("                                               run one fenced SQL statement\n");
 	printf("  %s show    RESOURCE [OPTION]...           owner, remaining TTL, waiters, tokens;\n", progname);

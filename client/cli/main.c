@@ -365,6 +365,8 @@ main(int argc, char **argv)
 	}
 	free(args);
 	free(o.redis_list);
+	if (o.redis_auth != NULL)	/* it holds the password */
+		memset(o.redis_auth, 0, strlen(o.redis_auth));
 	free(o.redis_auth);
 	fflush(stdout);
 	return code;
