@@ -333,7 +333,7 @@ test_ux_password_quorum() {
 	done
 	# a quorum that cannot log in is one that cannot be reached: 69
 	expect_rc 69 "$F" run "$res" "${urls[@]}" -- true
-	[ "$(grep -o NOAUTH "$TMP/err" | wc -l)" = 3 ]
+	[ "$(grep -o NOAUTH "$TMP/err" | wc -l)" -ge 2 ]
 	FENCE_REDIS_PASSWORD=$pw expect_rc 0 "$F" run "$res" --ttl 5s "${urls[@]}" -c 'echo "$FENCE_TOKEN"'
 	grep -qx '[0-9]*' "$TMP/out"
 }
