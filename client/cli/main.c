@@ -6,10 +6,11 @@
  *	  fence release RESOURCE OWNER
  *	  fence extend  RESOURCE OWNER [--ttl D]
  *	  fence run     RESOURCE [--ttl D] [--wait D] [--pg CONNINFO] [--grace D]
- *	                [--death-signal SIG] [--] CMD [ARG...]
+ *	                [--death-signal SIG] {[--] CMD [ARG...] | -c STRING}
  *	  fence exec    RESOURCE --pg CONNINFO [--] SQL [PARAM...]
  *	  fence show    RESOURCE [--pg CONNINFO]
  *	  fence list    [PATTERN]
+ *	  fence help    [VERB]
  *
  * Exit status (DESIGN.md section 4): 0 success (for run, the command's own
  * status), 64 usage error, 69 Redis or PostgreSQL unreachable, 75 lease not
