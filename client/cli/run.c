@@ -333,8 +333,14 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		}
 		else if (main_done)
 			timeout = 100;		/* orphans of other parents end unseen */
-		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
+		else if (cli_verbosity > 0)
+			timeout = (int) (fence_lease_ttl(l) / 3);	/* to say how it goes */
+		if ((n = poll(&pfd, 1, timeout)) < 0 && errno != EINTR)
 			break;
+		if (n == 0 && !lost && !main_done)
+			trace("lease on \"%s\" %s", fence_lease_resource(l),
+				  fence_lease_state(l) == FENCE_LEASE_HELD ? "renewed" :
+				  "suspect: Redis does not answer");
 		while ((n = read(wake_pipe[0], buf, sizeof(buf))) > 0)
 		{
 			for (i = 0; i < n; i++)

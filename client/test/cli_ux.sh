@@ -208,10 +208,11 @@ test_ux_quiet_verbose() {
 	! grep -q 'warning' "$TMP/err"
 	grep -q 'could not connect to Redis' "$TMP/err"
 	[ "$(wc -l <"$TMP/err")" = 1 ]
-	expect_rc 0 "$F" run "$res" --ttl 3s -v -- sleep 1.2
+	expect_rc 0 "$F" run "$res" --ttl 3s -v -- sleep 1.6
 	grep -q 'fence: connecting to redis://' "$TMP/err"
 	grep -q "fence: took the lease on \"$res\": token [0-9]*" "$TMP/err"
 	grep -q 'fence: renewing the lease every 1000 ms' "$TMP/err"
+	grep -q "fence: lease on \"$res\" renewed" "$TMP/err"
 	expect_rc 0 "$F" run "$res" --ttl 3s -- true
 	[ ! -s "$TMP/err" ]
 	lock_free "$res"
