@@ -336,11 +336,18 @@ main(int argc, char **argv)
 	while (optind < argc)
 		args[nargs++] = argv[optind++];
 	/* fence help [VERB], fence VERB --help: nothing else is looked at */
-	if (nargs > 0 && strcmp(args[0], "help") == 0)
-		return nargs > 2 ? usage_error("help takes at most one argument: VERB%s", "") :
-			print_help(nargs == 2 ? args[1] : NULL);
-	if (help)
-		return print_help(v != NULL ? v->name : NULL);
+	if ((nargs > 0 && strcmp(args[0], "help") == 0) || help)
+	{
+		if (!help && nargs > 2)
+			code = usage_error("help takes at most one argument: VERB%s", "");
+		else if (!help)
+			code = print_help(nargs == 2 ? args[1] : NULL);
+		else
+			code = print_help(v != NULL ? v->name : NULL);
+		free(args);
+		free(o.redis_list);
+		return code;
+	}
 	if (version)
 	{
 		printf("fence (pgfence) %s\n", FENCE_VERSION);

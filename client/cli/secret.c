@@ -125,17 +125,29 @@ masked_url(const char *spec)
  * end in one block of memory, which is what ps and /proc/PID/cmdline
  * read; what a mask shortens is filled with NULs at the end of the block.
  */
+static char **argv_copy;		/* what hide_secrets gave, freed at exit */
+
+static void
+free_argv_copy(void)
+{
+	int			i;
+
+	for (i = 0; argv_copy[i] != NULL; i++)
+		free(argv_copy[i]);
+	free(argv_copy);
+}
+
 char	  **
 hide_secrets(int argc, char **argv)
 {
-	char	  **copy = calloc(argc + 1, sizeof(char *));
+	char	  **copy = argv_copy = calloc(argc + 1, sizeof(char *));
 	char	   *area,
 			   *end,
 			   *w;
 	int			i,
 				any = 0;
 
-	if (copy == NULL)
+	if (copy == NULL || atexit(free_argv_copy) != 0)
 		return NULL;
 	for (i = 0; i < argc; i++)
 	{
