@@ -792,7 +792,9 @@ test_cli_exec_copy() {
 	expect_rc 64 timeout 60 "$F" exec "$res" --pg "$PGC" "COPY $tbl TO STDOUT"
 	[ ! -s "$TMP/out" ]
 	expect_rc 64 timeout 60 "$F" exec "$res" --pg "$PGC" --json "COPY (DELETE FROM $tbl RETURNING x) TO STDOUT"
-	[ ! -s "$TMP/out" ]
+	# no result: only the error, as JSON
+	! grep -q '"result"' "$TMP/out"
+	grep -q '^{"ok":false,"error":"usage","exit":64,' "$TMP/out"
 	[ "$(psql -XAtc "SELECT count(*) FROM $tbl")" = 1 ]
 	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]
 	psql -XAtqc "DROP TABLE $tbl"
