@@ -221,7 +221,10 @@ fence_lease *fence_acquire(fence_ctx *ctx, const char *resource, long long ttl_m
  * the call blocks in Redis, on the context's connection, until a release
  * hands the lease over (first come, first served; on a quorum the woken
  * compete) or the holder's lease expires.  FENCE_ERR_TIMEOUT when the wait
- * runs out.  See client/README.md, "Waiting".
+ * runs out.  With "wait_ms" > 0 the deadline bounds each command as well
+ * (give or take 200 ms): a Redis that never answers fails it then, with
+ * FENCE_ERR_IO, rather than after the command timeout.  See
+ * client/README.md, "Waiting".
  */
 fence_lease *fence_acquire_wait(fence_ctx *ctx, const char *resource,
 								long long ttl_ms, long long wait_ms);

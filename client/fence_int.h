@@ -70,6 +70,14 @@ enum fence_script
 #define FENCE_WAIT_BEAT_MS 500
 #define FENCE_WAIT_PLACE_MS 2000
 
+/*
+ * How far past its deadline a wait's commands may run: the answer to the
+ * last attempt, or to a BLPOP that Redis ends at the deadline, must still
+ * get in.  A lock handed over is held for a waiter FENCE_HANDOFF_MS, so an
+ * answer later than that would come too late to matter anyway.
+ */
+#define FENCE_WAIT_SLACK_MS FENCE_HANDOFF_MS
+
 /* The Redis keys of one resource (keys.c); all share one hash tag. */
 typedef struct fence_keys
 {

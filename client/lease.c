@@ -314,6 +314,11 @@ ride_failover(fence_ctx *ctx, int rc, enum fence_attempt how, char *why, size_t 
  * taken, never stranded.  Fails with FENCE_ERR_TIMEOUT (or FENCE_ERR_BUSY
  * when "wait_ms" is 0).
  *
+ * The deadline bounds every command of the wait too (connecting, logging
+ * in, each attempt), give or take FENCE_WAIT_SLACK_MS: a Redis that
+ * accepts and never answers fails the wait (FENCE_ERR_IO) when it runs
+ * out, not a command timeout later.
+ *
  * When Redis refuses to block (an ACL without BLPOP, a server before 6.0)
  * the waiter sleeps for the same time instead, and so only learns of a
  * release when it asks again.  A failover while it waits is ridden
@@ -337,7 +342,8 @@ fence_acquire_wait_as(fence_ctx *ctx, const char *resource, long long ttl_ms,
 					  long long wait_ms, const char *owner)
 {
 	fence_lease *l;
-	int64_t		deadline;
+	int64_t		deadline,
+				caller_deadline = ctx->conn->deadline_ns;
 	int64_t		backoff_ms = 10;
 	enum fence_attempt how = wait_ms > 0 ? FENCE_ATTEMPT_WAIT : FENCE_ATTEMPT_TRY;
 	char		failing[FENCE_ERRSTR_LEN] = "";
@@ -357,6 +363,15 @@ fence_acquire_wait_as(fence_ctx *ctx, const char *resource, long long ttl_ms,
 	if (l == NULL)
 		return NULL;
 	deadline = fence_now_ns() + wait_ms * 1000000;
+	/* a Redis that never answers must not stretch the wait by a command
+	 * timeout: every command ends by the deadline, plus the slack */
+	if (how != FENCE_ATTEMPT_TRY)
+	{
+		int64_t		bound = deadline + (int64_t) FENCE_WAIT_SLACK_MS * 1000000;
+
+		if (caller_deadline == 0 || bound < caller_deadline)
+			fence_conn_set_deadline(ctx, bound);
+	}
 
 	rc = ride_failover(ctx, try_acquire(ctx, l, how), how, failing, sizeof(failing));
 	while (rc == 0 && how != FENCE_ATTEMPT_TRY)
@@ -399,6 +414,7 @@ fence_acquire_wait_as(fence_ctx *ctx, const char *resource, long long ttl_ms,
 		rc = ride_failover(ctx, rc, how, failing, sizeof(failing));
 	}
 	__atomic_store_n(&ctx->conn->cancel_wait, 0, __ATOMIC_RELEASE);
+	fence_conn_set_deadline(ctx, caller_deadline);
 	if (rc == 1)
 		return l;
 	if (rc < 0)

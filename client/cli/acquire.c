@@ -43,7 +43,7 @@ cmd_acquire(fence_ctx *ctx, const options *o, int argc, char **argv)
 		fprintf(stderr, "%s: could not write the lease: %s; giving it back\n",
 				progname, strerror(errno));
 		if (fence_release(ctx, l) != FENCE_OK)
-			fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
+			note("warning: %s", ctx->errstr);
 		fence_lease_free(l);
 		return EXIT_IOERR;
 	}

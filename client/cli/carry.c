@@ -209,18 +209,18 @@ carry_probe(const char *conninfo, const char *tokens)
 	res = PQexec(pg, "SHOW fence.tokens");
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 	{
-		fprintf(stderr, "%s: warning: the fence extension at --pg has no fence.tokens (older than\n"
-				"0.3.0?): guarded writes of the command see only fence.resource, the lease of\n"
-				"the innermost fence run when it holds one; update the extension\n"
-				"(ALTER EXTENSION fence UPDATE).\n", progname);
+		note("warning: the fence extension at --pg has no fence.tokens (older than\n"
+			 "0.3.0?): guarded writes of the command see only fence.resource, the lease of\n"
+			 "the innermost fence run when it holds one; update the extension\n"
+			 "(ALTER EXTENSION fence UPDATE).");
 		rc = 1;
 	}
 	else if (PQntuples(res) != 1 || strcmp(PQgetvalue(res, 0, 0), tokens) != 0)
 	{
-		fprintf(stderr, "%s: warning: sessions at --pg do not see fence.tokens in PGOPTIONS\n"
-				"(a connection pooler dropping them, or options in the connection string?):\n"
-				"guarded writes of the command will fail with LF002 unless it sets\n"
-				"fence.tokens itself (SET LOCAL fence.tokens = '$FENCE_TOKENS').\n", progname);
+		note("warning: sessions at --pg do not see fence.tokens in PGOPTIONS\n"
+			 "(a connection pooler dropping them, or options in the connection string?):\n"
+			 "guarded writes of the command will fail with LF002 unless it sets\n"
+			 "fence.tokens itself (SET LOCAL fence.tokens = '$FENCE_TOKENS').");
 		rc = 1;
 	}
 	else

@@ -118,6 +118,11 @@ typedef struct options
 	const char *name;			/* --name: in front of owner ids, or NULL */
 	const char **resources;		/* -R, in the order given (a set: sets.c) */
 	int			nresources;
+	long long	timeout_ms;		/* --timeout: connecting, each command */
+	const char *shell;			/* run -c STRING, or NULL */
+	int			hold;			/* acquire --hold */
+	const char *password_file;	/* --password-file, or NULL */
+	char	   *redis_auth;		/* "redis" with the password put in */
 } options;
 
 /*
@@ -142,6 +147,25 @@ extern int	add_quorum_url(options *o, const char *url);
 extern int	is_quorum(const char *spec);
 extern int	skips_verify(const char *spec);
 extern PGconn *pg_connect(const char *conninfo, int *code);
+
+/* report.c */
+extern int	cli_verbosity;		/* -1 --quiet, 0, 1 --verbose */
+extern int	cli_json;
+extern int	report_error(int code, const char *msg, const char *hint);
+extern void note(const char *fmt,...) __attribute__((format(printf, 1, 2)));
+extern void trace(const char *fmt,...) __attribute__((format(printf, 1, 2)));
+
+/* durations.c */
+extern int	parse_duration_arg(const char *what, const char *s, long long *ms,
+							   long long inf_ms, char *errbuf, size_t errlen);
+
+/* secret.c */
+extern char **hide_secrets(int argc, char **argv);
+extern char *masked_url(const char *spec);
+extern int	apply_password(options *o);
+
+/* help.c */
+extern int	print_help(const char *verb);
 
 /* output.c */
 extern void json_string(FILE *f, const char *s);
@@ -174,7 +198,7 @@ extern int	cmd_extend_set(fence_ctx *ctx, const options *o, int argc, char **arg
 extern void signal_all(pid_t pgid, int sig);
 extern int	all_gone(pid_t pid, int *status, int *main_done, int *stopsig);
 
-/* the verbs: acquire.c, show.c, list.c, exec.c, run.c */
+/* the verbs: acquire.c, hold.c, show.c, list.c, exec.c, run.c */
 extern int	cmd_acquire(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_release(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_extend(fence_ctx *ctx, const options *o, int argc, char **argv);
@@ -182,6 +206,7 @@ extern int	cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_list(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv);
+extern int	cmd_hold(fence_ctx *ctx, const options *o, int argc, char **argv);
 
 /*
  * What fence run carries: the (resource, token, owner) triples read from

@@ -1,8 +1,7 @@
 /*
  * client/cli/common.c
- *	  What every verb of the fence command shares: the program's name,
- *	  usage errors, exit codes for the library's errors, and connecting to
- *	  Redis and PostgreSQL.
+ *	  What every verb of the fence command shares: usage errors, exit codes
+ *	  for the library's errors, and connecting to Redis and PostgreSQL.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -10,8 +9,6 @@
 #include <string.h>
 
 #include "cli.h"
-
-const char *progname = "fence";
 
 /*
  * A signal by name (TERM, SIGTERM; the ones a user would send to stop a
@@ -48,9 +45,11 @@ parse_signal(const char *s)
 int
 usage_error(const char *fmt, const char *arg)
 {
-	fprintf(stderr, "%s: ", progname);
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry \"%s --help\" for more information.\n", progname);
+	char		msg[1024];
+
+	snprintf(msg, sizeof(msg), fmt, arg);
+	report_error(EXIT_USAGE, msg, NULL);
+	fprintf(stderr, "Try \"%s --help\" for more information.\n", progname);
 	return EXIT_USAGE;
 }
 
@@ -87,8 +86,7 @@ exit_for(int err)
 int
 fail(fence_ctx *ctx)
 {
-	fprintf(stderr, "%s: %s\n", progname, ctx->errstr);
-	return exit_for(ctx->err);
+	return report_error(exit_for(ctx->err), ctx->errstr, NULL);
 }
 
 /*
@@ -98,23 +96,31 @@ fail(fence_ctx *ctx)
 int
 pg_fail(fence_ctx *ctx, PGconn *pg)
 {
-	fprintf(stderr, "%s: %s\n", progname, ctx->errstr);
-	if (fence_pg_hint(ctx) != NULL)
-		fprintf(stderr, "%s: hint: %s\n", progname, fence_pg_hint(ctx));
+	int			code = exit_for(ctx->err);
+
 	if (ctx->err == FENCE_ERR_PG && (pg == NULL || PQstatus(pg) != CONNECTION_OK))
-		return EXIT_UNAVAIL;
-	return exit_for(ctx->err);
+		code = EXIT_UNAVAIL;
+	return report_error(code, ctx->errstr, fence_pg_hint(ctx));
 }
 
 fence_ctx *
 redis_connect(const options *o, int *code)
 {
-	fence_ctx  *ctx = fence_connect(o->redis);
+	fence_ctx  *ctx;
 
+	if (cli_verbosity > 0)
+	{
+		char	   *shown = masked_url(o->redis);
+
+		trace("connecting to %s (timeout %lld ms)", shown ? shown : "Redis", o->timeout_ms);
+		free(shown);
+	}
+	ctx = fence_connect_timeout(o->redis, FENCE_DEFAULT_CONNECT_TIMEOUT_MS < o->timeout_ms ?
+								FENCE_DEFAULT_CONNECT_TIMEOUT_MS : (long) o->timeout_ms,
+								(long) o->timeout_ms);
 	if (ctx == NULL)
 	{
-		fprintf(stderr, "%s: out of memory\n", progname);
-		*code = EXIT_FAIL;
+		*code = report_error(EXIT_FAIL, "out of memory", NULL);
 		return NULL;
 	}
 	if (ctx->err)
@@ -123,6 +129,7 @@ redis_connect(const options *o, int *code)
 		fence_free(ctx);
 		return NULL;
 	}
+	trace("connected");
 	if (o->min_replicas > 0 &&
 		fence_set_min_replicas(ctx, o->min_replicas, (long) o->replica_timeout_ms) != FENCE_OK)
 	{
@@ -217,13 +224,15 @@ pg_connect(const char *conninfo, int *code)
 	if (pg == NULL || PQstatus(pg) != CONNECTION_OK)
 	{
 		const char *msg = pg ? PQerrorMessage(pg) : "out of memory\n";
+		char		buf[1024];
 
-		fprintf(stderr, "%s: could not connect to PostgreSQL: %s", progname, msg);
-		if (*msg == '\0' || msg[strlen(msg) - 1] != '\n')
-			fputc('\n', stderr);
+		snprintf(buf, sizeof(buf), "could not connect to PostgreSQL: %s", msg);
+		if (*buf && buf[strlen(buf) - 1] == '\n')
+			buf[strlen(buf) - 1] = '\0';
 		/* a malformed conninfo is the user's mistake, not an outage */
-		*code = pg && strstr(PQerrorMessage(pg), "invalid connection option") ? EXIT_USAGE :
-			(pg && strstr(PQerrorMessage(pg), "missing \"=\"") ? EXIT_USAGE : EXIT_UNAVAIL);
+		*code = report_error(pg && strstr(PQerrorMessage(pg), "invalid connection option") ? EXIT_USAGE :
+							 (pg && strstr(PQerrorMessage(pg), "missing \"=\"") ? EXIT_USAGE : EXIT_UNAVAIL),
+							 buf, NULL);
 		PQfinish(pg);
 		return NULL;
 	}

@@ -107,7 +107,7 @@ done:
 	PQfreeCancel(exec_cancel);
 	exec_cancel = NULL;
 	if (fence_leases_release(ctx, set) != FENCE_OK && code == 0)
-		fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
+		note("warning: %s", ctx->errstr);
 	fence_leases_free(set);
 	PQfinish(pg);
 	return code;

@@ -12,11 +12,11 @@ _fence()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]}
 	local prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local verbs="acquire release extend run exec show list"
-	local opts="--resource --ttl --wait --grace --name --death-signal --redis --min-replicas
-		--replica-timeout --pg --json --version --help"
+	local verbs="acquire release extend run exec show list help"
+	local opts="--resource --ttl --wait --grace --name --hold --death-signal --redis --password-file
+		--timeout --min-replicas --replica-timeout --pg --json --quiet --verbose --version --help"
 	# options followed by a value of their own
-	local valued="-R|--resource|-t|--ttl|-w|--wait|-g|--grace|-n|--name|--death-signal|-r|--redis|--min-replicas|--replica-timeout|-p|--pg"
+	local valued="-R|--resource|-t|--ttl|-w|--wait|-g|--grace|-n|--name|--death-signal|-r|--redis|--password-file|--timeout|--min-replicas|--replica-timeout|-p|--pg|-c"
 	local i word verb= args=0 command_at= set=0
 
 	COMPREPLY=()
@@ -65,11 +65,19 @@ _fence()
 		COMPREPLY=($(compgen -W "redis:// rediss:// unix:// redis-sentinel:// rediss-sentinel:// redis-cluster:// rediss-cluster://" -- "$cur"))
 		return 0
 		;;
-	-t | --ttl | -w | --wait | -g | --grace | --replica-timeout)
+	-w | --wait)
+		COMPREPLY=($(compgen -W "250ms 10s 30s 2m inf" -- "$cur"))
+		return 0
+		;;
+	-t | --ttl | -g | --grace | --timeout | --replica-timeout)
 		COMPREPLY=($(compgen -W "250ms 10s 30s 2m" -- "$cur"))
 		return 0
 		;;
-	-p | --pg | --min-replicas | -n | --name | -R | --resource)
+	--password-file)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return 0
+		;;
+	-p | --pg | --min-replicas | -n | --name | -R | --resource | -c)
 		return 0
 		;;
 	esac
@@ -77,6 +85,8 @@ _fence()
 	if [[ $cur == -* ]] && [ "$args" -lt 99 ]; then
 		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
 	elif [ -z "$verb" ]; then
+		COMPREPLY=($(compgen -W "$verbs" -- "$cur"))
+	elif [ "$verb" = help ] && [ "$args" -eq 0 ]; then
 		COMPREPLY=($(compgen -W "$verbs" -- "$cur"))
 	elif [ "$verb" = run ] && [ "$args" -ge $((1 - set)) ]; then
 		COMPREPLY=($(compgen -c -- "$cur"))

@@ -6,12 +6,13 @@
  *	  fence release RESOURCE OWNER
  *	  fence extend  RESOURCE OWNER [--ttl D]
  *	  fence run     RESOURCE [--ttl D] [--wait D] [--pg CONNINFO] [--grace D]
- *	                [--death-signal SIG] [--] CMD [ARG...]
+ *	                [--death-signal SIG] {[--] CMD [ARG...] | -c STRING}
  *	  fence exec    RESOURCE --pg CONNINFO [--] SQL [PARAM...]
  *	  fence show    RESOURCE [--pg CONNINFO]
  *	  fence list    [PATTERN]
  *	  (acquire, release, extend, run, exec: -R RESOURCE, repeated, for a set:
  *	  sets.c, exec_set.c)
+ *	  fence help    [VERB]
  *
  * Exit status (DESIGN.md section 4): 0 success (for run, the command's own
  * status), 64 usage error, 69 Redis or PostgreSQL unreachable, 75 lease not
@@ -20,13 +21,15 @@
  * state fence never writes, 78 for a configuration the servers refuse (a
  * Redis login; for run --pg, the options in PGOPTIONS, at a pooler).
  *
- * This file is the door, as git's main program is: the help, one option
+ * This file is the door, as git's main program is: one option
  * parser for every verb (options may come anywhere among a verb's
  * arguments), the checks that run before anything is contacted, and the
  * table that sends each verb to its cmd_* (cli.h).  The verbs live one
- * family to a file: acquire.c (acquire, release, extend), run.c, exec.c,
- * show.c and list.c, on take.c (taking a lease, guarded against signals),
- * name.c, output.c and common.c.
+ * family to a file: acquire.c (acquire, release, extend), hold.c (acquire
+ * --hold), run.c, exec.c, show.c and list.c, on take.c (taking a lease,
+ * guarded against signals), name.c, output.c and common.c; the help is
+ * help.c's, durations are read by durations.c, passwords kept out of
+ * argv by secret.c, messages printed by report.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,108 +39,6 @@
 #include <string.h>
 
 #include "cli.h"
-
-static void
-usage(void)
-{
-	printf("%s takes leases on Redis and carries their fencing tokens into PostgreSQL.\n\n", progname);
-	printf("Usage:\n");
-	printf("  %s acquire RESOURCE [OPTION]...           take a lease, print FENCE_* lines\n", progname);
-	printf("  %s release RESOURCE OWNER [OPTION]...     give a lease back\n", progname);
-	printf("  %s extend  RESOURCE OWNER [OPTION]...     renew a lease for --ttl\n", progname);
-	printf("  %s run     RESOURCE [OPTION]... [--] COMMAND [ARG]...\n", progname);
-	printf("                                               run COMMAND while holding the lease\n");
-	printf("  %s exec    RESOURCE --pg CONNINFO [OPTION]... [--] SQL [PARAM]...\n", progname);
-	printf("                                               run one fenced SQL statement\n");
-	printf("  %s show    RESOURCE [OPTION]...           owner, remaining TTL, waiters, tokens;\n", progname);
-	printf("                                               with --pg, the mark and fence.stats counts\n");
-	printf("  %s list    [PATTERN] [OPTION]...          held leases (owner, TTL, waiters) whose\n", progname);
-	printf("                                               resource matches PATTERN (a glob)\n");
-	printf("\nLease options:\n");
-	printf("  -R, --resource=RESOURCE  acquire, release, extend, run, exec: one lease of a set,\n");
-	printf("                           instead of the RESOURCE argument; repeat it (a\n");
-	printf("                           transfer: -R acct:1 -R acct:2); release and extend\n");
-	printf("                           take the set's one OWNER\n");
-	printf("  -t, --ttl=DURATION       lease time to live (default: 30s)\n");
-	printf("  -w, --wait=DURATION      how long to retry while the lease is busy (default: 0)\n");
-	printf("  -g, --grace=DURATION     run: time between SIGTERM and SIGKILL when the\n");
-	printf("                           lease is lost (default: 10s)\n");
-	printf("  -n, --name=NAME          who holds the lease, in front of its owner id\n");
-	printf("                           (NAME/ and 32 random hex digits; letters, digits\n");
-	printf("                           and _-:@+, at most 64; default: HOST:PID:COMMAND)\n");
-	printf("      --death-signal=SIGNAL\n");
-	printf("                           run: the signal COMMAND gets if fence itself dies\n");
-	printf("                           (kill -9, a crash), by name or number (default: TERM)\n");
-	printf("\nConnection options:\n");
-	printf("  -r, --redis=URL          where the leases live (see URLs below); given\n");
-	printf("                           more than once: a quorum of independent nodes\n");
-	printf("                           (default: $FENCE_REDIS_URL, else\n");
-	printf("                           %s)\n", FENCE_DEFAULT_URL);
-	printf("      --min-replicas=N     take a lease only once N replicas have its lock\n");
-	printf("                           and token (not for a quorum; default: 0)\n");
-	printf("      --replica-timeout=DURATION\n");
-	printf("                           how long to wait for them (default: 1s)\n");
-	printf("  -p, --pg=CONNINFO        PostgreSQL connection string; the token is\n");
-	printf("                           announced there before anything else runs\n");
-	printf("\nOther options:\n");
-	printf("  -j, --json               print results as JSON (bytes that are not UTF-8\n");
-	printf("                           come out as U+FFFD)\n");
-	printf("  -V, --version            output version information, then exit\n");
-	printf("  -?, --help               show this help, then exit\n");
-	printf("\nURLs:\n");
-	printf("  redis://[[user]:password@]host[:port][/db]      one node\n");
-	printf("  unix:///path/to/socket[?db=N]                   one node\n");
-	printf("  redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/MASTER[?db=N]\n");
-	printf("                                the master Sentinel names (port 26379)\n");
-	printf("  redis-cluster://[[user]:password@]host[:port][,host[:port]...]\n");
-	printf("                                a Redis Cluster\n");
-	printf("  several redis://, rediss:// or unix:// URLs, separated by whitespace in\n");
-	printf("  $FENCE_REDIS_URL or given by repeated --redis: a quorum (Redlock)\n");
-	printf("  rediss://, rediss-sentinel://, rediss-cluster://: the same over TLS, the\n");
-	printf("  server's certificate and host name verified; query parameters (after ?,\n");
-	printf("  joined by &): tls-ca-cert-file=FILE, tls-ca-cert-dir=DIR (default: the\n");
-	printf("  system's CAs), tls-cert-file=FILE and tls-key-file=FILE (a client\n");
-	printf("  certificate), tls-server-name=NAME (sent as SNI and verified instead of\n");
-	printf("  the host), tls-insecure-skip-verify=yes (no checks at all: tests only)\n");
-	printf("\nDURATION is 250ms, 10s, 2m, 1h, or a plain number of milliseconds.\n");
-	printf("\nOptions go before COMMAND or SQL: what follows them is passed on as it is\n");
-	printf("(\"fence exec R --pg C 'SELECT $1' -5\" binds -5); \"--\" ends the options before\n");
-	printf("SQL or a COMMAND that starts with \"-\".\n");
-	printf("\nrun gives COMMAND FENCE_RESOURCE, FENCE_TOKEN and FENCE_OWNER, and appends\n");
-	printf("-c fence.resource=... -c fence.token=... -c fence.owner=... to PGOPTIONS.\n");
-	printf("With -R, or inside another fence run, every lease held goes into one\n");
-	printf("-c fence.tokens=R1=T1/O1,R2=T2/O2 (merged with what PGOPTIONS had), and\n");
-	printf("into FENCE_TOKENS, FENCE_COUNT and FENCE_RESOURCE_i, FENCE_TOKEN_i, FENCE_OWNER_i.\n");
-	printf("With --pg it first checks that a session opened with those options sees the\n");
-	printf("token: a connection pooler may refuse them (exit 78) or drop them (a warning).\n");
-	printf("It keeps the lease until COMMAND and every process it started have exited\n");
-	printf("(background jobs too, and processes that left its process group); if the\n");
-	printf("lease is lost, all of them get SIGTERM, then SIGKILL after --grace.\n");
-	printf("SIGINT, SIGTERM, SIGHUP and SIGQUIT are passed on to them; a signal ignored\n");
-	printf("when fence starts (nohup) stays ignored, in fence and in COMMAND.  In a\n");
-	printf("terminal, job control works as for COMMAND (Ctrl-C, Ctrl-Z, fg, bg); the lease\n");
-	printf("is renewed while the job is stopped.\n");
-	printf("\nOne of those signals while acquire, run or exec takes the lease is acted on\n");
-	printf("once the acquire returns (--wait gives up within half a second; a second one\n");
-	printf("stops fence at once): the lease is given back, exit 128+N.  exec cancels its\n");
-	printf("statement.\n");
-	printf("\nExit status:\n");
-	printf("  0   success (run: the status of COMMAND, 128+N if killed by signal N)\n");
-	printf("  64  usage error (also a TTL not above the drift margin, 1%% + 2 ms)\n");
-	printf("  65  fence's keys in Redis hold what fence never writes (wrong type,\n");
-	printf("      lock without expiry, token counter not a positive integer)\n");
-	printf("  69  Redis or PostgreSQL unreachable\n");
-	printf("  74  acquire, exec: the output could not be written (acquire gives the\n");
-	printf("      lease back)\n");
-	printf("  75  lease not acquired before --wait ran out\n");
-	printf("  76  lease lost (run), or not held by OWNER (release, extend)\n");
-	printf("  77  PostgreSQL rejected a stale token\n");
-	printf("  78  configuration refused: Redis refused the login (password, ACL user,\n");
-	printf("      database); TLS refused (a certificate not trusted, a key that cannot\n");
-	printf("      be read, a client certificate the server wants or refuses);\n");
-	printf("      run --pg: PostgreSQL (or a pooler) refuses PGOPTIONS\n");
-	printf("  1   any other error\n");
-}
 
 /*
  * The verbs, and how many arguments each takes before what it passes on:
@@ -190,13 +91,21 @@ check_command_line(options *o, const verb *v, const char *err, int nargs, char *
 		return usage_error("%s", err);
 	if (v == NULL)
 		return usage_error("no command given (acquire, release, extend, run, exec, show or list)%s", "");
+	if (o->shell != NULL && v->fn != cmd_run)
+		return usage_error("-c is for run only%s", "");
+	if (o->hold && v->fn != cmd_acquire)
+		return usage_error("--hold is for acquire only%s", "");
+	if (o->hold && o->nresources > 0)
+		return usage_error("--hold takes one RESOURCE, not -R%s", "");
+	if (o->shell != NULL && nargs != (o->nresources > 0 ? 0 : 1))
+		return usage_error("run -c STRING takes RESOURCE (or -R) and no COMMAND%s", "");
 	if (o->nresources > 0)
 	{
 		/* -R names the resources: no RESOURCE argument (sets.c) */
 		if ((rc = set_usage(o, v->name, nargs)) != 0)
 			return rc;
 	}
-	else if (nargs < v->fixed || (!v->variadic && nargs > v->fixed + v->optional) ||
+	else if ((o->shell == NULL && nargs < v->fixed) || (!v->variadic && nargs > v->fixed + v->optional) ||
 			 (v->fn == cmd_exec && o->pg == NULL))
 	{
 		snprintf(errbuf, sizeof(errbuf), "%s needs %s", v->name, v->needs);
@@ -213,9 +122,11 @@ check_command_line(options *o, const verb *v, const char *err, int nargs, char *
 		return usage_error("%s", errbuf);
 	if (o->wait_ms > FENCE_MAX_TTL_MS)
 	{
-		snprintf(errbuf, sizeof(errbuf), "--wait must be at most %lld ms", FENCE_MAX_TTL_MS);
+		snprintf(errbuf, sizeof(errbuf), "--wait must be at most %lld ms (or inf)", FENCE_MAX_TTL_MS);
 		return usage_error("%s", errbuf);
 	}
+	if (o->timeout_ms <= 0 || o->timeout_ms > FENCE_MAX_TTL_MS)
+		return usage_error("--timeout must be at least 1ms%s", "");
 	if ((v->fn == cmd_release || v->fn == cmd_extend) && *args[o->nresources > 0 ? 0 : 1] == '\0')
 		return usage_error("OWNER must not be empty%s", "");
 	if (o->name != NULL && fence_check_owner_name(o->name, errbuf, sizeof(errbuf)) != FENCE_OK)
@@ -225,11 +136,12 @@ check_command_line(options *o, const verb *v, const char *err, int nargs, char *
 		o->redis = getenv("FENCE_REDIS_URL");
 	if (o->redis == NULL || *o->redis == '\0')
 		o->redis = FENCE_DEFAULT_URL;
+	if ((rc = apply_password(o)) != 0)
+		return rc;
 	if (fence_check_url(o->redis, errbuf, sizeof(errbuf)) != FENCE_OK)
 		return usage_error("%s", errbuf);
 	if (skips_verify(o->redis))
-		fprintf(stderr, "%s: warning: tls-insecure-skip-verify=yes: the Redis server's certificate is not checked, so anyone on the way can pose as it (for tests only)\n",
-				progname);
+		note("warning: tls-insecure-skip-verify=yes: the Redis server's certificate is not checked, so anyone on the way can pose as it (for tests only)");
 	if (o->min_replicas > 0 && is_quorum(o->redis))
 		return usage_error("--min-replicas needs one master (one node, Sentinel or Cluster), not a quorum%s", "");
 	if (o->min_replicas > 0 &&
@@ -274,7 +186,12 @@ main(int argc, char **argv)
 		{"death-signal", required_argument, NULL, 'D' + 256},
 		{"name", required_argument, NULL, 'n'},
 		{"resource", required_argument, NULL, 'R'},
-		{"help", no_argument, NULL, '?' + 256},
+		{"help", no_argument, NULL, 'h'},
+		{"timeout", required_argument, NULL, 'o' + 256},
+		{"hold", no_argument, NULL, 'H' + 256},
+		{"password-file", required_argument, NULL, 'P' + 256},
+		{"quiet", no_argument, NULL, 'q'},
+		{"verbose", no_argument, NULL, 'v'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0}
 	};
@@ -291,8 +208,9 @@ main(int argc, char **argv)
 	char	  **args;
 
 	hold_std_fds();
-	args = calloc(argc + 1, sizeof(char *));
-	if (args == NULL)
+	args = calloc(argc + 4, sizeof(char *));
+	/* parse a copy: the arguments themselves are shown with passwords masked */
+	if (args == NULL || (argv = hide_secrets(argc, argv)) == NULL)
 	{
 		fprintf(stderr, "%s: out of memory\n", progname);
 		return EXIT_FAIL;
@@ -302,6 +220,7 @@ main(int argc, char **argv)
 	o.grace_ms = DEFAULT_GRACE_MS;
 	o.replica_timeout_ms = DEFAULT_REPLICA_TIMEOUT_MS;
 	o.death_signal = SIGTERM;
+	o.timeout_ms = FENCE_DEFAULT_COMMAND_TIMEOUT_MS;
 
 	/*
 	 * Options may come anywhere among the verb's own arguments.  "-" at the
@@ -312,9 +231,10 @@ main(int argc, char **argv)
 	 * As with pg_isready, --help and --version win over any error.
 	 */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "-:r:t:w:p:g:n:R:jV", long_options, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "-:r:t:w:p:g:n:R:c:jqvhV", long_options, NULL)) != -1)
 	{
-		long long  *dst = NULL;
+		long long  *dst = NULL,
+					inf_ms = 0;
 		const char *what = NULL;
 
 		switch (c)
@@ -376,7 +296,26 @@ main(int argc, char **argv)
 				o.resources[o.nresources++] = optarg;
 				break;
 			case 'j':
-				o.json = 1;
+				o.json = cli_json = 1;
+				break;
+			case 'q':
+				cli_verbosity = -1;
+				break;
+			case 'v':
+				cli_verbosity = 1;
+				break;
+			case 'c':
+				o.shell = optarg;
+				break;
+			case 'H' + 256:
+				o.hold = 1;
+				break;
+			case 'P' + 256:
+				o.password_file = optarg;
+				break;
+			case 'o' + 256:
+				dst = &o.timeout_ms;
+				what = "--timeout";
 				break;
 			case 't':
 				dst = &o.ttl_ms;
@@ -385,6 +324,7 @@ main(int argc, char **argv)
 			case 'w':
 				dst = &o.wait_ms;
 				what = "--wait";
+				inf_ms = FENCE_MAX_TTL_MS;	/* as long as a wait can be */
 				break;
 			case 'g':
 				dst = &o.grace_ms;
@@ -393,7 +333,7 @@ main(int argc, char **argv)
 			case 'V':
 				version = 1;
 				break;
-			case '?' + 256:
+			case 'h':
 				help = 1;
 				break;
 			case ':':
@@ -412,22 +352,28 @@ main(int argc, char **argv)
 					snprintf(usage_err, sizeof(usage_err), "unrecognized option '%s'", argv[optind - 1]);
 				break;
 		}
-		if (dst != NULL && fence_parse_duration(optarg, dst, errbuf, sizeof(errbuf)) != FENCE_OK &&
+		if (dst != NULL && parse_duration_arg(what, optarg, dst, inf_ms, errbuf, sizeof(errbuf)) != 0 &&
 			!*usage_err)
-			snprintf(usage_err, sizeof(usage_err), "%s: %s", what, errbuf);
+			snprintf(usage_err, sizeof(usage_err), "%s", errbuf);
 		/* the verb has its own arguments: what follows is passed on */
 		if (c == 1 && v != NULL && v->variadic && nargs == 1 + v->fixed - (o.nresources > 0))
 			break;
 	}
 	while (optind < argc)
 		args[nargs++] = argv[optind++];
-	if (help)
+	/* fence help [VERB], fence VERB --help: nothing else is looked at */
+	if ((nargs > 0 && strcmp(args[0], "help") == 0) || help)
 	{
-		usage();
+		if (!help && nargs > 2)
+			code = usage_error("help takes at most one argument: VERB%s", "");
+		else if (!help)
+			code = print_help(nargs == 2 ? args[1] : NULL);
+		else
+			code = print_help(v != NULL ? v->name : NULL);
 		free(args);
 		free(o.redis_list);
 		free(o.resources);
-		return 0;
+		return code;
 	}
 	if (version)
 	{
@@ -438,17 +384,27 @@ main(int argc, char **argv)
 		return 0;
 	}
 	code = check_command_line(&o, v, usage_err, nargs - 1, args + 1);
+	if (code == 0 && o.shell != NULL)
+	{
+		/* run -c STRING: the command is the shell's */
+		args[nargs++] = "/bin/sh";
+		args[nargs++] = "-c";
+		args[nargs++] = (char *) o.shell;
+	}
 	if (code == 0)
 	{
 		if ((ctx = redis_connect(&o, &code)) != NULL)
 		{
-			code = v->fn(ctx, &o, nargs - 1, args + 1);
+			code = (o.hold ? cmd_hold : v->fn) (ctx, &o, nargs - 1, args + 1);
 			fence_free(ctx);
 		}
 	}
 	free(args);
 	free(o.redis_list);
 	free(o.resources);
+	if (o.redis_auth != NULL)	/* it holds the password */
+		memset(o.redis_auth, 0, strlen(o.redis_auth));
+	free(o.redis_auth);
 	fflush(stdout);
 	return code;
 }

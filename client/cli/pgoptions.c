@@ -139,7 +139,8 @@ probe_pgoptions(const char *conninfo, fence_lease *l)
 		strcmp(PQgetvalue(res, 0, 0), token) == 0 ? 0 : 1;
 	if (rc != 0 && (own = conninfo_options(conninfo)) != NULL)
 	{
-		fprintf(stderr, "%s: warning: the connection string of --pg sets options (\"%s\"),\n"
+		if (cli_verbosity >= 0)
+			fprintf(stderr, "%s: warning: the connection string of --pg sets options (\"%s\"),\n"
 				"which libpq uses instead of PGOPTIONS: a command that connects with it gets\n"
 				"no fence settings, and its guarded writes will fail with LF002.  Move those\n"
 				"options into PGOPTIONS (fence run appends the fence settings to it) and leave\n"
@@ -148,7 +149,7 @@ probe_pgoptions(const char *conninfo, fence_lease *l)
 				"command connects.\n", progname, own);
 		free(own);
 	}
-	else if (rc != 0)
+	else if (rc != 0 && cli_verbosity >= 0)
 		fprintf(stderr, "%s: warning: sessions at --pg do not see the fence settings in PGOPTIONS\n"
 				"(a connection pooler dropping them?): guarded writes of the command will fail\n"
 				"with LF002 unless it sets the token itself.\n%s", progname, advice);

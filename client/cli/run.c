@@ -279,6 +279,8 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		code = fail(ctx);
 		goto release;
 	}
+	trace("renewing the lease%s every %lld ms while the command runs",
+		  fence_leases_count(set) > 1 ? "s" : "", fence_lease_ttl(fence_leases_member(set, 0)) / 3);
 #ifdef PR_SET_CHILD_SUBREAPER
 	/* the command's orphans become ours: we see them, and wait for them */
 	(void) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
@@ -347,17 +349,30 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		}
 		else if (main_done)
 			timeout = 100;		/* orphans of other parents end unseen */
-		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
+		else if (cli_verbosity > 0)
+			timeout = (int) (fence_lease_ttl(fence_leases_member(set, 0)) / 3);	/* to say how it goes */
+		if ((n = poll(&pfd, 1, timeout)) < 0 && errno != EINTR)
 			break;
+		for (size_t m = 0; n == 0 && !lost && !main_done && m < fence_leases_count(set); m++)
+		{
+			fence_lease *l = fence_leases_member(set, m);
+
+			trace("lease on \"%s\" %s", fence_lease_resource(l),
+				  fence_lease_state(l) == FENCE_LEASE_HELD ? "renewed" :
+				  "suspect: Redis does not answer");
+		}
 		while ((n = read(wake_pipe[0], buf, sizeof(buf))) > 0)
 		{
 			for (i = 0; i < n; i++)
 			{
 				if (buf[i] == 0 && !lost)
 				{
+					char		msg[FENCE_ERRSTR_LEN + 64];
+
 					lost = 1;
-					fprintf(stderr, "%s: lease on \"%s\" lost; stopping the command\n",
-							progname, fence_lease_resource(lost_member));
+					snprintf(msg, sizeof(msg), "lease on \"%s\" lost; stopping the command",
+							 fence_lease_resource(lost_member));
+					report_error(EXIT_LOST, msg, NULL);
 					signal_all(pid, SIGTERM);
 					/* a stopped command sees SIGTERM only once continued */
 					signal_all(pid, SIGCONT);
@@ -433,12 +448,14 @@ release:
 		 */
 		if (ctx->err == FENCE_ERR_LOST && started)
 		{
-			fprintf(stderr, "%s: %s: it was lost while the command ran\n",
-					progname, ctx->errstr);
+			char		msg[FENCE_ERRSTR_LEN + 64];
+
+			snprintf(msg, sizeof(msg), "%s: it was lost while the command ran", ctx->errstr);
+			report_error(EXIT_LOST, msg, NULL);
 			code = EXIT_LOST;
 		}
 		else
-			fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
+			note("warning: %s", ctx->errstr);
 	}
 	fence_leases_free(set);
 	free(tokens);

@@ -42,7 +42,7 @@ set_usage(const options *o, const char *verb, int nargs)
 		return usage_error("a RESOURCE argument and -R do not mix: give every resource with -R (%s)", verb);
 	if ((strcmp(verb, "release") == 0 || strcmp(verb, "extend") == 0) && nargs != 1)
 		return usage_error("%s -R RESOURCE... needs one argument: OWNER (the set's, FENCE_OWNER_1)", verb);
-	if (strcmp(verb, "run") == 0 && nargs < 1)
+	if (strcmp(verb, "run") == 0 && nargs < 1 && o->shell == NULL)
 		return usage_error("run -R RESOURCE... needs a command after --%s", "");
 	for (i = 0; i < o->nresources; i++)
 	{
@@ -106,7 +106,7 @@ static int
 give_back_status(fence_ctx *ctx, fence_leases *set, int code)
 {
 	if (fence_leases_release(ctx, set) != FENCE_OK)
-		fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
+		note("warning: %s", ctx->errstr);
 	fence_leases_free(set);
 	return code;
 }

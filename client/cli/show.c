@@ -51,11 +51,11 @@ show_stats(PGconn *pg, const char *resource, PGresult **res)
 						  strcmp(state, "42501") == 0 ||	/* not pg_monitor */
 						  strcmp(state, "42P01") == 0))	/* no fence.stats */
 	{
-		fprintf(stderr, "%s: warning: no counts from PostgreSQL: %s",
-				progname, PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY));
-		if (PQresultErrorField(r, PG_DIAG_MESSAGE_HINT))
-			fprintf(stderr, " (%s)", PQresultErrorField(r, PG_DIAG_MESSAGE_HINT));
-		fputc('\n', stderr);
+		const char *hint = PQresultErrorField(r, PG_DIAG_MESSAGE_HINT);
+
+		note("warning: no counts from PostgreSQL: %s%s%s%s",
+			 PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY),
+			 hint ? " (" : "", hint ? hint : "", hint ? ")" : "");
 		PQclear(r);
 		return 0;
 	}

@@ -61,6 +61,9 @@ acquire_and_announce(fence_ctx *ctx, const options *o, const char *resource,
 		pq_finish(pg);
 		return NULL;
 	}
+	trace("took the lease on \"%s\": token %lld, owner %s, TTL %lld ms%s", resource,
+		  fence_lease_token(l), fence_lease_owner(l), fence_lease_ttl(l),
+		  pg != NULL ? ", announced to PostgreSQL" : "");
 	if (pgp != NULL)
 		*pgp = pg;
 	else
@@ -82,7 +85,7 @@ acquire_set_and_announce(fence_ctx *ctx, const options *o, const char *const *re
 	if (set == NULL)
 	{
 		*code = fail(ctx);
-		PQfinish(pg);
+		pq_finish(pg);
 		return NULL;
 	}
 	if (pg != NULL && fence_leases_announce(ctx, set, pg) != FENCE_OK)
@@ -90,13 +93,21 @@ acquire_set_and_announce(fence_ctx *ctx, const options *o, const char *const *re
 		*code = pg_fail(ctx, pg);
 		(void) fence_leases_release(ctx, set);
 		fence_leases_free(set);
-		PQfinish(pg);
+		pq_finish(pg);
 		return NULL;
+	}
+	for (size_t i = 0; i < fence_leases_count(set); i++)
+	{
+		fence_lease *l = fence_leases_member(set, i);
+
+		trace("took the lease on \"%s\": token %lld, owner %s, TTL %lld ms%s",
+			  fence_lease_resource(l), fence_lease_token(l), fence_lease_owner(l),
+			  fence_lease_ttl(l), pg != NULL ? ", announced to PostgreSQL" : "");
 	}
 	if (pgp != NULL)
 		*pgp = pg;
 	else
-		PQfinish(pg);
+		pq_finish(pg);
 	return set;
 }
 
@@ -148,8 +159,8 @@ take_signals(int sfd, stop_guard *g, int waiting)
 			{
 				/* a --wait of hours must not keep the user waiting */
 				fence_cancel_wait(g->ctx);
-				fprintf(stderr, "%s: %s: the lease will be given back once the acquire returns"
-						" (again to stop at once)\n", progname, strsignal(sig));
+				note("%s: the lease will be given back once the acquire returns"
+					 " (again to stop at once)", strsignal(sig));
 			}
 		}
 		else if (waiting)
@@ -266,10 +277,10 @@ give_back_set(fence_ctx *ctx, fence_leases *set, PGconn *pg, int sig)
 	if (set != NULL)
 	{
 		if (fence_leases_release(ctx, set) != FENCE_OK)
-			fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
+			note("warning: %s", ctx->errstr);
 		fence_leases_free(set);
 	}
-	PQfinish(pg);
+	pq_finish(pg);
 	return 128 + sig;
 }
 
@@ -280,7 +291,7 @@ give_back(fence_ctx *ctx, fence_lease *l, PGconn *pg, int sig)
 	if (l != NULL)
 	{
 		if (fence_release(ctx, l) != FENCE_OK)
-			fprintf(stderr, "%s: warning: %s\n", progname, ctx->errstr);
+			note("warning: %s", ctx->errstr);
 		fence_lease_free(l);
 	}
 	pq_finish(pg);

@@ -81,15 +81,15 @@ test_cli_usage_before_connect() {
 	expect_rc 64 "$F" run '' --redis $dead -- true
 	expect_rc 64 "$F" exec '' --redis $dead --pg "$PGC" 'SELECT 1'
 	# a TTL not above the drift margin (1% + 2 ms) could never be held
-	expect_rc 64 "$F" acquire r --ttl 2 --redis $dead
+	expect_rc 64 "$F" acquire r --ttl 2ms --redis $dead
 	grep -q 'TTL' "$TMP/err"
 	expect_rc 64 "$F" acquire r --ttl 1ms --redis $dead
-	expect_rc 64 "$F" extend r owner --ttl 2 --redis $dead
-	expect_rc 64 "$F" run r --ttl 2 --redis $dead -- true
-	expect_rc 64 "$F" acquire r --ttl 200000000000 --redis $dead
-	expect_rc 64 "$F" acquire r --wait 200000000000 --redis $dead
+	expect_rc 64 "$F" extend r owner --ttl 2ms --redis $dead
+	expect_rc 64 "$F" run r --ttl 2ms --redis $dead -- true
+	expect_rc 64 "$F" acquire r --ttl 200000000000ms --redis $dead
+	expect_rc 64 "$F" acquire r --wait 200000000000ms --redis $dead
 	# the smallest TTL that is allowed gets as far as connecting
-	expect_rc 69 "$F" acquire r --ttl 3 --redis $dead
+	expect_rc 69 "$F" acquire r --ttl 3ms --redis $dead
 }
 
 test_cli_redis_down() {
@@ -843,7 +843,9 @@ test_cli_exec_copy() {
 	expect_rc 64 timeout 60 "$F" exec "$res" --pg "$PGC" "COPY $tbl TO STDOUT"
 	[ ! -s "$TMP/out" ]
 	expect_rc 64 timeout 60 "$F" exec "$res" --pg "$PGC" --json "COPY (DELETE FROM $tbl RETURNING x) TO STDOUT"
-	[ ! -s "$TMP/out" ]
+	# no result: only the error, as JSON
+	! grep -q '"result"' "$TMP/out"
+	grep -q '^{"ok":false,"error":"usage","exit":64,' "$TMP/out"
 	[ "$(psql -XAtc "SELECT count(*) FROM $tbl")" = 1 ]
 	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]
 	psql -XAtqc "DROP TABLE $tbl"

@@ -101,6 +101,7 @@ if [ -x "$FENCE_BIN" ]; then
 	expect_cli 64 "zero ttl" acquire f09c --ttl 0
 	expect_cli 64 "huge duration" acquire f09c --ttl 99999999999999999999
 	expect_cli 64 "bad wait" acquire f09c --wait 5x
+	expect_cli 64 "duration without its unit" run f09c --ttl 10 -- true
 	expect_cli 64 "empty resource" acquire ''
 	expect_cli 64 "resource of 100000 bytes" acquire "f09c$(head -c 100000 /dev/zero | tr '\0' x)"
 	expect_cli 64 "run without a command" run f09c --

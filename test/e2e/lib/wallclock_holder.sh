@@ -17,14 +17,14 @@ hist() {
 	local IFS=$'\t'
 	printf '%s\n' "$*" >>"$HIST"
 }
-eval "$("$FENCE_BIN" acquire "$res" --ttl "$ttl")" || exit 75
+eval "$("$FENCE_BIN" acquire "$res" --ttl "${ttl}ms")" || exit 75
 echo "$FENCE_TOKEN" >"$state/H.token"
 deadline=$(($(now) + ttl)) renew=$(($(now) + ttl / 3))
 hist H acquire "$res" "$FENCE_TOKEN" "$FENCE_OWNER" "$(now)" - ok
 n=0
 while [ ! -e "$state/H.quit" ]; do
 	if [ "$(now)" -ge "$renew" ]; then
-		"$FENCE_BIN" extend "$res" "$FENCE_OWNER" --ttl "$ttl" >/dev/null 2>&1 && deadline=$(($(now) + ttl))
+		"$FENCE_BIN" extend "$res" "$FENCE_OWNER" --ttl "${ttl}ms" >/dev/null 2>&1 && deadline=$(($(now) + ttl))
 		renew=$(($(now) + ttl / 3))
 	fi
 	if [ "$(now)" -lt "$deadline" ]; then
