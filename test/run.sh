@@ -23,8 +23,11 @@ top=$PWD
 servers_init
 set -e
 # fence.stats counts in shared memory, which needs the library preloaded;
-# test/e2e/stats_preload.sh covers a server without it
-pg_start -c shared_preload_libraries=fence
+# test/e2e/stats_preload.sh covers a server without it.  Every suite names
+# resources of its own on this one server, more than the default capacity
+# of 1000: past it, new resources are counted together in the overflow row,
+# and the tests that read a resource's own row would find none.
+pg_start -c shared_preload_libraries=fence -c fence.stats_max_resources=20000
 redis_start main
 set +e
 export FENCE_REDIS_URL

@@ -3,7 +3,8 @@
 -- although their transactions abort.  test/e2e/stats_preload.sh
 -- covers a server without preloading, and fence.log_refusals.
 
-SHOW fence.stats_max_resources;
+-- its capacity: 1000 resources by default (test/run.sh sets more)
+SELECT boot_val FROM pg_settings WHERE name = 'fence.stats_max_resources';
 SELECT fence.stats_reset();
 SELECT count(*) FROM fence.stats;
 
