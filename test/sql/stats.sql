@@ -74,7 +74,7 @@ SELECT resource, missing FROM fence.stats WHERE resource IS NULL OR resource = '
 -- When the table is full, new resources count together in the row whose
 -- resource is NULL; those already in keep counting one by one
 SELECT fence.stats_reset();
-SELECT count(fence.advance('st:fill:' || i, 1))
+SELECT count(fence.advance('st:fill:' || i, 1)) = current_setting('fence.stats_max_resources')::int AS filled
   FROM generate_series(1, current_setting('fence.stats_max_resources')::int) i;
 SELECT fence.advance('st:over', 1);
 SELECT fence.advance('st:over', 1);
@@ -82,7 +82,7 @@ SELECT fence.advance('st:over2', 1);
 SELECT fence.advance('st:fill:1', 2);
 SELECT resource, accepted, stale FROM fence.stats
  WHERE resource IS NULL OR resource IN ('st:fill:1', 'st:over') ORDER BY resource;
-SELECT count(*) FROM fence.stats;
+SELECT count(*) - current_setting('fence.stats_max_resources')::int AS rows_beyond_capacity FROM fence.stats;
 
 -- stats_reset empties it
 SELECT fence.stats_reset();
