@@ -22,7 +22,8 @@
  *	  Redis from $FENCE_REDIS_URL, PostgreSQL from the PG* variables.
  *	  Prints one line:
  *
- *		cs_per_s=N redis_us=N pg_us=N busy=N net=N
+ *		cs_per_s=N redis_us=N pg_us=N busy=N net=N sections=N
+ *		cpu_client_us=N cpu_pg_us=N
  *
  *	  cs_per_s counts transfers for "two" (two critical sections each);
  *	  redis_us and pg_us are the mean wall time per counted section spent
@@ -30,11 +31,17 @@
  *	  PostgreSQL statement(s); busy counts acquires refused because another
  *	  worker held an account (a new pair is drawn then); net is what the
  *	  run added to the sum of the balances (transfers add nothing), for the
- *	  caller to check against the table.
+ *	  caller to check against the table.  cpu_client_us and cpu_pg_us are
+ *	  the CPU time (user + system) per counted section of this process and
+ *	  of the workers' PostgreSQL backends (from /proc, so on the same
+ *	  machine): unlike the wall times they do not grow when other
+ *	  processes take the cores.
  */
 #include <getopt.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "fence.h"
@@ -82,8 +89,42 @@ typedef struct worker
 	long long	net;			/* added to the sum of the balances */
 	int64_t		redis_ns;
 	int64_t		pg_ns;
+	int			backend_pid;
+	long long	backend_ticks;	/* CPU of its backend during the run */
 	int			failed;
 } worker;
+
+/* CPU time (user + system, clock ticks) of process "pid" so far; -1 if unknown. */
+static long long
+process_ticks(int pid)
+{
+	char		path[64];
+	FILE	   *f;
+	long long	utime = -1,
+				stime = -1;
+	int			c;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	/* the name in parentheses may hold spaces: fields 14 and 15 follow its ')' */
+	while ((c = getc(f)) != EOF && c != ')')
+		;
+	if (fscanf(f, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lld %lld", &utime, &stime) != 2)
+		utime = stime = -1;
+	fclose(f);
+	return utime < 0 ? -1 : utime + stime;
+}
+
+static int64_t
+self_cpu_ns(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ((int64_t) ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000 +
+		((int64_t) ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
+}
 
 static uint64_t
 next_random(worker *w)
@@ -263,6 +304,11 @@ run(void *arg)
 		goto out;
 	}
 	PQclear(res);
+	res = PQexec(w->pg, "SELECT pg_backend_pid()");
+	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
+		w->backend_pid = atoi(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	w->backend_ticks = -process_ticks(w->backend_pid);
 
 	end = bench_now_ns() + (int64_t) seconds * 1000000000;
 	while (bench_now_ns() < end)
@@ -294,6 +340,7 @@ run(void *arg)
 		else
 			w->sections++;
 	}
+	w->backend_ticks += process_ticks(w->backend_pid);
 out:
 	PQfinish(w->pg);
 	fence_free(w->ctx);
@@ -312,8 +359,10 @@ main(int argc, char **argv)
 				net = 0;
 	int64_t		redis_ns = 0,
 				pg_ns = 0,
+				cpu0,
 				t0,
 				t1;
+	long long	backend_ticks = 0;
 	worker	   *ws;
 
 	while ((c = getopt(argc, argv, "m:n:a:s:")) != -1)
@@ -358,6 +407,7 @@ main(int argc, char **argv)
 	}
 
 	ws = calloc(nworkers, sizeof(worker));
+	cpu0 = self_cpu_ns();
 	t0 = bench_now_ns();
 	for (i = 0; i < nworkers; i++)
 	{
@@ -371,6 +421,7 @@ main(int argc, char **argv)
 		sections += ws[i].sections;
 		busy += ws[i].busy;
 		net += ws[i].net;
+		backend_ticks += ws[i].backend_ticks;
 		redis_ns += ws[i].redis_ns;
 		pg_ns += ws[i].pg_ns;
 		failed |= ws[i].failed;
@@ -380,9 +431,12 @@ main(int argc, char **argv)
 		return 1;
 	if (sections == 0)
 		sections = 1;
-	printf("cs_per_s=%.1f redis_us=%.1f pg_us=%.1f busy=%lld net=%lld\n",
+	printf("cs_per_s=%.1f redis_us=%.1f pg_us=%.1f busy=%lld net=%lld sections=%lld "
+		   "cpu_client_us=%.1f cpu_pg_us=%.1f\n",
 		   (double) sections * 1e9 / (double) (t1 - t0),
 		   (double) redis_ns / 1000.0 / (double) sections,
-		   (double) pg_ns / 1000.0 / (double) sections, busy, net);
+		   (double) pg_ns / 1000.0 / (double) sections, busy, net, sections,
+		   (double) (self_cpu_ns() - cpu0) / 1000.0 / (double) sections,
+		   (double) backend_ticks * 1e6 / (double) sysconf(_SC_CLK_TCK) / (double) sections);
 	return 0;
 }

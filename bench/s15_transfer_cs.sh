@@ -40,17 +40,32 @@ VACUUM ANALYZE bench.s15_accounts, fence.fences;
 CHECKPOINT;
 SQL
 
+# redis_cpu_s: the CPU time redis-server has used so far, in seconds
+redis_cpu_s() {
+	redis-cli -u "$FENCE_REDIS_URL" INFO cpu | tr -d '\r' |
+		awk -F: '/^used_cpu_(sys|user):/ { t += $2 } END { print t }'
+}
+
 net=0
 run_variant() {
-	local out
+	local out r0 r1
+	r0=$(redis_cpu_s)
 	out=$("$BENCH_DIR/fence_transfer" -m "$1" -n "$workers" -a "$accounts" -s "$SECS") ||
 		die "fence_transfer -m $1 failed"
+	r1=$(redis_cpu_s)
 	set -- "$1" $out
 	record s15 "$1" "${2#cs_per_s=}"
 	record s15 "$1_redis_us" "${3#redis_us=}"
 	record s15 "$1_pg_us" "${4#pg_us=}"
 	record s15 "$1_busy" "${5#busy=}"
 	net=$((net + ${6#net=}))
+	local cpu_redis cpu_client=${8#cpu_client_us=} cpu_pg=${9#cpu_pg_us=}
+	cpu_redis=$(awk -v a="$r0" -v b="$r1" -v n="${7#sections=}" 'BEGIN { printf "%.1f\n", (b - a) * 1e6 / n }')
+	record s15 "$1_cpu_redis" "$cpu_redis"
+	record s15 "$1_cpu_client" "$cpu_client"
+	record s15 "$1_cpu_pg" "$cpu_pg"
+	# sections per CPU second: the rate of a machine whose cores do nothing else
+	record s15 "$1_per_cpu_s" "$(awk -v a="$cpu_redis" -v b="$cpu_client" -v c="$cpu_pg" 'BEGIN { printf "%.1f\n", 1e6 / (a + b + c) }')"
 }
 
 interleave run_variant single transfer two
@@ -71,5 +86,13 @@ row 15 "transfer vs the same as two single critical sections in a row" \
 for v in single transfer two; do
 	row 15 "$v: wall time per section in Redis (acquire, release) / in PostgreSQL" \
 		"$(median s15 "${v}_redis_us")" "µs / $(fmt "$(median s15 "${v}_pg_us")") µs"
+	row 15 "$v: CPU time per section, redis-server / PostgreSQL backends / the client" \
+		"$(median s15 "${v}_cpu_redis")" "µs / $(fmt "$(median s15 "${v}_cpu_pg")") / $(fmt "$(median s15 "${v}_cpu_client")") µs"
 done
-note "Scenario 15: bench/fence_transfer, $workers threads, each with its own Redis and PostgreSQL connection, ${SECS}s per run, $ROUNDS runs each; random accounts of $accounts (bench.s15_accounts), each account the resource acct:<aid>, every account acquired once and announced at token 1 before the runs, so that every write moves its mark; leases of 5 s, no heartbeat, fence_acquire and fence_acquire_many (an account another worker holds: a new draw, counted as busy; $(median s15 transfer_busy) per transfer run, median). Round trips per section: single 3 (acquire, the fenced_update statement with prepared statements, release); transfer 5 (2 acquires one after the other in canonical order, 1 statement, 2 releases); two singles 6. Wall time in Redis and PostgreSQL: the mean per section over all threads, waiting for a CPU included."
+row 15 "transfer vs single, sections per CPU second (client and both servers)" \
+	"$(median s15 transfer_per_cpu_s)" cs/s single "$(median s15 single_per_cpu_s)" "" \
+	"$(pratio s15 transfer_per_cpu_s single_per_cpu_s)"
+row 15 "transfer vs two singles, sections per CPU second" \
+	"$(median s15 transfer_per_cpu_s)" cs/s "two singles" "$(median s15 two_per_cpu_s)" "" \
+	"$(pratio s15 transfer_per_cpu_s two_per_cpu_s)"
+note "Scenario 15: bench/fence_transfer, $workers threads, each with its own Redis and PostgreSQL connection, ${SECS}s per run, $ROUNDS runs each; random accounts of $accounts (bench.s15_accounts), each account the resource acct:<aid>, every account acquired once and announced at token 1 before the runs, so that every write moves its mark; leases of 5 s, no heartbeat, fence_acquire and fence_acquire_many (an account another worker holds: a new draw, counted as busy; $(median s15 transfer_busy) per transfer run, median). Round trips per section: single 3 (acquire, the fenced_update statement with prepared statements, release); transfer 5 (2 acquires one after the other in canonical order, 1 statement, 2 releases); two singles 6. Wall time in Redis and PostgreSQL: the mean per section over all threads, waiting for a CPU included. CPU time: redis-server's used_cpu_sys + used_cpu_user (INFO cpu) over the run, the workers' backends' and the client process's user + system time (/proc, getrusage), per section; sections per CPU second = 1 / their sum, what the rate would be on cores that do nothing else."
