@@ -65,18 +65,22 @@ REVOKE ALL ON fence.floors FROM PUBLIC;
 COMMENT ON TABLE fence.floors IS
     'Per name prefix, the highest mark that fence.forget deleted: a resource without a mark accepts only tokens above it; written only by fence.forget';
 
--- One row, which every fence.forget() updates.  The C extension reads a
--- floor with a snapshot taken after the first mark's insertion; PL/pgSQL
--- under REPEATABLE READ or SERIALIZABLE has only the transaction's
--- snapshot, which may predate a forget that raised the floor.  A first
--- mark there locks this row FOR SHARE, which fails with 40001 when a
--- forget committed after the snapshot, and so does (without waiting,
--- which could deadlock with the forget) a forget in progress.
+-- The forgets, numbered.  The C extension reads a floor with a snapshot
+-- taken after a first mark's insertion; PL/pgSQL under REPEATABLE READ or
+-- SERIALIZABLE has only the transaction's snapshot, which may predate a
+-- forget that raised the floor.  Each fence.forget() takes the next number
+-- of the sequence (which every transaction reads as it is now, whatever
+-- its snapshot) and inserts it here, one forget at a time; a first mark
+-- under those levels looks for each number above the highest its snapshot
+-- shows with INSERT ... ON CONFLICT DO NOTHING, which fails with 40001 on
+-- the row of a forget that committed after the snapshot, waits for one in
+-- progress, and fills the gap an aborted one left.  No forget waits for a
+-- writer, except for one that filled a gap while the forget began.
+CREATE SEQUENCE fence._forget_numbers;
 CREATE TABLE fence._forgets (
-    forgets     bigint NOT NULL
+    forget      bigint PRIMARY KEY
 );
-INSERT INTO fence._forgets VALUES (0);
-REVOKE ALL ON fence._forgets FROM PUBLIC;
+REVOKE ALL ON fence._forgets, fence._forget_numbers FROM PUBLIC;
 
 CREATE FUNCTION fence.edition()
 RETURNS text
@@ -175,14 +179,17 @@ RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    latest bigint;
+    seen bigint;
+    k bigint;
 BEGIN
     IF current_setting('transaction_isolation') <> 'read committed' THEN
-        BEGIN
-            PERFORM FROM fence._forgets FOR SHARE NOWAIT;
-        EXCEPTION WHEN lock_not_available THEN
-            RAISE EXCEPTION 'could not serialize access due to concurrent fence.forget()'
-                USING ERRCODE = 'serialization_failure';
-        END;
+        SELECT CASE WHEN is_called THEN last_value ELSE 0 END INTO latest FROM fence._forget_numbers;
+        seen := COALESCE((SELECT max(f.forget) FROM fence._forgets f), 0);
+        FOR k IN seen + 1 .. latest LOOP
+            INSERT INTO fence._forgets VALUES (k) ON CONFLICT DO NOTHING;
+        END LOOP;
     END IF;
     RETURN COALESCE((SELECT l.token FROM fence.floors l
                       WHERE l.prefix = fence.floor_prefix(resource)), 0);
@@ -566,8 +573,8 @@ DECLARE
     i int;
 BEGIN
     -- in name order, bytewise; the caller's order among equal names
-    FOR e IN SELECT r, t, o, i FROM unnest(resources, tokens, owners) WITH ORDINALITY AS u(r, t, o, i)
-             ORDER BY r COLLATE "C", i
+    FOR e IN SELECT u.r, u.t, u.o, u.pos FROM unnest(resources, tokens, owners) WITH ORDINALITY AS u(r, t, o, pos)
+             ORDER BY u.r COLLATE "C", u.pos
     LOOP
         IF e.r IS DISTINCT FROM name THEN
             IF name IS NOT NULL THEN
@@ -576,7 +583,7 @@ BEGIN
             name := e.r;
             first_token := e.t;
             owner := e.o;
-            g := jsonb_build_object('resource', e.r, 'token', e.t, 'at', jsonb_build_array(e.i));
+            g := jsonb_build_object('resource', e.r, 'token', e.t, 'at', jsonb_build_array(e.pos));
             CONTINUE;
         END IF;
         IF e.t <> first_token OR (owner IS NOT NULL AND e.o IS NOT NULL AND owner <> e.o) THEN
@@ -588,7 +595,7 @@ BEGIN
                       HINT = 'Name each resource once, with the token of its lease.';
         END IF;
         owner := COALESCE(owner, e.o);
-        g := jsonb_set(g, '{at}', (g -> 'at') || to_jsonb(e.i));
+        g := jsonb_set(g, '{at}', (g -> 'at') || to_jsonb(e.pos));
     END LOOP;
     IF name IS NOT NULL THEN
         groups := groups || jsonb_build_array(g || jsonb_build_object('owner', owner));
@@ -712,8 +719,8 @@ COMMENT ON FUNCTION fence.reset(text, bigint) IS
 -- Delete the marks that have not moved for longer than older_than, and
 -- raise the floor of each one's prefix to it in the same transaction, so
 -- that no token at or below a forgotten mark is accepted again (README:
--- Maintenance; as sql/fence.sql).  It also moves fence._forgets, which
--- first marks under REPEATABLE READ and SERIALIZABLE lock (fence._floor_of).
+-- Maintenance; as sql/fence.sql).  It also numbers itself in
+-- fence._forgets, for first marks under REPEATABLE READ and SERIALIZABLE.
 CREATE FUNCTION fence.forget(older_than interval)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
@@ -732,9 +739,9 @@ BEGIN
     END IF;
     -- what the C extension's DELETE would say
     PERFORM fence._refuse_read_only('DELETE');
-    -- first, before any mark's row: a first mark waits for no forget here
-    -- (fence._floor_of), so no forget waits for a row that it holds
-    UPDATE fence._forgets SET forgets = forgets + 1;
+    -- one forget at a time, numbered in commit order (fence._forgets)
+    LOCK TABLE fence._forgets IN SHARE ROW EXCLUSIVE MODE;
+    INSERT INTO fence._forgets VALUES (nextval('fence._forget_numbers'));
     WITH gone AS (
         DELETE FROM fence.fences f
          WHERE f.updated_at < pg_catalog.now() - older_than

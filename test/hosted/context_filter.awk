@@ -8,6 +8,9 @@ function ours(line) {
 		line ~ /^SQL function "fenced_update"/ ||
 		line ~ /^SQL statement "SELECT fence\._/ ||
 		line ~ /^SQL statement "SELECT fence\.advance\(resource, token, owner\)"/ ||
+		line ~ /^SQL statement "SELECT fence\.advance(_many)?\(resources/ ||
+		line ~ /^SQL statement "SELECT \*[ ]+FROM fence\._/ ||
+		line ~ /^SQL function "fenced_update_many"/ ||
 		line ~ /^SQL statement "SELECT set_config\(fence\._/
 }
 {
