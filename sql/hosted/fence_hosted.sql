@@ -33,6 +33,15 @@
 --	  token, which the guard checks again under the row lock (re-locking a
 --	  row this transaction holds costs no wait).  A forged entry is thus no
 --	  more than SET fence.token.
+--
+--	  Forgotten marks.  fence.forget() deletes marks that have not moved for
+--	  a while and raises the floor of each one's prefix (fence.floors) to
+--	  it; a resource without a mark accepts only a token above its prefix's
+--	  floor, read once the check has inserted the mark (extension/floors.c
+--	  says why that read is enough).  Under READ COMMITTED the read is a
+--	  statement of its own and sees every forget committed before it; under
+--	  REPEATABLE READ and SERIALIZABLE, whose snapshot may be older,
+--	  fence._forgets turns a forget committed since into 40001.
 
 \set ON_ERROR_STOP 1
 
