@@ -959,6 +959,8 @@ DECLARE
     owner text;
     digits text;
     negative boolean;
+    entries jsonb := '[]';
+    e jsonb;
     parsed jsonb := '{}';
 BEGIN
     LOOP
@@ -1020,10 +1022,14 @@ BEGIN
             PERFORM fence._tokens_refuse(value,
                 format('Entry %s: unexpected text after the entry of resource "%s".', n, resource));
         END IF;
-        parsed := fence._tokens_add(value, parsed, resource,
-                                    (CASE WHEN negative THEN -1 ELSE 1 END) * digits::bigint, owner);
+        entries := entries || jsonb_build_array(jsonb_build_array(
+                       resource, (CASE WHEN negative THEN -1 ELSE 1 END) * digits::bigint, owner));
         EXIT WHEN pos > len;
         pos := pos + 1;                          -- the ','
+    END LOOP;
+    -- a resource named twice, once every entry is read (as build_set())
+    FOR e IN SELECT * FROM jsonb_array_elements(entries) LOOP
+        parsed := fence._tokens_add(value, parsed, e ->> 0, (e ->> 1)::bigint, e ->> 2);
     END LOOP;
     RETURN parsed;
 END
