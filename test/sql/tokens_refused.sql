@@ -38,7 +38,9 @@ SELECT v AS value, tr_try(v, 'guard') AS outcome
                     ',a=1', 'a=1/', 'a=1/""', 'a"b=1', 'a\b=1', '"ab=1', '"ab"x=1',
                     'a =1', 'a=1/ o', 'a=1 2', 'a=1 /o', 'a=1/"o"x', 'a=1/o"',
                     'a=1/o\', 'a=1,a=2', 'a=1/o1,a=1/o2', 'a=1/o1,a=1',
-                    'tr=5,"a""=1', 'tr=5, x=1,y', 'tr=-']) AS v;
+                    'tr=5,"a""=1', 'tr=5, x=1,y', 'tr=-',
+                    -- every entry is read before a resource named twice is refused
+                    'a=1,a=2,,', 'a=1,a=2,b', 'a=1/o,b=2,a=1']) AS v;
 -- a name over 1024 bytes
 SELECT replace(tr_try('x=1,' || repeat('r', 1025) || '=1', 'guard'), repeat('r', 1025), 'r...r') AS outcome;
 -- fenced_update reads it for the owner of its resource
