@@ -33,6 +33,15 @@
 --	  token, which the guard checks again under the row lock (re-locking a
 --	  row this transaction holds costs no wait).  A forged entry is thus no
 --	  more than SET fence.token.
+--
+--	  Forgotten marks.  fence.forget() deletes marks that have not moved for
+--	  a while and raises the floor of each one's prefix (fence.floors) to
+--	  it; a resource without a mark accepts only a token above its prefix's
+--	  floor, read once the check has inserted the mark (extension/floors.c
+--	  says why that read is enough).  Under READ COMMITTED the read is a
+--	  statement of its own and sees every forget committed before it; under
+--	  REPEATABLE READ and SERIALIZABLE, whose snapshot may be older,
+--	  fence._forgets turns a forget committed since into 40001.
 
 \set ON_ERROR_STOP 1
 
@@ -51,6 +60,36 @@ COMMENT ON TABLE fence.fences IS
     'Highest accepted fencing token per resource; written only by fence functions';
 COMMENT ON COLUMN fence.fences.owner IS
     'Lease owner id that presented the token, if it gave one';
+
+-- What fence.forget() leaves of the marks it deletes: per prefix of their
+-- names (fence.floor_prefix), the highest of them, never lowered.  A
+-- resource without a mark accepts only a token above its prefix's floor
+-- (extension/floors.c).  Written only by fence.forget().
+CREATE TABLE fence.floors (
+    prefix      text PRIMARY KEY,
+    token       bigint NOT NULL CHECK (token > 0),
+    updated_at  timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+REVOKE ALL ON fence.floors FROM PUBLIC;
+COMMENT ON TABLE fence.floors IS
+    'Per name prefix, the highest mark that fence.forget deleted: a resource without a mark accepts only tokens above it; written only by fence.forget';
+
+-- The forgets, numbered.  The C extension reads a floor with a snapshot
+-- taken after a first mark's insertion; PL/pgSQL under REPEATABLE READ or
+-- SERIALIZABLE has only the transaction's snapshot, which may predate a
+-- forget that raised the floor.  Each fence.forget() takes the next number
+-- of the sequence (which every transaction reads as it is now, whatever
+-- its snapshot) and inserts it here, one forget at a time; a first mark
+-- under those levels looks for each number above the highest its snapshot
+-- shows with INSERT ... ON CONFLICT DO NOTHING, which fails with 40001 on
+-- the row of a forget that committed after the snapshot, waits for one in
+-- progress, and fills the gap an aborted one left.  No forget waits for a
+-- writer, except for one that filled a gap while the forget began.
+CREATE SEQUENCE fence._forget_numbers;
+CREATE TABLE fence._forgets (
+    forget      bigint PRIMARY KEY
+);
+REVOKE ALL ON fence._forgets, fence._forget_numbers FROM PUBLIC;
 
 CREATE FUNCTION fence.edition()
 RETURNS text
@@ -126,6 +165,47 @@ AS $$
       FROM (SELECT md5($1) AS h) m
 $$;
 
+-- The prefix of a resource's name, whose floor it falls back to once its
+-- mark is forgotten: up to its last ':' that no backslash escapes, '' if
+-- none (extension/floors.c).  Open to everybody: it only computes a name.
+CREATE FUNCTION fence.floor_prefix(resource text)
+RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT COALESCE(substring($1 FROM '^((?:\\.|[^\\])*):(?:\\.|[^\\:])*\\?$'), '')
+$$;
+COMMENT ON FUNCTION fence.floor_prefix(text) IS
+    'Prefix of resource whose floor (fence.floors) applies once its mark is forgotten: up to its last unescaped ":", or empty';
+
+-- The floor under which "resource", whose mark this transaction has just
+-- inserted, refuses every token; 0 when its prefix has none.  Read after
+-- the insertion, as extension/floors.c says why: under READ COMMITTED
+-- this statement's snapshot is newer than the insertion; under the
+-- stricter levels fence._forgets stands in for a fresh snapshot.
+CREATE FUNCTION fence._floor_of(resource text)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    latest bigint;
+    seen bigint;
+    k bigint;
+BEGIN
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        SELECT CASE WHEN is_called THEN last_value ELSE 0 END INTO latest FROM fence._forget_numbers;
+        seen := COALESCE((SELECT max(f.forget) FROM fence._forgets f), 0);
+        FOR k IN seen + 1 .. latest LOOP
+            INSERT INTO fence._forgets VALUES (k) ON CONFLICT DO NOTHING;
+        END LOOP;
+    END IF;
+    RETURN COALESCE((SELECT l.token FROM fence.floors l
+                      WHERE l.prefix = fence.floor_prefix(resource)), 0);
+END
+$$;
+REVOKE ALL ON FUNCTION fence._floor_of(text) FROM PUBLIC;
+
 -- The rule: accept "token" from "owner" for "resource" in this transaction
 -- or raise LF001/LF003; returns the previous mark (0 if none).  On return
 -- this transaction holds the fence row's lock.  It runs as the owner of
@@ -139,6 +219,7 @@ DECLARE
     max_step bigint := COALESCE(NULLIF(current_setting('fence.max_step', true), ''), '0')::bigint;
     hw bigint;
     hw_owner text;
+    floor bigint;
 BEGIN
     PERFORM fence._check_resource_name(resource);
     IF token <= 0 THEN
@@ -150,13 +231,26 @@ BEGIN
         SELECT f.token, f.owner INTO hw, hw_owner
           FROM fence.fences f WHERE f.resource = _check.resource FOR UPDATE;
         EXIT WHEN FOUND;
-        hw := 0;
-        hw_owner := NULL;
-        EXIT WHEN max_step > 0 AND token > max_step;   -- refused below, no row
         INSERT INTO fence.fences AS f (resource, token, owner)
             VALUES (_check.resource, _check.token, _check.owner)
             ON CONFLICT ON CONSTRAINT fences_pkey DO NOTHING;
         IF FOUND THEN
+            -- A first mark: the resource may have had one that fence.forget()
+            -- deleted, whose floor the token must be above.  A refusal takes
+            -- the insertion back with the statement.
+            floor := fence._floor_of(resource);
+            IF token <= floor THEN
+                RAISE EXCEPTION 'stale fencing token for resource "%"', resource
+                    USING ERRCODE = 'LF001',
+                          DETAIL = format('Token %s is not above %s, the floor of the marks forgotten under the resource''s prefix.', token, floor),
+                          HINT = format('Acquire a new lease with a token above %s (fence.mark() reports it).', floor);
+            END IF;
+            IF max_step > 0 AND token::numeric - floor > max_step THEN
+                RAISE EXCEPTION 'invalid fencing token for resource "%"', resource
+                    USING ERRCODE = 'LF003',
+                          DETAIL = format('Token %s is more than fence.max_step (%s) above the highest accepted token %s.',
+                                          token, max_step, floor);
+            END IF;
             RETURN 0;
         END IF;
         -- lost the race to create the row: lock the winner's version
@@ -191,14 +285,33 @@ REVOKE ALL ON FUNCTION fence._check(text, bigint, text) FROM PUBLIC;
 
 -- The rule's SQL functions ---------------------------------------------------
 
-CREATE FUNCTION fence.advance(resource text, token bigint, owner text DEFAULT NULL)
+-- Check and register: the rule, then the token in the registry for the
+-- guards later in this transaction; returns the previous mark.
+CREATE FUNCTION fence._advance(resource text, token bigint, owner text)
 RETURNS bigint
-LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     hw bigint;
     hw_owner text;
+BEGIN
+    hw := fence._check(resource, token, owner);
+    -- the owner the guard presents later: ours, or the mark's for an equal token
+    IF owner IS NULL AND token = hw THEN
+        SELECT f.owner INTO hw_owner FROM fence.fences f WHERE f.resource = _advance.resource;
+    END IF;
+    PERFORM fence._registry_set(resource, token, COALESCE(owner, hw_owner));
+    RETURN hw;
+END
+$$;
+REVOKE ALL ON FUNCTION fence._advance(text, bigint, text) FROM PUBLIC;
+
+CREATE FUNCTION fence.advance(resource text, token bigint, owner text DEFAULT NULL)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
 BEGIN
     IF resource IS NULL THEN
         RAISE EXCEPTION 'resource name must not be null'
@@ -210,13 +323,7 @@ BEGIN
             USING ERRCODE = 'LF002',
                   HINT = 'Pass the token that came with the lease.';
     END IF;
-    hw := fence._check(resource, token, owner);
-    -- the owner the guard presents later: ours, or the mark's for an equal token
-    IF owner IS NULL AND token = hw THEN
-        SELECT f.owner INTO hw_owner FROM fence.fences f WHERE f.resource = advance.resource;
-    END IF;
-    PERFORM fence._registry_set(resource, token, COALESCE(owner, hw_owner));
-    RETURN hw;
+    RETURN fence._advance(resource, token, owner);
 END
 $$;
 REVOKE ALL ON FUNCTION fence.advance(text, bigint, text) FROM PUBLIC;
@@ -229,11 +336,13 @@ LANGUAGE sql STABLE STRICT PARALLEL SAFE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT COALESCE((SELECT f.token FROM fence.fences f
-                      WHERE f.resource OPERATOR(pg_catalog.=) $1), 0)
+                      WHERE f.resource OPERATOR(pg_catalog.=) $1),
+                    (SELECT l.token FROM fence.floors l
+                      WHERE l.prefix OPERATOR(pg_catalog.=) fence.floor_prefix($1)), 0)
 $$;
 REVOKE ALL ON FUNCTION fence.mark(text) FROM PUBLIC;
 COMMENT ON FUNCTION fence.mark(text) IS
-    'Highest accepted token of resource, 0 if none, for roles that may not read fence.fences';
+    'Highest accepted token of resource, else the floor of its prefix, 0 if neither, for roles that may not read fence.fences';
 
 -- fenced_update: PL/pgSQL cannot take VARIADIC "any", so parameters come as
 -- text and take the types the query gives $1..$n, as the text[] overload of
@@ -242,10 +351,12 @@ COMMENT ON FUNCTION fence.mark(text) IS
 -- counted by a WITH around it, because PL/pgSQL cannot read the row count
 -- of an EXECUTE of a prepared statement that returns no rows (a MERGE's,
 -- which PostgreSQL 15 cannot put in a WITH, is returned as NULL).  It runs with
--- the caller's privileges, and checks the token through fence.advance(),
--- which the caller must therefore be granted too.
-CREATE FUNCTION fence.fenced_update(resource text, token bigint, query text,
-                                    VARIADIC params text[])
+-- the caller's privileges, and checks the tokens through fence.advance()
+-- (fence.advance_many() for fenced_update_many), which the caller must
+-- therefore be granted too.  "many" says which; the owners are the ones
+-- the session's settings give (fence._session_owner).
+CREATE FUNCTION fence._fenced_statement(resources text[], tokens bigint[], many boolean,
+                                        query text, params text[])
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 AS $$
@@ -255,21 +366,11 @@ DECLARE
     body text;
     nargs int;
     args text;
-    owner text;
+    owners text[];
     counted boolean := false;
     merge boolean := false;
     n bigint;
 BEGIN
-    IF resource IS NULL THEN
-        RAISE EXCEPTION 'resource name must not be null'
-            USING ERRCODE = 'null_value_not_allowed';
-    END IF;
-    PERFORM fence._refuse_read_only('fence.fenced_update()');
-    IF token IS NULL THEN
-        RAISE EXCEPTION 'missing fencing token for resource "%"', resource
-            USING ERRCODE = 'LF002',
-                  HINT = 'Pass the token that came with the lease.';
-    END IF;
     IF query IS NULL THEN
         RAISE EXCEPTION 'query must not be null'
             USING ERRCODE = 'null_value_not_allowed';
@@ -322,10 +423,13 @@ BEGIN
     SELECT string_agg(CASE WHEN v IS NULL THEN 'NULL' ELSE quote_literal(v) END, ', ' ORDER BY i)
       INTO args FROM unnest(params) WITH ORDINALITY AS u(v, i);
 
-    IF current_setting('fence.resource', true) = resource THEN
-        owner := NULLIF(current_setting('fence.owner', true), '');
+    SELECT array_agg(fence._session_owner(r) ORDER BY i) INTO owners
+      FROM unnest(resources) WITH ORDINALITY AS u(r, i);
+    IF many THEN
+        PERFORM fence.advance_many(resources, tokens, owners);
+    ELSE
+        PERFORM fence.advance(resources[1], tokens[1], owners[1]);
     END IF;
-    PERFORM fence.advance(resource, token, owner);
     PERFORM set_config('fence_registry.fenced_update_depth', depth::text, true);
     IF counted THEN
         EXECUTE format('EXECUTE %I%s', stmt, CASE WHEN nargs > 0 THEN '(' || args || ')' ELSE '' END)
@@ -340,6 +444,27 @@ BEGIN
     PERFORM set_config('fence_registry.fenced_update_depth', (depth - 1)::text, true);
     EXECUTE format('DEALLOCATE %I', stmt);
     RETURN n;
+END
+$$;
+REVOKE ALL ON FUNCTION fence._fenced_statement(text[], bigint[], boolean, text, text[]) FROM PUBLIC;
+
+CREATE FUNCTION fence.fenced_update(resource text, token bigint, query text,
+                                    VARIADIC params text[])
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+AS $$
+BEGIN
+    IF resource IS NULL THEN
+        RAISE EXCEPTION 'resource name must not be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    PERFORM fence._refuse_read_only('fence.fenced_update()');
+    IF token IS NULL THEN
+        RAISE EXCEPTION 'missing fencing token for resource "%"', resource
+            USING ERRCODE = 'LF002',
+                  HINT = 'Pass the token that came with the lease.';
+    END IF;
+    RETURN fence._fenced_statement(ARRAY[resource], ARRAY[token], false, query, params);
 END
 $$;
 REVOKE ALL ON FUNCTION fence.fenced_update(text, bigint, text, text[]) FROM PUBLIC;
@@ -371,6 +496,188 @@ $$;
 REVOKE ALL ON FUNCTION fence.fenced_update(text, bigint, text, anycompatiblearray) FROM PUBLIC;
 COMMENT ON FUNCTION fence.fenced_update(text, bigint, text, anycompatiblearray) IS
     'Accept token for resource, then run query with params (of one common type) bound to $1..$n; returns rows processed';
+
+-- Several resources in one call (a transfer between two accounts, each its
+-- own lease; extension/many.c): the fence rows are taken in the bytewise
+-- order of the names (COLLATE "C") whatever the order given, so that two
+-- calls naming the same resources in opposite orders cannot deadlock; all
+-- or none, since a refusal raises and takes the statement's advances back.
+
+-- The arguments of a _many call, checked before any row is touched, with
+-- the C extension's messages (fence_resource_list() in extension/many.c).
+CREATE FUNCTION fence._check_resource_list(resources text[], tokens bigint[], owners text[])
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n int := cardinality(resources);
+    r record;
+BEGIN
+    IF resources IS NULL THEN
+        RAISE EXCEPTION 'resource names must not be null' USING ERRCODE = 'null_value_not_allowed';
+    ELSIF array_ndims(resources) > 1 THEN
+        RAISE EXCEPTION 'resources must be a one-dimensional array' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    FOR r IN SELECT v, i FROM unnest(resources) WITH ORDINALITY AS u(v, i) LOOP
+        IF r.v IS NULL THEN
+            RAISE EXCEPTION 'resource name must not be null'
+                USING ERRCODE = 'null_value_not_allowed',
+                      DETAIL = format('Element %s of the resources is null.', r.i);
+        END IF;
+        PERFORM fence._check_resource_name(r.v);
+    END LOOP;
+
+    IF tokens IS NULL AND n = 0 THEN
+        RAISE EXCEPTION 'missing fencing tokens'
+            USING ERRCODE = 'LF002', HINT = 'Pass the tokens that came with the leases.';
+    ELSIF tokens IS NULL THEN
+        RAISE EXCEPTION 'missing fencing token for resource "%"', resources[array_lower(resources, 1)]
+            USING ERRCODE = 'LF002', HINT = 'Pass the token that came with the lease.';
+    ELSIF array_ndims(tokens) > 1 THEN
+        RAISE EXCEPTION 'tokens must be a one-dimensional array' USING ERRCODE = 'invalid_parameter_value';
+    ELSIF cardinality(tokens) <> n THEN
+        RAISE EXCEPTION 'resources and tokens must have the same length'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('There are %s resources and %s tokens.', n, cardinality(tokens));
+    END IF;
+    FOR r IN SELECT v, t FROM unnest(resources, tokens) AS u(v, t) LOOP
+        IF r.t IS NULL THEN
+            RAISE EXCEPTION 'missing fencing token for resource "%"', r.v
+                USING ERRCODE = 'LF002', HINT = 'Pass the token that came with the lease.';
+        END IF;
+    END LOOP;
+
+    IF owners IS NULL THEN
+        RETURN;
+    ELSIF array_ndims(owners) > 1 THEN
+        RAISE EXCEPTION 'owners must be a one-dimensional array' USING ERRCODE = 'invalid_parameter_value';
+    ELSIF cardinality(owners) <> n THEN
+        RAISE EXCEPTION 'resources and owners must have the same length'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('There are %s resources and %s owners.', n, cardinality(owners));
+    END IF;
+END
+$$;
+
+-- Accept each token for its resource, in name order, or raise; returns the
+-- previous marks in the order given.  A resource named twice is checked
+-- once: with the same token and no two different owners (an owner given
+-- once counts for both places); anything else is LF003, before any row is
+-- touched.
+CREATE FUNCTION fence._advance_list(resources text[], tokens bigint[], owners text[])
+RETURNS bigint[]
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    e record;
+    name text;
+    first_token bigint;
+    owner text;
+    groups jsonb := '[]';
+    g jsonb;
+    prev bigint;
+    previous bigint[] := array_fill(0::bigint, ARRAY[cardinality(resources)]);
+    i int;
+BEGIN
+    -- in name order, bytewise; the caller's order among equal names
+    FOR e IN SELECT u.r, u.t, u.o, u.pos FROM unnest(resources, tokens, owners) WITH ORDINALITY AS u(r, t, o, pos)
+             ORDER BY u.r COLLATE "C", u.pos
+    LOOP
+        IF e.r IS DISTINCT FROM name THEN
+            IF name IS NOT NULL THEN
+                groups := groups || jsonb_build_array(g || jsonb_build_object('owner', owner));
+            END IF;
+            name := e.r;
+            first_token := e.t;
+            owner := e.o;
+            g := jsonb_build_object('resource', e.r, 'token', e.t, 'at', jsonb_build_array(e.pos));
+            CONTINUE;
+        END IF;
+        IF e.t <> first_token OR (owner IS NOT NULL AND e.o IS NOT NULL AND owner <> e.o) THEN
+            RAISE EXCEPTION 'two fencing tokens for resource "%"', name
+                USING ERRCODE = 'LF003',
+                      DETAIL = CASE WHEN e.t <> first_token
+                                    THEN format('The resource is named twice, with tokens %s and %s.', first_token, e.t)
+                                    ELSE format('The resource is named twice with token %s, for two different owners.', first_token) END,
+                      HINT = 'Name each resource once, with the token of its lease.';
+        END IF;
+        owner := COALESCE(owner, e.o);
+        g := jsonb_set(g, '{at}', (g -> 'at') || to_jsonb(e.pos));
+    END LOOP;
+    IF name IS NOT NULL THEN
+        groups := groups || jsonb_build_array(g || jsonb_build_object('owner', owner));
+    END IF;
+
+    FOR g IN SELECT * FROM jsonb_array_elements(groups) LOOP
+        prev := fence._advance(g ->> 'resource', (g ->> 'token')::bigint, g ->> 'owner');
+        FOR i IN SELECT (jsonb_array_elements_text(g -> 'at'))::int LOOP
+            previous[i] := prev;
+        END LOOP;
+    END LOOP;
+    RETURN previous;
+END
+$$;
+REVOKE ALL ON FUNCTION fence._advance_list(text[], bigint[], text[]) FROM PUBLIC;
+
+CREATE FUNCTION fence.advance_many(resources text[], tokens bigint[], owners text[] DEFAULT NULL)
+RETURNS bigint[]
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM fence._check_resource_list(resources, tokens, owners);
+    PERFORM fence._refuse_read_only('fence.advance_many()');
+    RETURN fence._advance_list(resources, tokens, owners);
+END
+$$;
+REVOKE ALL ON FUNCTION fence.advance_many(text[], bigint[], text[]) FROM PUBLIC;
+COMMENT ON FUNCTION fence.advance_many(text[], bigint[], text[]) IS
+    'Accept each token for its resource (in name order, all or none) or raise LF001/LF002/LF003; returns the previous marks in the order given';
+
+CREATE FUNCTION fence.fenced_update_many(resources text[], tokens bigint[], query text,
+                                         VARIADIC params text[])
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+AS $$
+BEGIN
+    PERFORM fence._check_resource_list(resources, tokens, NULL);
+    -- a fenced write that names no resource would be an unfenced one
+    IF cardinality(resources) = 0 THEN
+        RAISE EXCEPTION 'resources must not be empty'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Name the resource of every lease the statement writes under.';
+    END IF;
+    PERFORM fence._refuse_read_only('fence.fenced_update_many()');
+    RETURN fence._fenced_statement(resources, tokens, true, query, params);
+END
+$$;
+REVOKE ALL ON FUNCTION fence.fenced_update_many(text[], bigint[], text, text[]) FROM PUBLIC;
+COMMENT ON FUNCTION fence.fenced_update_many(text[], bigint[], text, text[]) IS
+    'Accept each token for its resource (in name order, all or none), then run query with params, typed as the query types $1..$n; returns rows processed';
+
+CREATE FUNCTION fence.fenced_update_many(resources text[], tokens bigint[], query text)
+RETURNS bigint
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+AS $$ SELECT fence.fenced_update_many($1, $2, $3, VARIADIC '{}'::pg_catalog.text[]) $$;
+REVOKE ALL ON FUNCTION fence.fenced_update_many(text[], bigint[], text) FROM PUBLIC;
+COMMENT ON FUNCTION fence.fenced_update_many(text[], bigint[], text) IS
+    'Accept each token for its resource (in name order, all or none), then run query; returns rows processed';
+
+-- Typed parameters of one common type, as fenced_update's anycompatiblearray form.
+CREATE FUNCTION fence.fenced_update_many(resources text[], tokens bigint[], query text,
+                                         VARIADIC params anycompatiblearray)
+RETURNS bigint
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+AS $$
+    SELECT fence.fenced_update_many($1, $2, $3, VARIADIC
+        COALESCE((SELECT pg_catalog.array_agg(CASE WHEN v IS NOT NULL THEN pg_catalog.format('%s', v) END ORDER BY i)
+                    FROM pg_catalog.unnest($4) WITH ORDINALITY AS u(v, i)), '{}'))
+$$;
+REVOKE ALL ON FUNCTION fence.fenced_update_many(text[], bigint[], text, anycompatiblearray) FROM PUBLIC;
+COMMENT ON FUNCTION fence.fenced_update_many(text[], bigint[], text, anycompatiblearray) IS
+    'Accept each token for its resource (in name order, all or none), then run query with params (of one common type) bound to $1..$n; returns rows processed';
 
 CREATE FUNCTION fence.reset(resource text, token bigint DEFAULT 0)
 RETURNS bigint
@@ -417,6 +724,53 @@ $$;
 REVOKE ALL ON FUNCTION fence.reset(text, bigint) FROM PUBLIC;
 COMMENT ON FUNCTION fence.reset(text, bigint) IS
     'Administrators only: set the mark of resource to token, or remove it (0); logged';
+
+-- Delete the marks that have not moved for longer than older_than, and
+-- raise the floor of each one's prefix to it in the same transaction, so
+-- that no token at or below a forgotten mark is accepted again (README:
+-- Maintenance; as sql/fence.sql).  It also numbers itself in
+-- fence._forgets, for first marks under REPEATABLE READ and SERIALIZABLE.
+CREATE FUNCTION fence.forget(older_than interval)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    forgotten bigint;
+BEGIN
+    IF older_than IS NULL THEN
+        RAISE EXCEPTION 'older_than must not be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    ELSIF older_than < interval '0' THEN
+        RAISE EXCEPTION 'older_than must not be negative'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = pg_catalog.format('The interval is %s.', older_than);
+    END IF;
+    -- what the C extension's DELETE would say
+    PERFORM fence._refuse_read_only('DELETE');
+    -- one forget at a time, numbered in commit order (fence._forgets)
+    LOCK TABLE fence._forgets IN SHARE ROW EXCLUSIVE MODE;
+    INSERT INTO fence._forgets VALUES (nextval('fence._forget_numbers'));
+    WITH gone AS (
+        DELETE FROM fence.fences f
+         WHERE f.updated_at < pg_catalog.now() - older_than
+        RETURNING f.resource, f.token
+    ), raised AS (
+        INSERT INTO fence.floors AS l (prefix, token)
+        SELECT fence.floor_prefix(g.resource), pg_catalog.max(g.token)
+          FROM gone g GROUP BY 1
+        ON CONFLICT (prefix) DO UPDATE
+           SET token = GREATEST(l.token, EXCLUDED.token), updated_at = pg_catalog.now()
+    )
+    SELECT pg_catalog.count(*) INTO forgotten FROM gone;
+    RAISE LOG 'fence forgot % marks not moved for %, by role "%"',
+        forgotten, older_than, SESSION_USER;
+    RETURN forgotten;
+END
+$$;
+REVOKE ALL ON FUNCTION fence.forget(interval) FROM PUBLIC;
+COMMENT ON FUNCTION fence.forget(interval) IS
+    'Administrators only: delete the marks not moved for longer than older_than, raising the floor of their prefixes (fence.floors) to them; returns how many; logged';
 
 -- Key names -------------------------------------------------------------------
 
@@ -499,11 +853,336 @@ $$;
 COMMENT ON FUNCTION fence.key_resource(text, anycompatible) IS
     'Resource of the row with this key in a table protected with this resource and key_column: resource:key, with ":" and "\" in the key escaped by "\"';
 
+-- fence.tokens --------------------------------------------------------------
+-- The tokens of several resources in one setting (README: "fence.tokens";
+-- extension/tokens.c).  The C extension parses the value when it is set and
+-- refuses a malformed one there; here fence.tokens is a placeholder setting
+-- that takes any value, so it is parsed when a guard or fenced_update reads
+-- it, and a malformed value is refused then, with the C extension's
+-- message and detail (22023).
+
+CREATE FUNCTION fence._tokens_refuse(value text, detail text)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RAISE EXCEPTION 'invalid value for parameter "fence.tokens": "%"', value
+        USING ERRCODE = 'invalid_parameter_value', DETAIL = detail;
+END
+$$;
+
+-- One resource or owner of entry "entry" at position "pos" of "value": a
+-- quoted string, or bare text up to one of "stops"; as read_word() in
+-- extension/tokens.c.
+CREATE FUNCTION fence._tokens_word(value text, pos int, stops text, what text, entry int,
+                                   OUT word text, OUT next int)
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    len int := length(value);
+    c text;
+BEGIN
+    word := '';
+    next := pos;
+    IF substr(value, next, 1) = '"' THEN
+        next := next + 1;
+        LOOP
+            IF next > len THEN
+                PERFORM fence._tokens_refuse(value, format('Entry %s: the %s has no closing double quote.', entry, what));
+            END IF;
+            c := substr(value, next, 1);
+            IF c = '"' THEN
+                EXIT WHEN substr(value, next + 1, 1) <> '"';
+                next := next + 1;
+            END IF;
+            word := word || c;
+            next := next + 1;
+        END LOOP;
+        next := next + 1;
+        RETURN;
+    END IF;
+    WHILE next <= len AND strpos(stops, substr(value, next, 1)) = 0 LOOP
+        c := substr(value, next, 1);
+        IF c IN ('"', '\') THEN
+            PERFORM fence._tokens_refuse(value,
+                format('Entry %s: the %s contains %s; write it in double quotes, doubling each ''"''.', entry, what, c));
+        END IF;
+        word := word || c;
+        next := next + 1;
+    END LOOP;
+    -- an owner ends the entry, and whitespace after an entry is not its own
+    IF what = 'owner' THEN
+        word := rtrim(word, E' \t\n\r\f\v');
+    END IF;
+    IF word ~ '^[ \t\n\r\f\v]|[ \t\n\r\f\v]$' THEN
+        PERFORM fence._tokens_refuse(value,
+            format('Entry %s: the %s "%s" starts or ends with whitespace; write it in double quotes.', entry, what, word));
+    END IF;
+END
+$$;
+
+-- Add an entry to the parsed set: the same resource twice only if both
+-- entries say the same.
+CREATE FUNCTION fence._tokens_add(value text, parsed jsonb, resource text, token bigint, owner text)
+RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    entry jsonb := jsonb_build_array(token, owner);
+BEGIN
+    IF parsed ? resource AND parsed -> resource <> entry THEN
+        PERFORM fence._tokens_refuse(value,
+            format('Resource "%s" has two entries with different tokens or owners.', resource));
+    END IF;
+    RETURN parsed || jsonb_build_object(resource, entry);
+END
+$$;
+
+-- The whole value, one character at a time, as fence_tokens_check() in
+-- extension/tokens.c: the authority on what is well formed, and on what
+-- a malformed value's detail says.
+CREATE FUNCTION fence._tokens_parse_slowly(value text)
+RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    space constant text := E' \t\n\r\f\v';
+    len int := length(value);
+    pos int := 1;
+    n int := 0;
+    w record;
+    resource text;
+    owner text;
+    digits text;
+    negative boolean;
+    entries jsonb := '[]';
+    e jsonb;
+    parsed jsonb := '{}';
+BEGIN
+    LOOP
+        WHILE pos <= len AND strpos(space, substr(value, pos, 1)) > 0 LOOP
+            pos := pos + 1;
+        END LOOP;
+        EXIT WHEN pos > len AND n = 0;          -- an empty value: no entries
+        IF pos > len OR substr(value, pos, 1) = ',' THEN
+            PERFORM fence._tokens_refuse(value, format('Entry %s is empty.', n + 1));
+        END IF;
+        n := n + 1;
+
+        w := fence._tokens_word(value, pos, '=,', 'resource', n);
+        resource := w.word;
+        pos := w.next;
+        IF substr(value, pos, 1) <> '=' OR pos > len THEN
+            PERFORM fence._tokens_refuse(value,
+                format('Entry %s: expected ''='' and a token after resource "%s".', n, resource));
+        ELSIF resource = '' THEN
+            PERFORM fence._tokens_refuse(value, format('Entry %s: the resource name is empty.', n));
+        ELSIF octet_length(resource) > 1024 THEN
+            PERFORM fence._tokens_refuse(value,
+                format('Entry %s: the resource name has %s bytes; the limit is %s.', n, octet_length(resource), 1024));
+        END IF;
+
+        pos := pos + 1;
+        negative := substr(value, pos, 1) = '-';
+        IF negative THEN
+            pos := pos + 1;
+        END IF;
+        digits := substring(substr(value, pos) FROM '^[0-9]*');
+        -- the C parser stops at the first digit that overflows
+        IF ltrim(digits, '0') <> '' AND
+           (length(ltrim(digits, '0')) > 19 OR ltrim(digits, '0')::numeric > 9223372036854775807) THEN
+            PERFORM fence._tokens_refuse(value,
+                format('Entry %s: the token of resource "%s" is larger than 9223372036854775807.', n, resource));
+        END IF;
+        pos := pos + length(digits);
+        IF digits = '' OR (pos <= len AND substr(value, pos, 1) NOT IN (',', '/')
+                           AND strpos(space, substr(value, pos, 1)) = 0) THEN
+            PERFORM fence._tokens_refuse(value,
+                format('Entry %s: the token of resource "%s" must be written with digits only.', n, resource));
+        END IF;
+
+        owner := NULL;
+        IF substr(value, pos, 1) = '/' THEN
+            w := fence._tokens_word(value, pos + 1, ',', 'owner', n);
+            owner := w.word;
+            pos := w.next;
+            IF owner = '' THEN
+                PERFORM fence._tokens_refuse(value,
+                    format('Entry %s: the owner of resource "%s" is empty; leave out the ''/'' for no owner.', n, resource));
+            END IF;
+        END IF;
+        WHILE pos <= len AND strpos(space, substr(value, pos, 1)) > 0 LOOP
+            pos := pos + 1;
+        END LOOP;
+        IF pos <= len AND substr(value, pos, 1) <> ',' THEN
+            PERFORM fence._tokens_refuse(value,
+                format('Entry %s: unexpected text after the entry of resource "%s".', n, resource));
+        END IF;
+        entries := entries || jsonb_build_array(jsonb_build_array(
+                       resource, (CASE WHEN negative THEN -1 ELSE 1 END) * digits::bigint, owner));
+        EXIT WHEN pos > len;
+        pos := pos + 1;                          -- the ','
+    END LOOP;
+    -- a resource named twice, once every entry is read (as build_set())
+    FOR e IN SELECT * FROM jsonb_array_elements(entries) LOOP
+        parsed := fence._tokens_add(value, parsed, e ->> 0, (e ->> 1)::bigint, e ->> 2);
+    END LOOP;
+    RETURN parsed;
+END
+$$;
+
+-- fence.tokens as {"resource": [token, owner or null], ...}: the entries
+-- matched by one regular expression and built into the set by one query,
+-- in C (two thousand entries in milliseconds), when every entry is well
+-- formed; the slow parser above for anything it is unsure of, which also
+-- says what is wrong.
+CREATE FUNCTION fence._tokens_parse(value text)
+RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    -- one entry; no group captures, so that the whole value is matched by
+    -- the regular expression engine's fast path
+    entry constant text := '[ \t\n\r\f\v]*(?:"(?:[^"]|"")*"|[^",=\\]*)=-?[0-9]+(?:/(?:"(?:[^"]|"")*"|[^",\\]*))?[ \t\n\r\f\v]*';
+    twice text;
+    unsound boolean;
+    parsed jsonb;
+BEGIN
+    IF value ~ '^[ \t\n\r\f\v]*$' THEN
+        RETURN '{}';
+    END IF;
+    IF value !~ ('^' || entry || '(?:,' || entry || ')*$') THEN
+        RETURN fence._tokens_parse_slowly(value);
+    END IF;
+    WITH m AS (
+        SELECT CASE WHEN left(x[1], 1) = '"' THEN replace(substr(x[1], 2, length(x[1]) - 2), '""', '"')
+                    ELSE x[1] END AS resource,
+               left(x[1], 1) = '"' AS quoted,
+               x[2] AS digits,
+               CASE WHEN left(x[3], 1) = '"' THEN replace(substr(x[3], 2, length(x[3]) - 2), '""', '"')
+                    ELSE rtrim(x[3], E' \t\n\r\f\v') END AS owner,
+               left(x[3], 1) = '"' AS owner_quoted,
+               ord
+          FROM regexp_matches(value,
+                 '[ \t\n\r\f\v]*("(?:[^"]|"")*"|[^",=\\]*)=(-?[0-9]+)(?:/("(?:[^"]|"")*"|[^",\\]*))?[ \t\n\r\f\v]*(?:,|$)',
+                 'g') WITH ORDINALITY AS t(x, ord)
+    ), firsts AS (
+        SELECT DISTINCT ON (resource) resource, digits, owner FROM m ORDER BY resource, ord
+    )
+    SELECT (SELECT bool_or(resource = '' OR octet_length(resource) > 1024 OR owner = ''
+                           OR (NOT quoted AND resource ~ '[ \t\n\r\f\v]$')
+                           OR (NOT owner_quoted AND owner ~ '^[ \t\n\r\f\v]')
+                           OR length(ltrim(digits, '-0')) > 19
+                           OR (ltrim(digits, '-0') <> '' AND ltrim(digits, '-0')::numeric > 9223372036854775807))
+              FROM m),
+           (SELECT m.resource FROM m JOIN firsts f USING (resource)
+             WHERE m.digits::numeric <> f.digits::numeric OR m.owner IS DISTINCT FROM f.owner
+             ORDER BY m.ord LIMIT 1),
+           (SELECT jsonb_object_agg(resource, jsonb_build_array(digits::numeric, owner)) FROM firsts)
+      INTO unsound, twice, parsed;
+    -- what the slow parser refuses, and says where
+    IF unsound THEN
+        RETURN fence._tokens_parse_slowly(value);
+    ELSIF twice IS NOT NULL THEN
+        PERFORM fence._tokens_refuse(value,
+            format('Resource "%s" has two entries with different tokens or owners.', twice));
+    END IF;
+    RETURN parsed;
+END
+$$;
+
+-- fence.tokens's entry for "resource": present, and its token and owner.
+-- The parsed value is kept in the session (fence_registry.tokens: the md5
+-- of the value, then ";<md5 of the resource><token>/<owner in hex, or
+-- ->" for each entry), so that a key-mode statement over a thousand rows
+-- parses it once, and each row finds its entry with one strpos().  Like the registry, the
+-- cache is anybody's to write: what it gives is checked by the rule, and
+-- forging it is no more than setting fence.tokens.  A caller that also
+-- sets fence.resource to the resource with another token or owner gave
+-- two tokens for one resource: LF003, never a guess between them.
+CREATE FUNCTION fence._tokens_find(resource text, OUT present boolean, OUT token bigint, OUT owner text)
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    value text := current_setting('fence.tokens', true);
+    cached text;
+    at int;
+    entry text;
+    setting_token text;
+    setting_owner text;
+BEGIN
+    present := false;
+    IF value IS NULL OR value = '' THEN
+        RETURN;
+    END IF;
+    cached := current_setting('fence_registry.tokens', true);
+    IF cached IS NULL OR left(cached, 32) <> md5(value) THEN
+        SELECT md5(value) || COALESCE(string_agg(';' || md5(j.key) || (j.e ->> 0) || '/'
+                                                 || COALESCE(encode(convert_to(j.e ->> 1, 'UTF8'), 'hex'), '-'), ''), '')
+          INTO cached FROM jsonb_each(fence._tokens_parse(value)) AS j(key, e);
+        PERFORM set_config('fence_registry.tokens', cached, false);
+    END IF;
+    at := strpos(cached, ';' || md5(resource));
+    IF at = 0 THEN
+        RETURN;
+    END IF;
+    entry := split_part(substr(cached, at + 33), ';', 1);
+    present := true;
+    token := split_part(entry, '/', 1)::bigint;
+    owner := CASE WHEN split_part(entry, '/', 2) <> '-'
+                  THEN convert_from(decode(split_part(entry, '/', 2), 'hex'), 'UTF8') END;
+
+    -- fence.resource without fence.token carries no token to disagree with
+    setting_token := NULLIF(current_setting('fence.token', true), '');
+    IF current_setting('fence.resource', true) = resource AND setting_token IS NOT NULL THEN
+        setting_owner := NULLIF(current_setting('fence.owner', true), '');
+        IF setting_token !~ '^[0-9]{1,19}$' OR setting_token::numeric = 0
+           OR setting_token::numeric <> token
+           OR setting_owner IS DISTINCT FROM owner THEN
+            RAISE EXCEPTION 'two fencing tokens for resource "%"', resource
+                USING ERRCODE = 'LF003',
+                      DETAIL = format('fence.tokens gives token %s%s, and fence.resource names the same resource with fence.token "%s"%s.',
+                                      token, COALESCE(' for owner ' || owner, ''),
+                                      setting_token, COALESCE(' for owner ' || setting_owner, '')),
+                      HINT = 'Give each resource''s token once: in fence.tokens, or in fence.resource and fence.token.';
+        END IF;
+    END IF;
+END
+$$;
+
+-- The owner the session's settings give "resource": its entry's in
+-- fence.tokens, else fence.owner when fence.resource names it
+-- (fence_session_owner() in extension/fence.c).
+CREATE FUNCTION fence._session_owner(resource text)
+RETURNS text
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    e record;
+BEGIN
+    SELECT * INTO e FROM fence._tokens_find(resource);
+    IF e.present THEN
+        RETURN e.owner;
+    ELSIF current_setting('fence.resource', true) = resource THEN
+        RETURN NULLIF(current_setting('fence.owner', true), '');
+    END IF;
+    RETURN NULL;
+END
+$$;
+
 -- Guard trigger ---------------------------------------------------------------
 
 -- The token a guarded write carries for "resource", checked by the rule:
--- what fence.advance() registered in this transaction, else fence.token
--- when fence.resource names the resource (extension/guard.c).
+-- what fence.advance() registered in this transaction, else the
+-- resource's entry in fence.tokens, else fence.token when fence.resource
+-- names the resource (extension/guard.c).
 CREATE FUNCTION fence._guard_accept(resource text)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -513,6 +1192,7 @@ DECLARE
     registered text := fence._registry_find(resource);
     setting_resource text := NULLIF(current_setting('fence.resource', true), '');
     text_token text := NULLIF(current_setting('fence.token', true), '');
+    entry record;
     token bigint;
 BEGIN
     IF registered IS NOT NULL THEN
@@ -520,17 +1200,23 @@ BEGIN
         PERFORM fence._check(resource, token, NULLIF(convert_from(decode(split_part(registered, '/', 2), 'hex'), 'UTF8'), ''));
         RETURN token;
     END IF;
+    SELECT * INTO entry FROM fence._tokens_find(resource);
+    IF entry.present THEN
+        -- 0 or negative: LF003 from the rule
+        PERFORM fence._check(resource, entry.token, entry.owner);
+        RETURN entry.token;
+    END IF;
     IF setting_resource IS NULL THEN
         RAISE EXCEPTION 'missing fencing token for resource "%"', resource
             USING ERRCODE = 'LF002',
-                  DETAIL = 'No token was accepted for this resource in this transaction, and fence.resource is not set.',
-                  HINT = 'Call fence.advance() in this transaction, or set fence.resource and fence.token with SET LOCAL, SET or PGOPTIONS.';
+                  DETAIL = 'No token was accepted for this resource in this transaction, fence.tokens has no entry for it, and fence.resource is not set.',
+                  HINT = 'Call fence.advance() in this transaction, or set fence.tokens (or fence.resource and fence.token) with SET LOCAL, SET or PGOPTIONS.';
     ELSIF setting_resource <> resource THEN
         RAISE EXCEPTION 'missing fencing token for resource "%"', resource
             USING ERRCODE = 'LF002',
-                  DETAIL = format('No token was accepted for this resource in this transaction, and fence.resource is "%s".',
+                  DETAIL = format('No token was accepted for this resource in this transaction, fence.tokens has no entry for it, and fence.resource is "%s".',
                                   setting_resource),
-                  HINT = 'Call fence.advance() in this transaction, or set fence.resource and fence.token with SET LOCAL, SET or PGOPTIONS.';
+                  HINT = 'Call fence.advance() in this transaction, or set fence.tokens (or fence.resource and fence.token) with SET LOCAL, SET or PGOPTIONS.';
     ELSIF text_token IS NULL THEN
         RAISE EXCEPTION 'missing fencing token for resource "%"', resource
             USING ERRCODE = 'LF002',
@@ -948,6 +1634,7 @@ BEGIN
 END
 $$;
 GRANT EXECUTE ON FUNCTION fence.key_resource(text, anycompatible) TO PUBLIC;
+GRANT EXECUTE ON FUNCTION fence.floor_prefix(text) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION fence.edition() TO PUBLIC;
 GRANT EXECUTE ON FUNCTION fence.mark(text) TO pg_monitor;
 -- what the SECURITY DEFINER functions and the guard call on behalf of anyone
@@ -956,5 +1643,9 @@ GRANT EXECUTE ON FUNCTION fence._refuse_read_only(text), fence._check_resource_n
                           fence._key_type_detail(), fence._check_key_base(text),
                           fence._key_name(text, text), fence._guard_row_resource(text, text, text, jsonb),
                           fence._protect_check_column(regclass, name, text), fence._guard_columns(oid, name, text, text),
-                          fence._relname(regclass)
+                          fence._relname(regclass), fence._fenced_statement(text[], bigint[], boolean, text, text[]),
+                          fence._check_resource_list(text[], bigint[], text[]),
+                          fence._tokens_refuse(text, text), fence._tokens_word(text, int, text, text, int),
+                          fence._tokens_add(text, jsonb, text, bigint, text), fence._tokens_parse_slowly(text),
+                          fence._tokens_parse(text), fence._tokens_find(text), fence._session_owner(text)
     TO PUBLIC;

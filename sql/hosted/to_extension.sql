@@ -5,9 +5,11 @@
 --
 --	    psql -v ON_ERROR_STOP=1 -1 -f to_extension.sql
 --
---	  The marks and the guards (table, resource, token and key columns) are
---	  kept aside, schema fence is dropped with the edition's triggers, the
---	  extension is created, and both are put back.  Until the transaction
+--	  The marks, the floors that fence.forget() left and the guards (table,
+--	  resource, token and key columns) are kept aside, schema fence is
+--	  dropped with the edition's triggers, the extension is created, and
+--	  all are put back: a floor lost would re-admit the old tokens of every
+--	  resource forgotten under its prefix.  Until the transaction
 --	  commits, DROP SCHEMA's locks hold off every check and every write to
 --	  a guarded table, so no write lands unfenced in between and no token
 --	  older than a mark is accepted after it.
@@ -26,6 +28,16 @@ $$;
 
 CREATE TEMPORARY TABLE fence_moved_marks ON COMMIT DROP AS
     SELECT resource, token, owner, updated_at FROM fence.fences;
+-- an edition installed before fence.forget() existed has no floors
+CREATE TEMPORARY TABLE fence_moved_floors (prefix text, token bigint, updated_at timestamptz)
+    ON COMMIT DROP;
+DO $$
+BEGIN
+    IF pg_catalog.to_regclass('fence.floors') IS NOT NULL THEN
+        INSERT INTO fence_moved_floors SELECT prefix, token, updated_at FROM fence.floors;
+    END IF;
+END
+$$;
 -- each guard's three arguments: resource, token column, key column
 CREATE TEMPORARY TABLE fence_moved_guards (tbl regclass, argv text[]) ON COMMIT DROP;
 DO $$
@@ -58,6 +70,8 @@ DROP SCHEMA fence CASCADE;
 CREATE EXTENSION fence;
 INSERT INTO fence.fences (resource, token, owner, updated_at)
     SELECT resource, token, owner, updated_at FROM fence_moved_marks;
+INSERT INTO fence.floors (prefix, token, updated_at)
+    SELECT prefix, token, updated_at FROM fence_moved_floors;
 SELECT fence.protect(tbl, argv[1], NULLIF(argv[2], '')::name,
                      NULLIF(argv[3], '')::name)
   FROM fence_moved_guards;

@@ -9,7 +9,9 @@
 # sql/hosted/to_extension.sql moves the database to the C extension in one
 # transaction: fence show names the extension, the mark is B's token, the
 # guard is still there (a write without a token is LF002), A's stale token
-# is still refused and B's still accepted.
+# is still refused and B's still accepted.  A mark forgotten before the move
+# (fence.forget) leaves a floor, which the move carries over: a token at or
+# below it is refused for every resource under its prefix, before and after.
 . "$(dirname "$0")/lib/lib.sh"
 FENCE_EDITION=sql e2e_init sql_edition
 need_client
@@ -43,6 +45,19 @@ fresh=$(PGOPTIONS="-c fence.resource=$res -c fence.token=$b_token -c fence.owner
 [ "$fresh" = 00000 ] || fail "B's write in the SQL edition: $fresh"
 [ "$(qty acct)" = 99 ] || fail "qty $(qty acct) after one write"
 
+# a floor: acct:old's mark 7 is forgotten, and prefix acct keeps it
+sql -c "SELECT fence.advance('acct:old', 7)" >/dev/null || fail "acct:old's mark"
+sql -c "UPDATE fence.fences SET updated_at = updated_at - interval '2 days' WHERE resource = 'acct:old'"
+[ "$(sql -c "SELECT fence.forget('1 day')")" = 1 ] || fail "fence.forget in the SQL edition"
+[ "$(sql -c "SELECT token FROM fence.floors WHERE prefix = 'acct'")" = 7 ] || fail "no floor 7 for acct"
+floor_refused() {
+	local state
+	state=$(sqlstate -c "SELECT fence.advance('$1', 7)")
+	[ "$state" = LF001 ] || fail "token 7 for $1 under floor 7 ($2): $state"
+}
+floor_refused acct:old "SQL edition"
+floor_refused acct:new "SQL edition"
+
 say "moving to the C extension"
 sql -1 -f "$TOP/sql/hosted/to_extension.sql" >/dev/null || fail "to_extension.sql"
 [ "$(sql -c "SELECT extversion FROM pg_extension WHERE extname = 'fence'")" != "" ] ||
@@ -59,5 +74,9 @@ stale=$(PGOPTIONS="-c fence.resource=$res -c fence.token=$a_token -c fence.owner
 fresh=$(PGOPTIONS="-c fence.resource=$res -c fence.token=$b_token -c fence.owner=$b_owner" write)
 [ "$fresh" = 00000 ] || fail "B's write after the move: $fresh"
 [ "$(qty acct)" = 98 ] || fail "qty $(qty acct) after two writes"
+[ "$(sql -c "SELECT token FROM fence.floors WHERE prefix = 'acct'")" = 7 ] || fail "the floor did not move"
+floor_refused acct:old "after the move"
+floor_refused acct:other "after the move"
+[ "$(sql -c "SELECT fence.advance('acct:old', 8)")" = 0 ] || fail "token 8 above the floor after the move"
 "$FENCE_BIN" release "$res" "$b_owner" || fail "B's release"
-say "ok: the mark and the guard moved, A's stale token is still refused"
+say "ok: the mark, the floor and the guard moved, A's stale token is still refused"
