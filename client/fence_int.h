@@ -340,9 +340,13 @@ void		fence_lease_set_lost(fence_lease *l);
 int			fence_lease_usable(fence_ctx *ctx, fence_lease *l);
 void		fence_lease_window(fence_lease *l, long long *ttl_ms, int64_t *until_ns);
 
-/* lease.c: an acquire under a given owner id, for the sets of lease_set.c */
+/* lease.c: an acquire under a given owner id, and the steps of one, for
+ * the sets of lease_set.c */
 fence_lease *fence_acquire_wait_as(fence_ctx *ctx, const char *resource,
 								   long long ttl_ms, long long wait_ms,
 								   const char *owner);
+fence_lease *fence_lease_new(fence_ctx *ctx, const char *resource, long long ttl_ms,
+							 const char *owner);
+void		fence_lease_taken(fence_lease *l, int64_t t0);
 
 #endif							/* FENCE_INT_H */

@@ -91,9 +91,12 @@ check_ttl(fence_ctx *ctx, long long ttl_ms)
 	return FENCE_OK;
 }
 
-/* A lease not taken yet, with "owner" as its id (NULL: a new one). */
-static fence_lease *
-lease_new(fence_ctx *ctx, const char *resource, long long ttl_ms, const char *owner)
+/*
+ * A lease not taken yet, with "owner" as its id (NULL: a new one); the
+ * arguments are checked already.
+ */
+fence_lease *
+fence_lease_new(fence_ctx *ctx, const char *resource, long long ttl_ms, const char *owner)
 {
 	fence_lease *l = calloc(1, sizeof(fence_lease));
 
@@ -145,8 +148,8 @@ oom:
 }
 
 /* The lease was taken by an attempt sent at "t0": it is held. */
-static void
-lease_taken(fence_lease *l, int64_t t0)
+void
+fence_lease_taken(fence_lease *l, int64_t t0)
 {
 	pthread_mutex_lock(&l->mu);
 	l->state = FENCE_LEASE_HELD;
@@ -167,7 +170,7 @@ try_acquire(fence_ctx *ctx, fence_lease *l, enum fence_attempt how)
 	int			rc = fence_store_acquire(ctx, l, t0, how);
 
 	if (rc == 1)
-		lease_taken(l, t0);
+		fence_lease_taken(l, t0);
 	return rc;
 }
 
@@ -195,14 +198,14 @@ wait_acquire(fence_ctx *ctx, fence_lease *l, long block_ms, enum fence_attempt h
 
 	if (rc != 1)
 		return rc;
-	lease_taken(l, t0);
+	fence_lease_taken(l, t0);
 	t1 = fence_now_ns();
 	if (t1 - t0 <= fence_drift_ms(l->ttl_ms) * 1000000)
 		return 1;
 	rc = fence_extend_raw(ctx, l->keys.lock, l->owner, l->ttl_ms);
 	fence_clear_error(ctx);
 	if (rc == 1)
-		lease_taken(l, t1);
+		fence_lease_taken(l, t1);
 	else if (rc == 0)
 	{
 		/* gone already (its TTL is shorter than the wait was): try again */
@@ -359,7 +362,7 @@ fence_acquire_wait_as(fence_ctx *ctx, const char *resource, long long ttl_ms,
 						FENCE_MAX_TTL_MS);
 		return NULL;
 	}
-	l = lease_new(ctx, resource, ttl_ms, owner);
+	l = fence_lease_new(ctx, resource, ttl_ms, owner);
 	if (l == NULL)
 		return NULL;
 	deadline = fence_now_ns() + wait_ms * 1000000;

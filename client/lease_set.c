@@ -40,7 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fence_int.h"
+#include "store/store.h"
 
 struct fence_leases
 {
@@ -57,22 +57,215 @@ by_name(const void *a, const void *b)
 	return strcmp(*(const char *const *) a, *(const char *const *) b);
 }
 
-/* Give back the first "n" members of "set", last first, keeping ctx's error. */
+/*
+ * Give back the "n" leases "ls", last first, as fence_release does each:
+ * on one master in one pipeline (store.h), elsewhere one at a time.
+ * FENCE_OK when every one was given back; else FENCE_ERR with the first
+ * failure's error, in that order (FENCE_ERR_LOST: one was no longer held).
+ * A lease whose release failed for an error stays as it was, as with
+ * fence_release.
+ */
+static int
+release_members(fence_ctx *ctx, fence_lease **ls, size_t n)
+{
+	const char **keys = malloc((n + 1) * sizeof(*keys));
+	int		   *rcs = malloc((n + 1) * sizeof(*rcs));
+	int			rc = FENCE_STORE_ONE_AT_A_TIME,
+				result = FENCE_OK,
+				err = 0;
+	char		errstr[FENCE_ERRSTR_LEN] = "";
+	size_t		i;
+
+	fence_clear_error(ctx);
+	for (i = 0; i < n; i++)
+		fence_heartbeat_stop(ls[i]);
+	if (n > 0 && keys != NULL && rcs != NULL)
+	{
+		for (i = 0; i < n; i++)
+			keys[i] = ls[n - 1 - i]->keys.lock;
+		rc = fence_store_release_many(ctx, (int) n, keys, fence_lease_owner(ls[0]), rcs);
+	}
+	if (rc == FENCE_OK)
+	{
+		/* the store's error is that of the first release that failed */
+		err = ctx->err;
+		memcpy(errstr, ctx->errstr, sizeof(errstr));
+		for (i = 0; i < n; i++)
+		{
+			fence_lease *l = ls[n - 1 - i];
+
+			if (rcs[i] >= 0)
+				fence_lease_set_lost(l);
+			if (rcs[i] == 1 || result != FENCE_OK)
+				continue;
+			result = FENCE_ERR;
+			if (rcs[i] == 0)
+			{
+				snprintf(errstr, sizeof(errstr),
+						 "lease on \"%s\" was no longer held by this owner", l->resource);
+				err = FENCE_ERR_LOST;
+			}
+		}
+	}
+	else
+	{
+		/*
+		 * No pipeline here, or it broke, and any of its releases may have
+		 * run: give each back on its own, and a break is the first failure
+		 * (one that ran says "no longer held" now, which is not news).
+		 */
+		if (rc != FENCE_STORE_ONE_AT_A_TIME)
+		{
+			result = FENCE_ERR;
+			err = ctx->err;
+			memcpy(errstr, ctx->errstr, sizeof(errstr));
+		}
+		for (i = n; i-- > 0;)
+			if (fence_release(ctx, ls[i]) != FENCE_OK && result == FENCE_OK)
+			{
+				result = FENCE_ERR;
+				err = ctx->err;
+				memcpy(errstr, ctx->errstr, sizeof(errstr));
+			}
+	}
+	fence_clear_error(ctx);
+	if (result != FENCE_OK)
+	{
+		ctx->err = err;
+		memcpy(ctx->errstr, errstr, sizeof(errstr));
+	}
+	free(keys);
+	free(rcs);
+	return result;
+}
+
+/*
+ * Give back members "from" to "to" (excluded) of "set" and free them,
+ * keeping ctx's error.
+ */
 static void
-give_back(fence_ctx *ctx, fence_leases *set, size_t n)
+give_back(fence_ctx *ctx, fence_leases *set, size_t from, size_t to)
 {
 	int			err = ctx->err;
 	char		errstr[FENCE_ERRSTR_LEN];
+	size_t		i;
 
 	memcpy(errstr, ctx->errstr, sizeof(errstr));
-	while (n-- > 0)
+	if (to > from)
+		(void) release_members(ctx, set->members + from, to - from);
+	for (i = from; i < to; i++)
 	{
-		(void) fence_release(ctx, set->members[n]);
-		fence_lease_free(set->members[n]);
-		set->members[n] = NULL;
+		fence_lease_free(set->members[i]);
+		set->members[i] = NULL;
 	}
 	ctx->err = err;
 	memcpy(ctx->errstr, errstr, sizeof(errstr));
+}
+
+/*
+ * The first attempt at a set on one master (single node, Sentinel): every
+ * member's acquire, in canonical order, in one pipeline (store.h), rather
+ * than one round trip each.  Returns how many members it leaves held, the
+ * first "k" in canonical order (set->n = k), for the caller to go on from
+ * member k one at a time; 0 also when the topology has no such pipeline
+ * (Cluster, quorum) or replicas are asked for; -1 on failure, with
+ * nothing held and the error set.
+ *
+ * The prefix rule.  Of the members taken, only the leading run is kept:
+ * those taken after the first that was not (busy, or an error, which the
+ * caller's own attempt at that member then reports) are given back at
+ * once, in a second pipeline, before anything waits.  So a set never holds
+ * anything but a canonical prefix of its members while it waits for the
+ * next one, as when taken one after the other, and that is why {a,b} and
+ * {b,a} cannot deadlock: a worker that waits for member m holds only
+ * members that sort before m, so in a cycle of workers, each waiting for
+ * a member the next one holds, every member waited for would sort before
+ * the one the previous worker waits for, all the way round to itself.
+ * What the pipeline adds is a member held for one round trip by a set
+ * that then gives it back: another worker's fence_acquire (which does not
+ * wait) may find it busy in that moment.  Every attempt here is a
+ * FENCE_ATTEMPT_TRY, which takes no place in a queue: a set queues only
+ * for the member it waits for, on the caller's path.
+ *
+ * When the pipeline broke, any member may be held: all are given back; a
+ * non-waiting set fails with that error, a waiting one goes on one member
+ * at a time (riding a failover as one lease does).
+ */
+static long
+take_prefix(fence_ctx *ctx, fence_leases *set, const char **names, size_t n,
+			long long ttl_ms, long long wait_ms, int64_t deadline)
+{
+	int64_t		caller_deadline = ctx->conn->deadline_ns,
+				t0;
+	int		   *rcs = malloc(n * sizeof(*rcs));
+	size_t		i,
+				k,
+				kept;
+	int			rc;
+
+	if (rcs == NULL)
+	{
+		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+	{
+		const char *owner = i == 0 ? NULL : fence_lease_owner(set->members[0]);
+
+		if ((set->members[i] = fence_lease_new(ctx, names[i], ttl_ms, owner)) == NULL)
+		{
+			while (i-- > 0)
+			{
+				fence_lease_free(set->members[i]);
+				set->members[i] = NULL;
+			}
+			free(rcs);
+			return -1;
+		}
+	}
+	/* as for one lease, a wait bounds its commands (fence_acquire_wait_as) */
+	if (wait_ms > 0)
+	{
+		int64_t		bound = deadline + (int64_t) FENCE_WAIT_SLACK_MS * 1000000;
+
+		if (caller_deadline == 0 || bound < caller_deadline)
+			fence_conn_set_deadline(ctx, bound);
+	}
+	t0 = fence_now_ns();
+	rc = fence_store_acquire_many(ctx, (int) n, set->members, FENCE_ATTEMPT_TRY, rcs);
+	fence_conn_set_deadline(ctx, caller_deadline);
+	if (rc != FENCE_OK)
+	{
+		if (rc == FENCE_STORE_ONE_AT_A_TIME)
+			fence_clear_error(ctx);
+		/* nothing sent, or the pipeline broke: nothing is known to be held */
+		for (i = 0; i < n; i++)
+			rcs[i] = rc == FENCE_STORE_ONE_AT_A_TIME ? 0 : 1;
+	}
+	for (k = 0; rc == FENCE_OK && k < n && rcs[k] == 1; k++)
+		fence_lease_taken(set->members[k], t0);
+	set->n = k;
+
+	/* the members taken after the first one that was not: back at once */
+	for (i = kept = k; i < n; i++)
+	{
+		fence_lease *l = set->members[i];
+
+		set->members[i] = NULL;
+		if (rcs[i] == 1)
+			set->members[kept++] = l;
+		else
+			fence_lease_free(l);
+	}
+	give_back(ctx, set, k, kept);
+	free(rcs);
+	if (rc != FENCE_OK && rc != FENCE_STORE_ONE_AT_A_TIME)
+	{
+		if (wait_ms == 0)
+			return -1;
+		fence_clear_error(ctx);
+	}
+	return (long) k;
 }
 
 /*
@@ -88,6 +281,7 @@ fence_acquire_many_wait(fence_ctx *ctx, const char *const *resources, size_t n,
 	const char **names;
 	int64_t		deadline,
 				first_taken = 0;
+	long		taken;
 	size_t		i;
 
 	fence_clear_error(ctx);
@@ -130,7 +324,10 @@ fence_acquire_many_wait(fence_ctx *ctx, const char *const *resources, size_t n,
 		}
 
 	deadline = fence_now_ns() + wait_ms * 1000000;
-	for (i = 0; i < n; i++)
+	taken = take_prefix(ctx, set, names, n, ttl_ms, wait_ms, deadline);
+	if (taken > 0)
+		first_taken = fence_now_ns();
+	for (i = taken < 0 ? n : (size_t) taken; i < n; i++)
 	{
 		int64_t		left = deadline - fence_now_ns();
 		long long	left_ms = wait_ms == 0 || left <= 0 ? 0 : (left + 999999) / 1000000;
@@ -147,9 +344,9 @@ fence_acquire_many_wait(fence_ctx *ctx, const char *const *resources, size_t n,
 		set->n = i + 1;
 	}
 	free(names);
-	if (set->n < n)
+	if (taken < 0 || set->n < n)
 	{
-		give_back(ctx, set, set->n);
+		give_back(ctx, set, 0, set->n);
 		set->n = 0;
 		fence_leases_free(set);
 		return NULL;
@@ -160,7 +357,7 @@ fence_acquire_many_wait(fence_ctx *ctx, const char *const *resources, size_t n,
 		for (i = 0; i + 1 < n; i++)
 			if (fence_extend(ctx, set->members[i], ttl_ms) != FENCE_OK)
 			{
-				give_back(ctx, set, n);
+				give_back(ctx, set, 0, n);
 				set->n = 0;
 				fence_leases_free(set);
 				return NULL;
@@ -231,25 +428,8 @@ fence_leases_extend(fence_ctx *ctx, fence_leases *set, long long ttl_ms)
 int
 fence_leases_release(fence_ctx *ctx, fence_leases *set)
 {
-	int			rc = FENCE_OK,
-				err = 0;
-	char		errstr[FENCE_ERRSTR_LEN] = "";
-	size_t		i;
-
 	fence_leases_heartbeat_stop(set);
-	for (i = set->n; i-- > 0;)
-		if (fence_release(ctx, set->members[i]) != FENCE_OK && rc == FENCE_OK)
-		{
-			rc = FENCE_ERR;
-			err = ctx->err;
-			memcpy(errstr, ctx->errstr, sizeof(errstr));
-		}
-	if (rc != FENCE_OK)
-	{
-		ctx->err = err;
-		memcpy(ctx->errstr, errstr, sizeof(errstr));
-	}
-	return rc;
+	return release_members(ctx, set->members, set->n);
 }
 
 void

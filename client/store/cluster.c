@@ -715,5 +715,7 @@ const fence_store_ops fence_cluster_ops = {
 	fence_master_heal,
 	fence_master_show,
 	cluster_free,
-	cluster_node_exec
+	cluster_node_exec,
+	NULL,						/* the members' keys are in different slots */
+	NULL
 };

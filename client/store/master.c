@@ -310,6 +310,149 @@ fence_master_heal(fence_ctx *ctx, fence_lease *l, long long mark,
 	return 1;
 }
 
+/*
+ * The members of a set on one master (single node, Sentinel): n scripts in
+ * one write, n replies in one read, where the set would otherwise wait for
+ * each reply before sending the next script.  The scripts are the same as
+ * one lease's, and Redis runs them in the order sent, each on its own: the
+ * pipeline saves round trips, it does not make the set atomic (the caller
+ * sees each script's result and decides).  A script the server has lost
+ * (NOSCRIPT: a restart, SCRIPT FLUSH) is sent again on its own, with its
+ * source (fence_script_run).
+ */
+
+/* ctx's error, kept across later ones: the first failure is what a set
+ * reports */
+typedef struct first_error
+{
+	int			err;
+	char		errstr[FENCE_ERRSTR_LEN];
+} first_error;
+
+static void
+note_error(fence_ctx *ctx, first_error *first)
+{
+	if (first->err == 0 && ctx->err != 0)
+	{
+		first->err = ctx->err;
+		memcpy(first->errstr, ctx->errstr, sizeof(first->errstr));
+	}
+}
+
+static void
+restore_error(fence_ctx *ctx, const first_error *first)
+{
+	if (first->err == 0)
+		return;
+	ctx->err = first->err;
+	memcpy(ctx->errstr, first->errstr, sizeof(ctx->errstr));
+}
+
+/*
+ * One attempt "how" at each of the "n" leases "ls", in that order, in one
+ * pipeline; rcs[i] is what fence_master_acquire would have returned for
+ * ls[i] (1 with its token set, 0 busy, -1 error).  Replicas are not asked
+ * for here (store.c sends a set one lease at a time when they are).
+ * FENCE_OK, or FENCE_ERR when the pipeline broke.
+ */
+int
+fence_master_acquire_many(fence_ctx *ctx, int n, fence_lease **ls, enum fence_attempt how,
+						  int *rcs)
+{
+	acquire_args *a = malloc(n * sizeof(*a));
+	fence_cmd  *cmds = calloc(n, sizeof(*cmds));
+	redisReply **replies = malloc(n * sizeof(*replies));
+	first_error first = {0};
+	int			rc = FENCE_ERR,
+				i;
+
+	if (a == NULL || cmds == NULL || replies == NULL)
+	{
+		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
+		goto done;
+	}
+	for (i = 0; i < n; i++)
+	{
+		acquire_setup(&a[i], ls[i], how);
+		fence_script_cmd(&cmds[i], FENCE_SCRIPT_ACQUIRE, 0, 4, a[i].keys, 3, a[i].args);
+	}
+	if (ctx->conn->ops->exec(ctx, ls[0]->keys.lock, n, cmds, replies) != FENCE_OK)
+		goto done;
+	for (i = 0; i < n; i++)
+	{
+		if (fence_reply_is(replies[i], "NOSCRIPT"))
+		{
+			freeReplyObject(replies[i]);
+			rcs[i] = fence_master_acquire(ctx, ls[i], 0, how);
+		}
+		else
+			rcs[i] = acquire_reply(ctx, ls[i], replies[i], -1);
+		if (rcs[i] < 0)
+			note_error(ctx, &first);
+	}
+	restore_error(ctx, &first);
+	rc = FENCE_OK;
+done:
+	free(a);
+	free(cmds);
+	free(replies);
+	return rc;
+}
+
+/*
+ * Compare-and-DEL of the "n" locks "lock_keys" of "owner", each handed to
+ * its first waiter, in that order, in one pipeline; rcs[i] is what
+ * fence_master_release would have returned (1 released, 0 not ours, -1
+ * error: the error is the first one's).  FENCE_OK, or FENCE_ERR when the
+ * pipeline broke.
+ */
+int
+fence_master_release_many(fence_ctx *ctx, int n, const char **lock_keys, const char *owner,
+						  int *rcs)
+{
+	const char *args[2] = {owner, "1"};
+	fence_cmd  *cmds = calloc(n, sizeof(*cmds));
+	redisReply **replies = malloc(n * sizeof(*replies));
+	first_error first = {0};
+	int			rc = FENCE_ERR,
+				i;
+
+	if (cmds == NULL || replies == NULL)
+	{
+		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
+		goto done;
+	}
+	for (i = 0; i < n; i++)
+		fence_script_cmd(&cmds[i], FENCE_SCRIPT_RELEASE, 0, 1, &lock_keys[i], 2, args);
+	if (ctx->conn->ops->exec(ctx, lock_keys[0], n, cmds, replies) != FENCE_OK)
+		goto done;
+	for (i = 0; i < n; i++)
+	{
+		redisReply *r = replies[i];
+
+		if (fence_reply_is(r, "NOSCRIPT"))
+		{
+			freeReplyObject(r);
+			rcs[i] = fence_master_release(ctx, lock_keys[i], owner);
+		}
+		else if (r->type == REDIS_REPLY_INTEGER)
+		{
+			rcs[i] = r->integer == 1 ? 1 : 0;
+			freeReplyObject(r);
+		}
+		else
+			rcs[i] = fence_reply_error(ctx, r);
+		if (rcs[i] < 0)
+			note_error(ctx, &first);
+	}
+	restore_error(ctx, &first);
+	rc = FENCE_OK;
+done:
+	free(cmds);
+	free(replies);
+	return rc;
+}
+
 /* Owner, remaining TTL and counter of one resource, in one round trip. */
 int
 fence_master_show(fence_ctx *ctx, const char *lock_key, const char *token_key,

@@ -788,5 +788,7 @@ const fence_store_ops fence_quorum_ops = {
 	quorum_heal,
 	quorum_show,
 	quorum_free,
-	quorum_node_exec
+	quorum_node_exec,
+	NULL,						/* each member needs a majority of its own */
+	NULL
 };

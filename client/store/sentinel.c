@@ -364,6 +364,22 @@ sentinel_release(fence_ctx *ctx, const char *lock_key, const char *owner)
 }
 
 static int
+sentinel_acquire_many(fence_ctx *ctx, int n, fence_lease **ls, enum fence_attempt how,
+					  int *rcs)
+{
+	follow_master(ctx, 0);
+	return fence_master_acquire_many(ctx, n, ls, how, rcs);
+}
+
+static int
+sentinel_release_many(fence_ctx *ctx, int n, const char **lock_keys, const char *owner,
+					  int *rcs)
+{
+	follow_master(ctx, 0);
+	return fence_master_release_many(ctx, n, lock_keys, owner, rcs);
+}
+
+static int
 sentinel_wait(fence_ctx *ctx, fence_lease *l, int64_t *t0, long block_ms,
 			  enum fence_attempt how, int *refused)
 {
@@ -410,5 +426,7 @@ const fence_store_ops fence_sentinel_ops = {
 	sentinel_heal,
 	sentinel_show,
 	sentinel_free,
-	sentinel_node_exec
+	sentinel_node_exec,
+	sentinel_acquire_many,
+	sentinel_release_many
 };

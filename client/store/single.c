@@ -80,5 +80,7 @@ const fence_store_ops fence_single_ops = {
 	fence_master_heal,
 	fence_master_show,
 	single_free,
-	single_node_exec
+	single_node_exec,
+	fence_master_acquire_many,
+	fence_master_release_many
 };

@@ -321,6 +321,41 @@ fence_store_key_exec(fence_ctx *ctx, const char *key, int copy, int ncmds,
 }
 
 /*
+ * One attempt "how" at each of the "n" leases of a set, in one pipeline
+ * (the topology's acquire_many), within one operation's deadline; rcs[i]
+ * as fence_store_acquire.  FENCE_STORE_ONE_AT_A_TIME when the topology has
+ * no such pipeline or replicas are asked for: nothing was sent.
+ */
+int
+fence_store_acquire_many(fence_ctx *ctx, int n, fence_lease **ls, enum fence_attempt how,
+						 int *rcs)
+{
+	if (no_store(ctx))
+		return FENCE_ERR;
+	if (ctx->conn->ops->acquire_many == NULL || ctx->conn->min_replicas > 0)
+		return FENCE_STORE_ONE_AT_A_TIME;
+	fence_op_begin(ctx);
+	return ctx->conn->ops->acquire_many(ctx, n, ls, how, rcs);
+}
+
+/*
+ * Give back "n" locks of "owner" in one pipeline (the topology's
+ * release_many), rcs[i] as fence_store_release; FENCE_STORE_ONE_AT_A_TIME
+ * when the topology has no such pipeline.
+ */
+int
+fence_store_release_many(fence_ctx *ctx, int n, const char **lock_keys, const char *owner,
+						 int *rcs)
+{
+	if (no_store(ctx))
+		return FENCE_ERR;
+	if (ctx->conn->ops->release_many == NULL)
+		return FENCE_STORE_ONE_AT_A_TIME;
+	fence_op_begin(ctx);
+	return ctx->conn->ops->release_many(ctx, n, lock_keys, owner, rcs);
+}
+
+/*
  * Wait for "replicas" replicas after each acquire and heal, for at most
  * "timeout_ms" (which must leave time within the command timeout).
  */

@@ -70,7 +70,28 @@ typedef struct fence_store_ops
 	 * keys now (list.c scans each, and reads a quorum's queues on each) */
 	int			(*node_exec) (fence_ctx *ctx, int node, int ncmds,
 							  const fence_cmd *cmds, redisReply **replies);
+
+	/*
+	 * The members of a set of leases (lease_set.c) in one pipeline, where
+	 * one master holds every key (single node, Sentinel); NULL where the
+	 * keys live on several nodes (Cluster, quorum), and the set takes and
+	 * gives back its members one at a time.  Each returns FENCE_OK with a
+	 * result per lease in "rcs" (as acquire and release return them), or
+	 * FENCE_ERR when the pipeline broke (ctx->err set): any of its scripts
+	 * may have run then.
+	 */
+	/* one attempt "how" at each of "n" leases, in the order given */
+	int			(*acquire_many) (fence_ctx *ctx, int n, fence_lease **ls,
+								 enum fence_attempt how, int *rcs);
+	/* compare-and-DEL of "n" locks of one owner, in the order given */
+	int			(*release_many) (fence_ctx *ctx, int n, const char **lock_keys,
+								 const char *owner, int *rcs);
 } fence_store_ops;
+
+/* fence_store_acquire_many and _release_many: the topology has no pipeline
+ * for a set (acquire_many, release_many NULL), or replicas are asked for
+ * (each acquire then needs its WAIT): take the leases one at a time */
+#define FENCE_STORE_ONE_AT_A_TIME (-2)
 
 /* What node_exec returns besides FENCE_OK and FENCE_NODE_*. */
 #define FENCE_NODE_PAST		(-3)	/* no node of that number */
@@ -97,6 +118,10 @@ int			fence_store_node_exec(fence_ctx *ctx, int node, int ncmds,
 								  const fence_cmd *cmds, redisReply **replies);
 int			fence_store_key_exec(fence_ctx *ctx, const char *key, int copy, int ncmds,
 								 const fence_cmd *cmds, redisReply **replies);
+int			fence_store_acquire_many(fence_ctx *ctx, int n, fence_lease **ls,
+									 enum fence_attempt how, int *rcs);
+int			fence_store_release_many(fence_ctx *ctx, int n, const char **lock_keys,
+									 const char *owner, int *rcs);
 
 /* master.c: lease operations on the one master that holds a key, and the
  * way to run a script there (FENCE_WAIT_REFUSED: the ACL refused the WAIT
@@ -118,6 +143,10 @@ int			fence_master_heal(fence_ctx *ctx, fence_lease *l, long long mark,
 							  long long ttl_ms, int64_t until_ns);
 int			fence_master_show(fence_ctx *ctx, const char *lock_key,
 							  const char *token_key, fence_info *info);
+int			fence_master_acquire_many(fence_ctx *ctx, int n, fence_lease **ls,
+									  enum fence_attempt how, int *rcs);
+int			fence_master_release_many(fence_ctx *ctx, int n, const char **lock_keys,
+									  const char *owner, int *rcs);
 
 /* the topologies: single.c, sentinel.c, cluster.c, quorum.c */
 extern const fence_store_ops fence_single_ops;
