@@ -5,8 +5,12 @@
  *	  loss of one member as the loss of the set, two waiters asking in
  *	  opposite orders, and the fence.tokens format.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -144,7 +148,7 @@ test_give_back_on_busy(void)
 	CHECK(a->err == FENCE_ERR_BUSY);
 	CHECK(strstr(a->errstr, names[2]) != NULL);
 	CHECK(!lock_exists(names[1]));	/* taken first, given back */
-	CHECK(!lock_exists(names[0]));	/* never reached */
+	CHECK(!lock_exists(names[0]));	/* after the busy one: not kept */
 	/* the waiting form: TIMEOUT once the one deadline ran out */
 	t0 = ms_now();
 	CHECK(fence_acquire_many_wait(a, names, 3, 5000, 300) == NULL);
@@ -157,6 +161,254 @@ fail:
 	fence_lease_free(other);
 	fence_free(a);
 	fence_free(b);
+	return rc;
+}
+
+static char *
+token_of(const char *resource)
+{
+	redisReply *r = redisCommand(raw, "GET fence:{%s}:token", resource);
+	char	   *s = NULL;
+
+	if (r && r->type == REDIS_REPLY_STRING)
+		s = strdup(r->str);
+	freeReplyObject(r);
+	return s;
+}
+
+/*
+ * The prefix rule: a set holds only a canonical prefix of its members.  On
+ * one master the set's first attempt takes every member in one pipeline,
+ * so {a,b} with "a" held by another owner does take the free "b" (its
+ * counter gives a token) before it learns that "a" is busy; "b" must then
+ * be free again, and "a" still the other owner's.
+ */
+static int
+test_prefix_rule(void)
+{
+	fence_ctx  *a = fence_connect(redis_url),
+			   *b = fence_connect(redis_url);
+	fence_lease *other = NULL;
+	char		ra[256],
+				rb[256];
+	const char *names[2] = {rb, ra};
+	char	   *owner = NULL,
+			   *token = NULL;
+	int			rc = 1;
+
+	snprintf(ra, sizeof(ra), "%s", R("pa"));
+	snprintf(rb, sizeof(rb), "%s", R("pb"));
+	other = fence_acquire(b, ra, 5000);
+	CHECKC(other != NULL, b);
+	CHECK(fence_acquire_many(a, names, 2, 5000) == NULL);
+	CHECK(a->err == FENCE_ERR_BUSY);
+	CHECK(strstr(a->errstr, ra) != NULL);
+	CHECK(!lock_exists(rb));
+	owner = lock_of(ra);
+	CHECK(owner != NULL && strcmp(owner, fence_lease_owner(other)) == 0);
+	/* this runs on one node, where the pipeline did take "b" */
+	token = token_of(rb);
+	CHECK(token != NULL && strcmp(token, "1") == 0);
+	CHECKC(fence_release(b, other) == FENCE_OK, b);
+	rc = 0;
+fail:
+	free(owner);
+	free(token);
+	fence_lease_free(other);
+	fence_free(a);
+	fence_free(b);
+	return rc;
+}
+
+/*
+ * A TCP proxy between libfence and Redis that counts round trips: the
+ * times the client speaks after Redis did (or first).  A pipeline of n
+ * commands is one; n commands each waiting for its reply are n.
+ */
+typedef struct turn_proxy
+{
+	int			listen_fd;
+	int			port;
+	int			stop[2];		/* a byte here ends the proxy */
+	char		host[64];		/* Redis's IPv4 address */
+	int			redis_port;
+	volatile int turns;
+	pthread_t	thread;
+} turn_proxy;
+
+static int
+forward(int from, int to)
+{
+	char		buf[65536];
+	ssize_t		n = read(from, buf, sizeof(buf));
+	ssize_t		off = 0;
+
+	if (n <= 0)
+		return -1;
+	while (off < n)
+	{
+		ssize_t		w = write(to, buf + off, n - off);
+
+		if (w <= 0)
+			return -1;
+		off += w;
+	}
+	return 0;
+}
+
+/* Serve one connection of the client's until either side closes it. */
+static void
+proxy_serve(turn_proxy *p, int client)
+{
+	int			server,
+				redis_spoke = 1;
+	struct sockaddr_in sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(p->redis_port);
+	if (inet_pton(AF_INET, p->host, &sa.sin_addr) != 1 ||
+		(server = socket(AF_INET, SOCK_STREAM, 0)) < 0)
+		return;
+	if (connect(server, (struct sockaddr *) &sa, sizeof(sa)) == 0)
+		for (;;)
+		{
+			struct pollfd fds[3] = {{client, POLLIN, 0}, {server, POLLIN, 0},
+			{p->stop[0], POLLIN, 0}};
+
+			if (poll(fds, 3, -1) < 0 || fds[2].revents)
+				break;
+			if (fds[0].revents)
+			{
+				if (redis_spoke)
+					__atomic_add_fetch(&p->turns, 1, __ATOMIC_SEQ_CST);
+				redis_spoke = 0;
+				if (forward(client, server) != 0)
+					break;
+			}
+			if (fds[1].revents)
+			{
+				redis_spoke = 1;
+				if (forward(server, client) != 0)
+					break;
+			}
+		}
+	close(server);
+}
+
+static void *
+proxy_main(void *arg)
+{
+	turn_proxy *p = arg;
+
+	for (;;)
+	{
+		struct pollfd fds[2] = {{p->listen_fd, POLLIN, 0}, {p->stop[0], POLLIN, 0}};
+		int			client;
+
+		if (poll(fds, 2, -1) < 0 || fds[1].revents)
+			return NULL;
+		if ((client = accept(p->listen_fd, NULL, NULL)) < 0)
+			return NULL;
+		proxy_serve(p, client);
+		close(client);
+	}
+}
+
+static int
+proxy_start(turn_proxy *p, const char *host, int redis_port)
+{
+	struct sockaddr_in sa;
+	socklen_t	len = sizeof(sa);
+
+	memset(p, 0, sizeof(*p));
+	snprintf(p->host, sizeof(p->host), "%s", host);
+	p->redis_port = redis_port;
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (pipe(p->stop) != 0 || (p->listen_fd = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
+		bind(p->listen_fd, (struct sockaddr *) &sa, sizeof(sa)) != 0 ||
+		listen(p->listen_fd, 1) != 0 ||
+		getsockname(p->listen_fd, (struct sockaddr *) &sa, &len) != 0)
+		return -1;
+	p->port = ntohs(sa.sin_port);
+	return pthread_create(&p->thread, NULL, proxy_main, p) == 0 ? 0 : -1;
+}
+
+static void
+proxy_stop(turn_proxy *p)
+{
+	if (write(p->stop[1], "x", 1) == 1)
+		pthread_join(p->thread, NULL);
+	close(p->listen_fd);
+	close(p->stop[0]);
+	close(p->stop[1]);
+}
+
+static int
+turns(turn_proxy *p)
+{
+	return __atomic_load_n(&p->turns, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * On one node a set of two costs one round trip to take and one to give
+ * back (each member's script in one pipeline), not one per member.
+ */
+static int
+test_round_trips(void)
+{
+	turn_proxy	p;
+	fence_url	u;
+	char		err[256],
+				url[64];
+	fence_ctx  *a = NULL;
+	fence_leases *set = NULL;
+	const char *names[2] = {R("ta"), R("tb")};
+	int			rc = 1,
+				before,
+				db,
+				started = 0;
+
+	memset(&p, 0, sizeof(p));
+	p.listen_fd = p.stop[0] = p.stop[1] = -1;
+	if (strncmp(redis_url, "redis://", 8) != 0)
+		SKIP("the proxy speaks plain TCP to one node");
+	CHECK(fence_parse_url(redis_url, &u, err, sizeof(err)) == FENCE_OK);
+	if (u.password != NULL)
+	{
+		fence_url_free(&u);
+		SKIP("the proxy does not log in");
+	}
+	db = u.db;
+	rc = proxy_start(&p, strcmp(u.host, "localhost") == 0 ? "127.0.0.1" : u.host, u.port);
+	fence_url_free(&u);
+	CHECK(rc == 0);
+	rc = 1;
+	started = 1;
+	snprintf(url, sizeof(url), "redis://127.0.0.1:%d/%d", p.port, db);
+	a = fence_connect(url);
+	CHECKC(a->err == 0, a);
+	/* connected, and the scripts are in Redis's cache */
+	set = fence_acquire_many(a, names, 2, 5000);
+	CHECKC(set != NULL, a);
+	CHECKC(fence_leases_release(a, set) == FENCE_OK, a);
+	fence_leases_free(set);
+
+	before = turns(&p);
+	set = fence_acquire_many(a, names, 2, 5000);
+	CHECKC(set != NULL, a);
+	CHECK(turns(&p) - before == 1);
+	CHECKC(fence_leases_release(a, set) == FENCE_OK, a);
+	CHECK(turns(&p) - before == 2);
+	CHECK(!lock_exists(names[0]) && !lock_exists(names[1]));
+	rc = 0;
+fail:
+	fence_leases_free(set);
+	fence_free(a);
+	if (started)
+		proxy_stop(&p);
 	return rc;
 }
 
@@ -424,6 +676,8 @@ main(void)
 	TEST(order);
 	TEST(bad_sets);
 	TEST(give_back_on_busy);
+	TEST(prefix_rule);
+	TEST(round_trips);
 	TEST(loss_of_one);
 	TEST(opposite_orders);
 	TEST(wait_renews_early);
