@@ -11,7 +11,8 @@
  *
  * All or nothing.  When a member cannot be had (busy, the deadline passed,
  * an error), the members taken so far are given back at once, in reverse
- * order, and the call fails with that member's error: FENCE_ERR_BUSY for
+ * order (in one pipeline on one master), and the call fails with that
+ * member's error: FENCE_ERR_BUSY for
  * fence_acquire_many, FENCE_ERR_TIMEOUT for fence_acquire_many_wait.
  * Nobody is left holding half a set.
  *
@@ -26,10 +27,16 @@
  * if one ran out meanwhile).
  *
  * Topologies.  Each member is an ordinary lease (lease.c), so a set works
- * wherever one lease does.  On a Cluster the members' keys are in
- * different slots (fence:{R}:...), usually on different masters: nothing
- * takes them in one script, and they cost one acquire each, one after the
- * other (N round trips, and N compare-and-DEL to give back).
+ * wherever one lease does.  Where one master holds every key (single node,
+ * Sentinel), the first attempt sends every member's acquire in one
+ * pipeline and the release every member's compare-and-DEL in another: a
+ * set of N costs one round trip to take and one to give back when all are
+ * free (take_prefix says why that keeps the canonical order's promise).
+ * On a Cluster the members' keys are in different slots (fence:{R}:...),
+ * usually on different masters, and on a quorum each member needs its own
+ * majority: there they cost one acquire each, one after the other (N round
+ * trips, and N compare-and-DEL to give back), as when replicas are asked
+ * for (each acquire waits for its own WAIT).
  *
  * The heartbeat.  fence_leases_heartbeat_start starts the heartbeat of
  * each member, each on its own Redis connection and its own schedule
