@@ -185,9 +185,9 @@ give_back(fence_ctx *ctx, fence_leases *set, size_t from, size_t to)
  * anything but a canonical prefix of its members while it waits for the
  * next one, as when taken one after the other, and that is why {a,b} and
  * {b,a} cannot deadlock: a worker that waits for member m holds only
- * members that sort before m, so in a cycle of workers, each waiting for
- * a member the next one holds, every member waited for would sort before
- * the one the previous worker waits for, all the way round to itself.
+ * members that sort before m.  In a cycle of workers W1 ... Wk, each Wi
+ * waiting for a member mi that W(i+1) holds, mi would sort before m(i+1),
+ * and so m1 before m2 ... before m1: no such cycle can form.
  * What the pipeline adds is a member held for one round trip by a set
  * that then gives it back: another worker's fence_acquire (which does not
  * wait) may find it busy in that moment.  Every attempt here is a
