@@ -114,19 +114,20 @@ release_members(fence_ctx *ctx, fence_lease **ls, size_t n)
 			}
 		}
 	}
-	else
+	else if (rc != FENCE_STORE_ONE_AT_A_TIME)
 	{
 		/*
-		 * No pipeline here, or it broke, and any of its releases may have
-		 * run: give each back on its own, and a break is the first failure
-		 * (one that ran says "no longer held" now, which is not news).
+		 * The pipeline broke: which releases ran is not known.  As for one
+		 * lease whose release got no answer, the locks that are still ours
+		 * run out with their TTL; the leases stay as they were.
 		 */
-		if (rc != FENCE_STORE_ONE_AT_A_TIME)
-		{
-			result = FENCE_ERR;
-			err = ctx->err;
-			memcpy(errstr, ctx->errstr, sizeof(errstr));
-		}
+		result = FENCE_ERR;
+		err = ctx->err;
+		memcpy(errstr, ctx->errstr, sizeof(errstr));
+	}
+	else
+	{
+		/* no pipeline on this topology: one at a time */
 		for (i = n; i-- > 0;)
 			if (fence_release(ctx, ls[i]) != FENCE_OK && result == FENCE_OK)
 			{
@@ -194,13 +195,18 @@ give_back(fence_ctx *ctx, fence_leases *set, size_t from, size_t to)
  * FENCE_ATTEMPT_TRY, which takes no place in a queue: a set queues only
  * for the member it waits for, on the caller's path.
  *
- * When the pipeline broke, any member may be held: all are given back; a
- * non-waiting set fails with that error, a waiting one goes on one member
- * at a time (riding a failover as one lease does).
+ * When the pipeline broke, which acquires ran is not known.  As for one
+ * lease whose acquire got no answer, the locks it may have taken are left
+ * to their TTL, not chased on a connection that just failed (each attempt
+ * would wait for a command timeout of its own).  The set fails with that
+ * error, unless it waits on a topology that fails over (Sentinel): then
+ * it goes on one member at a time under the same owner id, which
+ * "*owner" receives (an acquire by the owner that holds a lock takes it
+ * again), as one lease rides a failover (lease.c).
  */
 static long
 take_prefix(fence_ctx *ctx, fence_leases *set, const char **names, size_t n,
-			long long ttl_ms, long long wait_ms, int64_t deadline)
+			long long ttl_ms, long long wait_ms, int64_t deadline, char *owner)
 {
 	int64_t		caller_deadline = ctx->conn->deadline_ns,
 				t0;
@@ -243,13 +249,22 @@ take_prefix(fence_ctx *ctx, fence_leases *set, const char **names, size_t n,
 	fence_conn_set_deadline(ctx, caller_deadline);
 	if (rc != FENCE_OK)
 	{
-		if (rc == FENCE_STORE_ONE_AT_A_TIME)
+		int			go_on = rc == FENCE_STORE_ONE_AT_A_TIME ||
+			(wait_ms > 0 && ctx->err == FENCE_ERR_IO && ctx->conn->ops->fails_over);
+
+		if (rc != FENCE_STORE_ONE_AT_A_TIME && go_on)
+			strcpy(owner, fence_lease_owner(set->members[0]));
+		if (go_on)
 			fence_clear_error(ctx);
-		/* nothing sent, or the pipeline broke: nothing is known to be held */
 		for (i = 0; i < n; i++)
-			rcs[i] = rc == FENCE_STORE_ONE_AT_A_TIME ? 0 : 1;
+		{
+			fence_lease_free(set->members[i]);
+			set->members[i] = NULL;
+		}
+		free(rcs);
+		return go_on ? 0 : -1;
 	}
-	for (k = 0; rc == FENCE_OK && k < n && rcs[k] == 1; k++)
+	for (k = 0; k < n && rcs[k] == 1; k++)
 		fence_lease_taken(set->members[k], t0);
 	set->n = k;
 
@@ -266,12 +281,7 @@ take_prefix(fence_ctx *ctx, fence_leases *set, const char **names, size_t n,
 	}
 	give_back(ctx, set, k, kept);
 	free(rcs);
-	if (rc != FENCE_OK && rc != FENCE_STORE_ONE_AT_A_TIME)
-	{
-		if (wait_ms == 0)
-			return -1;
-		fence_clear_error(ctx);
-	}
+	fence_clear_error(ctx);
 	return (long) k;
 }
 
@@ -289,6 +299,7 @@ fence_acquire_many_wait(fence_ctx *ctx, const char *const *resources, size_t n,
 	int64_t		deadline,
 				first_taken = 0;
 	long		taken;
+	char		owner_id[FENCE_OWNER_MAX + 1] = "";
 	size_t		i;
 
 	fence_clear_error(ctx);
@@ -331,14 +342,15 @@ fence_acquire_many_wait(fence_ctx *ctx, const char *const *resources, size_t n,
 		}
 
 	deadline = fence_now_ns() + wait_ms * 1000000;
-	taken = take_prefix(ctx, set, names, n, ttl_ms, wait_ms, deadline);
+	taken = take_prefix(ctx, set, names, n, ttl_ms, wait_ms, deadline, owner_id);
 	if (taken > 0)
 		first_taken = fence_now_ns();
 	for (i = taken < 0 ? n : (size_t) taken; i < n; i++)
 	{
 		int64_t		left = deadline - fence_now_ns();
 		long long	left_ms = wait_ms == 0 || left <= 0 ? 0 : (left + 999999) / 1000000;
-		const char *owner = i == 0 ? NULL : fence_lease_owner(set->members[0]);
+		const char *owner = i > 0 ? fence_lease_owner(set->members[0]) :
+			owner_id[0] != '\0' ? owner_id : NULL;
 
 		/* an exhausted deadline still makes one last try, as for one lease */
 		if (wait_ms > 0 && left_ms == 0)
