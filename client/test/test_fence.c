@@ -367,8 +367,10 @@ fail:
 
 /*
  * The scripts libfence runs are the files in lua/ byte for byte, header and
- * all (what a client of another language sends must hash the same), and
- * the waiting times written into them are those of fence_int.h.
+ * all (what a client of another language sends must hash the same), the
+ * waiting times written into them are those of fence_int.h, and the queue's
+ * functions, which each of acquire, release and qlock must carry whole (a
+ * Redis script cannot include another), are one text in all three.
  */
 #define STR_(x) #x
 #define XSTR(x) STR_(x)
@@ -408,6 +410,21 @@ test_script_files(void)
 			continue;
 		CHECK(strstr(src, "now + " XSTR(FENCE_WAIT_PLACE_MS) ", o)") != NULL);
 		CHECK(strstr(src, "'PEXPIRE', k, " XSTR(FENCE_HANDOFF_MS) ")") != NULL);
+	}
+	{
+		/* acquire's queue functions: from now_ms to the end of hand */
+		const char *acquire = fence_script_source(FENCE_SCRIPT_ACQUIRE);
+		const char *from = strstr(acquire, "local function now_ms()\n");
+		const char *hand = from ? strstr(from, "local function hand(o)\n") : NULL;
+		const char *to = hand ? strstr(hand, "\nend\n") : NULL;
+
+		CHECK(to != NULL);
+		to += strlen("\nend\n");
+		CHECK((size_t) (to - from) < sizeof(buf));
+		memcpy(buf, from, (size_t) (to - from));
+		buf[to - from] = '\0';
+		CHECK(strstr(fence_script_source(FENCE_SCRIPT_RELEASE), buf) != NULL);
+		CHECK(strstr(fence_script_source(FENCE_SCRIPT_QLOCK), buf) != NULL);
 	}
 	return 0;
 fail:
