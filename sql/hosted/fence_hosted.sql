@@ -61,6 +61,37 @@ COMMENT ON TABLE fence.fences IS
 COMMENT ON COLUMN fence.fences.owner IS
     'Lease owner id that presented the token, if it gave one';
 
+-- A transaction that moves a mark commits durably, whatever its session
+-- asked for (synchronous_commit = off is a common tuning, and any role may
+-- set it): the mark of a holder that was told its token was accepted must
+-- survive a crash, or the old holder's token would be accepted again
+-- after it.  fence._check raises synchronous_commit to "on" for the rest
+-- of its transaction when it moves a mark (a local flush, and the wait for
+-- synchronous standbys where synchronous_standby_names names some), and
+-- this deferred trigger raises it again at commit, after a later SET LOCAL
+-- synchronous_commit = off of the same transaction.  A transaction that
+-- only checks an unchanged mark keeps its session's setting.  What SQL
+-- cannot enforce (SET CONSTRAINTS ... IMMEDIATE fires the trigger before
+-- the commit): the README's table of differences.
+CREATE FUNCTION fence._durable()
+RETURNS trigger
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    -- "on" and "remote_apply" wait at least for a local flush and for
+    -- synchronous standbys; "remote_write", "local" and "off" do not both
+    IF current_setting('synchronous_commit') NOT IN ('on', 'remote_apply') THEN
+        PERFORM set_config('synchronous_commit', 'on', true);
+    END IF;
+    RETURN NULL;
+END
+$$;
+REVOKE ALL ON FUNCTION fence._durable() FROM PUBLIC;
+CREATE CONSTRAINT TRIGGER fence_durable AFTER INSERT OR UPDATE ON fence.fences
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION fence._durable();
+ALTER TABLE fence.fences ENABLE ALWAYS TRIGGER fence_durable;
+
 -- What fence.forget() leaves of the marks it deletes: per prefix of their
 -- names (fence.floor_prefix), the highest of them, never lowered.  A
 -- resource without a mark accepts only a token above its prefix's floor
@@ -94,6 +125,7 @@ REVOKE ALL ON fence._forgets, fence._forget_numbers FROM PUBLIC;
 CREATE FUNCTION fence.edition()
 RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $$ SELECT 'sql'::pg_catalog.text $$;
 COMMENT ON FUNCTION fence.edition() IS
     'Which edition of fence this database runs: c (the extension) or sql (the SQL edition for hosted PostgreSQL)';
@@ -130,6 +162,31 @@ BEGIN
                   DETAIL = format('The name has %s bytes; the limit is %s.',
                                   octet_length(resource), 1024);
     END IF;
+END
+$$;
+
+-- Refuse a value that is not valid in the database encoding with 22021:
+-- a setting (PGOPTIONS, ALTER ROLE ... SET) is stored as it came, bytes the
+-- encoding does not allow included, and an owner stored with them in
+-- fence.fences would make pg_dump's COPY of the marks fail to restore.
+-- "what" names where the value came from.  The exception block (a
+-- subtransaction) only for a value with a byte above 127 or a backslash.
+CREATE FUNCTION fence._check_encoding(value text, what text)
+RETURNS void
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    -- encode(..., 'escape') writes each byte above 127, and each "\", with a "\"
+    IF value IS NULL OR strpos(encode(textsend(value), 'escape'), '\') = 0 THEN
+        RETURN;
+    END IF;
+    BEGIN
+        PERFORM convert_to(value, getdatabaseencoding());
+    EXCEPTION WHEN character_not_in_repertoire OR untranslatable_character THEN
+        RAISE EXCEPTION '% is not valid in the database encoding "%"', what, getdatabaseencoding()
+            USING ERRCODE = 'character_not_in_repertoire', DETAIL = SQLERRM;
+    END;
 END
 $$;
 
@@ -206,6 +263,20 @@ END
 $$;
 REVOKE ALL ON FUNCTION fence._floor_of(text) FROM PUBLIC;
 
+-- This transaction moves a mark: it commits durably (fence._durable).
+CREATE FUNCTION fence._durable_commit()
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF current_setting('synchronous_commit') NOT IN ('on', 'remote_apply') THEN
+        PERFORM set_config('synchronous_commit', 'on', true);
+    END IF;
+END
+$$;
+REVOKE ALL ON FUNCTION fence._durable_commit() FROM PUBLIC;
+
 -- The rule: accept "token" from "owner" for "resource" in this transaction
 -- or raise LF001/LF003; returns the previous mark (0 if none).  On return
 -- this transaction holds the fence row's lock.  It runs as the owner of
@@ -222,6 +293,8 @@ DECLARE
     floor bigint;
 BEGIN
     PERFORM fence._check_resource_name(resource);
+    PERFORM fence._check_encoding(resource, 'resource name');
+    PERFORM fence._check_encoding(owner, 'owner');
     IF token <= 0 THEN
         RAISE EXCEPTION 'invalid fencing token for resource "%"', resource
             USING ERRCODE = 'LF003',
@@ -235,6 +308,7 @@ BEGIN
             VALUES (_check.resource, _check.token, _check.owner)
             ON CONFLICT ON CONSTRAINT fences_pkey DO NOTHING;
         IF FOUND THEN
+            PERFORM fence._durable_commit();
             -- A first mark: the resource may have had one that fence.forget()
             -- deleted, whose floor the token must be above.  A refusal takes
             -- the insertion back with the statement.
@@ -277,6 +351,7 @@ BEGIN
         UPDATE fence.fences f SET token = _check.token, owner = _check.owner,
                                   updated_at = now()
          WHERE f.resource = _check.resource;
+        PERFORM fence._durable_commit();
     END IF;
     RETURN hw;
 END
@@ -355,10 +430,20 @@ COMMENT ON FUNCTION fence.mark(text) IS
 -- (fence.advance_many() for fenced_update_many), which the caller must
 -- therefore be granted too.  "many" says which; the owners are the ones
 -- the session's settings give (fence._session_owner).
-CREATE FUNCTION fence._fenced_statement(resources text[], tokens bigint[], many boolean,
+--
+-- The search path.  Every function of fence pins its own (pg_catalog
+-- first, pg_temp last), so that nothing it calls can be taken over by a
+-- function or operator that a role with CREATE on a schema in the
+-- caller's path defines (a public.format(text, text, text) is a better
+-- match than pg_catalog.format(text, VARIADIC "any")).  The caller's query
+-- alone is prepared and run under the caller's path, "path": the public
+-- fenced_update and fenced_update_many are SQL functions without a path of
+-- their own that only pass it on, with every name in them qualified.
+CREATE FUNCTION fence._fenced_statement(path text, resources text[], tokens bigint[], many boolean,
                                         query text, params text[])
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     depth int := COALESCE(NULLIF(current_setting('fence_registry.fenced_update_depth', true), ''), '0')::int + 1;
@@ -369,6 +454,7 @@ DECLARE
     owners text[];
     counted boolean := false;
     merge boolean := false;
+    cmd text;
     n bigint;
 BEGIN
     IF query IS NULL THEN
@@ -391,16 +477,26 @@ BEGIN
         RAISE EXCEPTION 'query must be exactly one SQL statement'
             USING ERRCODE = 'invalid_parameter_value', DETAIL = 'The query has 0 statements.';
     END IF;
+    -- Each PREPARE and EXECUTE of the query runs under the caller's path,
+    -- set right before it and taken back right after (an error takes it
+    -- back with the subtransaction or the function); the statements in
+    -- between name nothing.
     BEGIN
-        EXECUTE format('PREPARE %I AS WITH fence_rows AS (%s%sRETURNING 1) SELECT count(*) FROM fence_rows',
-                       stmt, body, E'\n');
+        cmd := format('PREPARE %I AS WITH fence_rows AS (%s%sRETURNING 1) SELECT pg_catalog.count(*) FROM fence_rows',
+                      stmt, body, E'\n');
+        PERFORM set_config('search_path', path, true);
+        EXECUTE cmd;
+        PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
         counted := true;
     EXCEPTION WHEN feature_not_supported OR syntax_error THEN
         BEGIN
             -- MATERIALIZED: every output column is computed, as the query
             -- alone would compute it (side effects and errors included)
-            EXECUTE format('PREPARE %I AS WITH fence_rows AS MATERIALIZED (%s%s) SELECT count(*) FROM fence_rows',
-                           stmt, body, E'\n');
+            cmd := format('PREPARE %I AS WITH fence_rows AS MATERIALIZED (%s%s) SELECT pg_catalog.count(*) FROM fence_rows',
+                          stmt, body, E'\n');
+            PERFORM set_config('search_path', path, true);
+            EXECUTE cmd;
+            PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
             counted := true;
         EXCEPTION WHEN feature_not_supported OR syntax_error THEN
             IF strpos(body, ';') > 0 THEN
@@ -409,7 +505,10 @@ BEGIN
                           DETAIL = 'The SQL edition refuses a ";" in a statement that cannot be put in a WITH (a MERGE, a WITH with a data-modifying statement).';
             END IF;
             merge := body ~* '^\s*merge\M';
-            EXECUTE format('PREPARE %I AS %s', stmt, body);
+            cmd := format('PREPARE %I AS %s', stmt, body);
+            PERFORM set_config('search_path', path, true);
+            EXECUTE cmd;
+            PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
         END;
     END;
     SELECT COALESCE(array_length(p.parameter_types, 1), 0) INTO nargs
@@ -431,27 +530,30 @@ BEGIN
         PERFORM fence.advance(resources[1], tokens[1], owners[1]);
     END IF;
     PERFORM set_config('fence_registry.fenced_update_depth', depth::text, true);
+    cmd := format('EXECUTE %I%s', stmt, CASE WHEN nargs > 0 THEN '(' || args || ')' ELSE '' END);
+    PERFORM set_config('search_path', path, true);
     IF counted THEN
-        EXECUTE format('EXECUTE %I%s', stmt, CASE WHEN nargs > 0 THEN '(' || args || ')' ELSE '' END)
-            INTO n;
+        EXECUTE cmd INTO n;
     ELSE
-        EXECUTE format('EXECUTE %I%s', stmt, CASE WHEN nargs > 0 THEN '(' || args || ')' ELSE '' END);
+        EXECUTE cmd;
         GET DIAGNOSTICS n = ROW_COUNT;
-        IF merge THEN
-            n := NULL;
-        END IF;
+    END IF;
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+    IF merge THEN
+        n := NULL;
     END IF;
     PERFORM set_config('fence_registry.fenced_update_depth', (depth - 1)::text, true);
     EXECUTE format('DEALLOCATE %I', stmt);
     RETURN n;
 END
 $$;
-REVOKE ALL ON FUNCTION fence._fenced_statement(text[], bigint[], boolean, text, text[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION fence._fenced_statement(text, text[], bigint[], boolean, text, text[]) FROM PUBLIC;
 
-CREATE FUNCTION fence.fenced_update(resource text, token bigint, query text,
-                                    VARIADIC params text[])
+CREATE FUNCTION fence._fenced_update(path text, resource text, token bigint, query text,
+                                     params text[])
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF resource IS NULL THEN
@@ -464,9 +566,16 @@ BEGIN
             USING ERRCODE = 'LF002',
                   HINT = 'Pass the token that came with the lease.';
     END IF;
-    RETURN fence._fenced_statement(ARRAY[resource], ARRAY[token], false, query, params);
+    RETURN fence._fenced_statement(path, ARRAY[resource], ARRAY[token], false, query, params);
 END
 $$;
+REVOKE ALL ON FUNCTION fence._fenced_update(text, text, bigint, text, text[]) FROM PUBLIC;
+
+CREATE FUNCTION fence.fenced_update(resource text, token bigint, query text,
+                                    VARIADIC params text[])
+RETURNS bigint
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+AS $$ SELECT fence._fenced_update(pg_catalog.current_setting('search_path'), $1, $2, $3, $4) $$;
 REVOKE ALL ON FUNCTION fence.fenced_update(text, bigint, text, text[]) FROM PUBLIC;
 COMMENT ON FUNCTION fence.fenced_update(text, bigint, text, text[]) IS
     'Accept token for resource, then run query with params, typed as the query types $1..$n; returns rows processed';
@@ -636,10 +745,11 @@ REVOKE ALL ON FUNCTION fence.advance_many(text[], bigint[], text[]) FROM PUBLIC;
 COMMENT ON FUNCTION fence.advance_many(text[], bigint[], text[]) IS
     'Accept each token for its resource (in name order, all or none) or raise LF001/LF002/LF003; returns the previous marks in the order given';
 
-CREATE FUNCTION fence.fenced_update_many(resources text[], tokens bigint[], query text,
-                                         VARIADIC params text[])
+CREATE FUNCTION fence._fenced_update_many(path text, resources text[], tokens bigint[], query text,
+                                          params text[])
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     PERFORM fence._check_resource_list(resources, tokens, NULL);
@@ -650,9 +760,16 @@ BEGIN
                   HINT = 'Name the resource of every lease the statement writes under.';
     END IF;
     PERFORM fence._refuse_read_only('fence.fenced_update_many()');
-    RETURN fence._fenced_statement(resources, tokens, true, query, params);
+    RETURN fence._fenced_statement(path, resources, tokens, true, query, params);
 END
 $$;
+REVOKE ALL ON FUNCTION fence._fenced_update_many(text, text[], bigint[], text, text[]) FROM PUBLIC;
+
+CREATE FUNCTION fence.fenced_update_many(resources text[], tokens bigint[], query text,
+                                         VARIADIC params text[])
+RETURNS bigint
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+AS $$ SELECT fence._fenced_update_many(pg_catalog.current_setting('search_path'), $1, $2, $3, $4) $$;
 REVOKE ALL ON FUNCTION fence.fenced_update_many(text[], bigint[], text, text[]) FROM PUBLIC;
 COMMENT ON FUNCTION fence.fenced_update_many(text[], bigint[], text, text[]) IS
     'Accept each token for its resource (in name order, all or none), then run query with params, typed as the query types $1..$n; returns rows processed';
@@ -795,6 +912,7 @@ $$;
 CREATE FUNCTION fence._key_type_detail()
 RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $$ SELECT 'A row''s resource is named after the text form of its key, which must not depend on settings: '
              'the key must be of type boolean, smallint, integer, bigint, numeric, text, character varying, '
              'character, name or uuid, or of a domain over one of them.'::text $$;
@@ -830,6 +948,7 @@ AS $$ SELECT base || ':' || regexp_replace(key, '([:\\])', '\\\1', 'g') $$;
 CREATE FUNCTION fence.key_resource(resource text, key anycompatible)
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     name text;
@@ -1123,6 +1242,7 @@ BEGIN
     END IF;
     cached := current_setting('fence_registry.tokens', true);
     IF cached IS NULL OR left(cached, 32) <> md5(value) THEN
+        PERFORM fence._check_encoding(value, 'the value of parameter "fence.tokens"');
         SELECT md5(value) || COALESCE(string_agg(';' || md5(j.key) || (j.e ->> 0) || '/'
                                                  || COALESCE(encode(convert_to(j.e ->> 1, 'UTF8'), 'hex'), '-'), ''), '')
           INTO cached FROM jsonb_each(fence._tokens_parse(value)) AS j(key, e);
@@ -1171,6 +1291,7 @@ BEGIN
     IF e.present THEN
         RETURN e.owner;
     ELSIF current_setting('fence.resource', true) = resource THEN
+        PERFORM fence._check_encoding(current_setting('fence.owner', true), 'the value of parameter "fence.owner"');
         RETURN NULLIF(current_setting('fence.owner', true), '');
     END IF;
     RETURN NULL;
@@ -1195,6 +1316,7 @@ DECLARE
     entry record;
     token bigint;
 BEGIN
+    PERFORM fence._check_encoding(setting_resource, 'the value of parameter "fence.resource"');
     IF registered IS NOT NULL THEN
         token := split_part(registered, '/', 1)::bigint;
         PERFORM fence._check(resource, token, NULLIF(convert_from(decode(split_part(registered, '/', 2), 'hex'), 'UTF8'), ''));
@@ -1232,31 +1354,27 @@ BEGIN
                   HINT = 'Set fence.token to the token of your lease.';
     END IF;
     token := text_token::bigint;
+    PERFORM fence._check_encoding(current_setting('fence.owner', true), 'the value of parameter "fence.owner"');
     PERFORM fence._check(resource, token, NULLIF(current_setting('fence.owner', true), ''));
     RETURN token;
 END
 $$;
 REVOKE ALL ON FUNCTION fence._guard_accept(text) FROM PUBLIC;
 
--- The resource of one row of a key-mode table.
-CREATE FUNCTION fence._guard_row_resource(base text, keycol text, tbl text, row_ jsonb)
+-- The resource of one row of a key-mode table, whose key column reads
+-- "key_text" (fence._guard_read).
+CREATE FUNCTION fence._guard_row_resource(base text, keycol text, tbl text, key_text text)
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    key jsonb := row_ -> keycol;
-    key_text text;
     name text;
 BEGIN
-    IF key IS NULL OR jsonb_typeof(key) = 'null' THEN
+    IF key_text IS NULL THEN
         RAISE EXCEPTION 'null value in key column "%" of protected table "%"', keycol, tbl
             USING ERRCODE = 'null_value_not_allowed',
                   DETAIL = format('The row''s fencing resource is "%s:" followed by its key, so the key must not be null.', base);
-    END IF;
-    key_text := key #>> '{}';
-    IF jsonb_typeof(key) = 'boolean' THEN
-        key_text := left(key_text, 1);      -- boolean's output function: t, f
     END IF;
     name := fence._key_name(base, key_text);
     IF octet_length(name) > 1024 THEN
@@ -1311,6 +1429,22 @@ BEGIN
 END
 $$;
 
+-- The query that reads a row's token column (bigint) and the text of its
+-- key column (the key type's output function, as fence.key_resource and
+-- the C guard use; NULL for a null key), either NULL when the guard has no
+-- such column; the row is its parameter.  It never converts a whole row.
+CREATE FUNCTION fence._guard_read(tokcol text, keycol text)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT format('SELECT %s, %s',
+                  CASE WHEN $1 IS NULL THEN 'NULL::pg_catalog.int8'
+                       ELSE format('($1).%I', $1) END,
+                  CASE WHEN $2 IS NULL THEN 'NULL::pg_catalog.text'
+                       ELSE format('CASE WHEN ($1).%1$I IS NOT NULL THEN pg_catalog.format(''%%s'', ($1).%1$I) END', $2) END)
+$$;
+
 CREATE FUNCTION fence.guard()
 RETURNS trigger
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
@@ -1320,8 +1454,10 @@ DECLARE
     base text;
     tokcol text;
     keycol text;
-    old_row jsonb;
-    new_row jsonb;
+    old_key text;
+    new_key text;
+    old_stored bigint;
+    new_stored bigint;
     res text;
     new_res text;
     token bigint;
@@ -1377,19 +1513,27 @@ BEGIN
         END IF;
     END IF;
 
+    -- Only the key and token columns are read, each with its type's own
+    -- output function (fence._guard_columns has just checked their types,
+    -- for which nobody but a superuser can define a cast or an output
+    -- function): this function runs as fence's owner, and converting the
+    -- whole row (to_jsonb) would run the casts to json that the table's
+    -- owner may define for the types of its other columns (an enum, a
+    -- range) with the owner's rights over fence.fences.
     IF TG_OP <> 'INSERT' THEN
-        old_row := to_jsonb(OLD);
+        EXECUTE fence._guard_read(tokcol, keycol) INTO old_stored, old_key USING OLD;
     END IF;
     IF TG_OP <> 'DELETE' THEN
-        new_row := to_jsonb(NEW);
+        EXECUTE fence._guard_read(tokcol, keycol) INTO new_stored, new_key USING NEW;
     END IF;
     IF keycol IS NULL THEN
         res := base;
         new_res := base;
     ELSE
-        res := fence._guard_row_resource(base, keycol, TG_TABLE_NAME, COALESCE(old_row, new_row));
+        res := fence._guard_row_resource(base, keycol, TG_TABLE_NAME,
+                                         CASE WHEN TG_OP = 'INSERT' THEN new_key ELSE old_key END);
         new_res := CASE WHEN TG_OP = 'UPDATE'
-                        THEN fence._guard_row_resource(base, keycol, TG_TABLE_NAME, new_row)
+                        THEN fence._guard_row_resource(base, keycol, TG_TABLE_NAME, new_key)
                         ELSE res END;
     END IF;
 
@@ -1405,8 +1549,8 @@ BEGIN
         old_token := fence._guard_accept(res);
     END IF;
 
-    IF tokcol IS NOT NULL AND old_row IS NOT NULL THEN
-        stored := (old_row ->> tokcol)::bigint;
+    IF tokcol IS NOT NULL AND TG_OP <> 'INSERT' THEN
+        stored := old_stored;
         IF stored > old_token THEN
             RAISE EXCEPTION 'stale fencing token for resource "%"', res
                 USING ERRCODE = 'LF001',
@@ -1418,7 +1562,7 @@ BEGIN
     IF TG_OP = 'DELETE' THEN
         RETURN OLD;
     END IF;
-    IF tokcol IS NOT NULL AND (new_row ->> tokcol) IS DISTINCT FROM token::text THEN
+    IF tokcol IS NOT NULL AND new_stored IS DISTINCT FROM token THEN
         NEW := jsonb_populate_record(NEW, jsonb_build_object(tokcol, token));
     END IF;
     RETURN NEW;
@@ -1434,9 +1578,27 @@ LANGUAGE sql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$ SELECT relname FROM pg_class WHERE oid = $1 $$;
 
-CREATE FUNCTION fence._protect_check_column(tbl regclass, colname name, role text)
+-- The name of a type as the caller's search path shows it (the C
+-- extension's messages name it so), for a function that pins its own.
+CREATE FUNCTION fence._type_name(typ regtype, path text)
+RETURNS text
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text;
+BEGIN
+    PERFORM set_config('search_path', path, true);
+    name := pg_catalog.format_type(typ, NULL);
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+    RETURN name;
+END
+$$;
+
+CREATE FUNCTION fence._protect_check_column(tbl regclass, colname name, role text, path text)
 RETURNS void
 LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     a record;
@@ -1456,9 +1618,9 @@ BEGIN
     ELSIF role = 'token' AND a.typ <> 'bigint'::regtype THEN
         RAISE EXCEPTION 'token column "%" must be of type bigint', colname
             USING ERRCODE = 'datatype_mismatch',
-                  DETAIL = format('Column "%s" of table "%s" is of type %s.', colname, fence._relname(tbl), format_type(a.typ, NULL));
+                  DETAIL = format('Column "%s" of table "%s" is of type %s.', colname, fence._relname(tbl), fence._type_name(a.typ, path));
     ELSIF role = 'key' AND NOT fence._key_type_allowed(a.typ) THEN
-        RAISE EXCEPTION 'key column "%" has type %, which cannot name a resource', colname, format_type(a.typ, NULL)
+        RAISE EXCEPTION 'key column "%" has type %, which cannot name a resource', colname, fence._type_name(a.typ, path)
             USING ERRCODE = 'datatype_mismatch', DETAIL = fence._key_type_detail(),
                   HINT = 'Use a key column of one of these types.';
     END IF;
@@ -1466,18 +1628,23 @@ END
 $$;
 
 -- With the caller's privileges: CREATE TRIGGER checks that the caller owns
--- the table.
-CREATE FUNCTION fence.protect(tbl regclass, resource text,
-                              token_column name DEFAULT NULL,
-                              key_column name DEFAULT NULL)
+-- the table.  fence.protect passes on the caller's search path, which
+-- only names types in messages; fence._protect, open to all, checks that
+-- its caller may call fence.protect.
+CREATE FUNCTION fence._protect(path text, tbl regclass, resource text,
+                               token_column name, key_column name)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     c record;
     row_level boolean := token_column IS NOT NULL OR key_column IS NOT NULL;
     later name;
 BEGIN
+    IF NOT has_function_privilege('fence.protect(regclass, text, name, name)', 'EXECUTE') THEN
+        RAISE EXCEPTION 'permission denied for function protect' USING ERRCODE = 'insufficient_privilege';
+    END IF;
     IF tbl IS NULL THEN
         RAISE EXCEPTION 'table to protect must not be null' USING ERRCODE = 'null_value_not_allowed';
     ELSIF resource IS NULL THEN
@@ -1514,10 +1681,10 @@ BEGIN
                   HINT = 'Call fence.unprotect() first to change how it is protected.';
     END IF;
     IF token_column IS NOT NULL THEN
-        PERFORM fence._protect_check_column(tbl, token_column, 'token');
+        PERFORM fence._protect_check_column(tbl, token_column, 'token', path);
     END IF;
     IF key_column IS NOT NULL THEN
-        PERFORM fence._protect_check_column(tbl, key_column, 'key');
+        PERFORM fence._protect_check_column(tbl, key_column, 'key', path);
     END IF;
     IF token_column = key_column THEN
         RAISE EXCEPTION 'token column and key column must be different columns'
@@ -1551,6 +1718,13 @@ BEGIN
     EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER fence_guard, ENABLE ALWAYS TRIGGER fence_guard_truncate', tbl);
 END
 $$;
+
+CREATE FUNCTION fence.protect(tbl regclass, resource text,
+                              token_column name DEFAULT NULL,
+                              key_column name DEFAULT NULL)
+RETURNS void
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+AS $$ SELECT fence._protect(pg_catalog.current_setting('search_path'), $1, $2, $3, $4) $$;
 REVOKE ALL ON FUNCTION fence.protect(regclass, text, name, name) FROM PUBLIC;
 COMMENT ON FUNCTION fence.protect(regclass, text, name, name) IS
     'Install the guard on a table you own: one check per statement, or per row with key_column (see fence.key_resource) and token_column (stamped, never lowered)';
@@ -1639,11 +1813,15 @@ GRANT EXECUTE ON FUNCTION fence.edition() TO PUBLIC;
 GRANT EXECUTE ON FUNCTION fence.mark(text) TO pg_monitor;
 -- what the SECURITY DEFINER functions and the guard call on behalf of anyone
 GRANT EXECUTE ON FUNCTION fence._refuse_read_only(text), fence._check_resource_name(text),
+                          fence._check_encoding(text, text),
                           fence._registry_find(text), fence._key_type_allowed(regtype),
                           fence._key_type_detail(), fence._check_key_base(text),
-                          fence._key_name(text, text), fence._guard_row_resource(text, text, text, jsonb),
-                          fence._protect_check_column(regclass, name, text), fence._guard_columns(oid, name, text, text),
-                          fence._relname(regclass), fence._fenced_statement(text[], bigint[], boolean, text, text[]),
+                          fence._key_name(text, text), fence._guard_row_resource(text, text, text, text), fence._guard_read(text, text),
+                          fence._protect_check_column(regclass, name, text, text),
+                          fence._protect(text, regclass, text, name, name), fence._type_name(regtype, text), fence._guard_columns(oid, name, text, text),
+                          fence._relname(regclass), fence._fenced_statement(text, text[], bigint[], boolean, text, text[]),
+                          fence._fenced_update(text, text, bigint, text, text[]),
+                          fence._fenced_update_many(text, text[], bigint[], text, text[]),
                           fence._check_resource_list(text[], bigint[], text[]),
                           fence._tokens_refuse(text, text), fence._tokens_word(text, int, text, text, int),
                           fence._tokens_add(text, jsonb, text, bigint, text), fence._tokens_parse_slowly(text),

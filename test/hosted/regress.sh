@@ -5,7 +5,9 @@
 # its own that does not load the C extension's library, as on a hosted
 # service (the test suite's main server preloads it, which would reserve
 # the prefix "fence." and make fence.max_step a superuser's setting).
-# Expected output is test/expected/NAME.out, unless
+# A test is test/sql/NAME.sql, run by both editions, or
+# test/hosted/sql/NAME.sql, of the SQL edition alone (its expected output
+# in test/hosted/expected).  Expected output is test/expected/NAME.out, unless
 # test/hosted/expected/NAME.out overrides it for a difference that the
 # README's table of differences lists.  psql runs through a wrapper that
 # drops the CONTEXT lines naming the edition's own PL/pgSQL functions
@@ -30,8 +32,13 @@ isolation=$pgxs/test/isolation/pg_isolation_regress
 
 read -r -a tests <<<"$(sed -n 's/^regress: //p' "$here/tests" | tr '\n' ' ')"
 read -r -a specs <<<"$(sed -n 's/^isolation: //p' "$here/tests" | tr '\n' ' ')"
+# test/hosted/sql holds the tests of the SQL edition alone
 for t in "${tests[@]}"; do
-	ln -s "$top/test/sql/$t.sql" "$work/sql/"
+	if [ -e "$here/sql/$t.sql" ]; then
+		ln -s "$here/sql/$t.sql" "$work/sql/"
+	else
+		ln -s "$top/test/sql/$t.sql" "$work/sql/"
+	fi
 done
 for t in "${specs[@]}"; do
 	ln -s "$top/test/specs/$t.spec" "$work/specs/"

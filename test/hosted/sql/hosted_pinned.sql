@@ -1,0 +1,17 @@
+-- Every function of the SQL edition pins its search path, pg_catalog
+-- first and pg_temp last (issue 32 item 4; test/sql/hostile_path.sql runs
+-- them all under a hostile path), but the public fenced_update and
+-- fenced_update_many, which run the caller's query under the caller's
+-- path, and fence.protect, whose messages name types as that path shows
+-- them: SQL functions that pass it on to one that pins its own, with every
+-- name in them qualified.
+SELECT p.oid::regprocedure AS function, l.lanname, p.proconfig
+  FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+ WHERE p.pronamespace = 'fence'::regnamespace
+   AND p.proconfig IS DISTINCT FROM '{"search_path=pg_catalog, pg_temp"}'
+ ORDER BY 1::text;
+-- the names those call without a schema: none but a keyword and an alias
+SELECT DISTINCT m[1] AS unqualified
+  FROM pg_proc p, regexp_matches(p.prosrc, '(?:^|[^.\w])([a-z_]\w*)\s*\(', 'gi') AS m
+ WHERE p.pronamespace = 'fence'::regnamespace AND p.proconfig IS NULL
+ ORDER BY 1;
