@@ -190,19 +190,22 @@ BEGIN
 END
 $$;
 
--- The registry: fence.advance()'s tokens in 4096 transaction-local
--- settings, fence_registry.bXXX, XXX the first three hex digits of the
--- md5 of the resource; each holds ";<md5 of the resource><token>/<owner in
--- hex>" for each of its resources.  Few settings whatever the number of
+-- The registry: fence.advance()'s tokens in 256 transaction-local
+-- settings, fence_registry.bXX, XX the first two hex digits of the md5 of
+-- the resource; each holds ";<md5 of the resource><token>/<owner in hex>"
+-- for each of its resources.  Few settings whatever the number of
 -- resources: PostgreSQL keeps every setting a session ever named until
--- the session ends.  Not under "fence.": a server that loads the C
--- extension's library (as during a move to it) reserves that prefix.
+-- the session ends, and up to PostgreSQL 15 it sorts them all again for
+-- each new one (4096 settings cost a new session 5 s) and walks them all
+-- at the end of each call of a function with a SET clause.  Not under
+-- "fence.": a server that loads the C extension's library (as during a
+-- move to it) reserves that prefix.
 CREATE FUNCTION fence._registry_find(resource text)
 RETURNS text
 LANGUAGE sql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT NULLIF(substring(current_setting('fence_registry.b' || left(h, 3), true)
+    SELECT NULLIF(substring(current_setting('fence_registry.b' || left(h, 2), true)
                             FROM ';' || h || '([^;]*)'), '')
       FROM (SELECT md5($1) AS h) m
 $$;
@@ -213,13 +216,38 @@ RETURNS void
 LANGUAGE sql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT set_config('fence_registry.b' || left(h, 3),
-                      regexp_replace(COALESCE(current_setting('fence_registry.b' || left(h, 3), true), ''),
+    SELECT set_config('fence_registry.b' || left(h, 2),
+                      regexp_replace(COALESCE(current_setting('fence_registry.b' || left(h, 2), true), ''),
                                      ';' || h || '[^;]*', '')
                       || CASE WHEN $2 IS NULL THEN ''
                               ELSE ';' || h || $2 || '/' || encode(convert_to(COALESCE($3, ''), 'UTF8'), 'hex') END,
                       true)
       FROM (SELECT md5($1) AS h) m
+$$;
+
+-- _registry_set for many resources at once (fence.advance_many): each
+-- bucket is read and written once, whatever the number of its resources.
+CREATE FUNCTION fence._registry_set_many(resources text[], tokens bigint[], owners text[])
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    b record;
+    old text;
+BEGIN
+    FOR b IN SELECT left(m.h, 2) AS bucket, string_agg(m.h, '|') AS gone,
+                    string_agg(';' || m.h || m.t || '/' || encode(convert_to(COALESCE(m.o, ''), 'UTF8'), 'hex'), '') AS added
+               FROM (SELECT md5(u.r) AS h, u.t, u.o FROM unnest(resources, tokens, owners) AS u(r, t, o)) m
+              GROUP BY 1
+    LOOP
+        old := current_setting('fence_registry.b' || b.bucket, true);
+        PERFORM set_config('fence_registry.b' || b.bucket,
+                           CASE WHEN old IS NULL OR old = '' THEN b.added
+                                ELSE regexp_replace(old, ';(?:' || b.gone || ')[^;]*', '', 'g') || b.added END,
+                           true);
+    END LOOP;
+END
 $$;
 
 -- The prefix of a resource's name, whose floor it falls back to once its
@@ -263,20 +291,6 @@ END
 $$;
 REVOKE ALL ON FUNCTION fence._floor_of(text) FROM PUBLIC;
 
--- This transaction moves a mark: it commits durably (fence._durable).
-CREATE FUNCTION fence._durable_commit()
-RETURNS void
-LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    IF current_setting('synchronous_commit') NOT IN ('on', 'remote_apply') THEN
-        PERFORM set_config('synchronous_commit', 'on', true);
-    END IF;
-END
-$$;
-REVOKE ALL ON FUNCTION fence._durable_commit() FROM PUBLIC;
-
 -- The rule: accept "token" from "owner" for "resource" in this transaction
 -- or raise LF001/LF003; returns the previous mark (0 if none).  On return
 -- this transaction holds the fence row's lock.  It runs as the owner of
@@ -292,9 +306,17 @@ DECLARE
     hw_owner text;
     floor bigint;
 BEGIN
-    PERFORM fence._check_resource_name(resource);
-    PERFORM fence._check_encoding(resource, 'resource name');
-    PERFORM fence._check_encoding(owner, 'owner');
+    -- the helpers only where they have something to say: each call of a
+    -- function with a SET clause costs (fence.advance_many makes 16,000)
+    IF resource = '' OR octet_length(resource) > 1024 THEN
+        PERFORM fence._check_resource_name(resource);
+    END IF;
+    IF strpos(encode(textsend(resource), 'escape'), '\') > 0 THEN
+        PERFORM fence._check_encoding(resource, 'resource name');
+    END IF;
+    IF strpos(encode(textsend(owner), 'escape'), '\') > 0 THEN
+        PERFORM fence._check_encoding(owner, 'owner');
+    END IF;
     IF token <= 0 THEN
         RAISE EXCEPTION 'invalid fencing token for resource "%"', resource
             USING ERRCODE = 'LF003',
@@ -308,11 +330,20 @@ BEGIN
             VALUES (_check.resource, _check.token, _check.owner)
             ON CONFLICT ON CONSTRAINT fences_pkey DO NOTHING;
         IF FOUND THEN
-            PERFORM fence._durable_commit();
+            -- durable (fence._durable)
+            IF current_setting('synchronous_commit') NOT IN ('on', 'remote_apply') THEN
+                PERFORM set_config('synchronous_commit', 'on', true);
+            END IF;
             -- A first mark: the resource may have had one that fence.forget()
             -- deleted, whose floor the token must be above.  A refusal takes
-            -- the insertion back with the statement.
-            floor := fence._floor_of(resource);
+            -- the insertion back with the statement.  fence._floor_of; its
+            -- READ COMMITTED case inline, with fence.floor_prefix's expression
+            IF current_setting('transaction_isolation') = 'read committed' THEN
+                floor := COALESCE((SELECT l.token FROM fence.floors l
+                                    WHERE l.prefix = COALESCE(substring(resource FROM '^((?:\\.|[^\\])*):(?:\\.|[^\\:])*\\?$'), '')), 0);
+            ELSE
+                floor := fence._floor_of(resource);
+            END IF;
             IF token <= floor THEN
                 RAISE EXCEPTION 'stale fencing token for resource "%"', resource
                     USING ERRCODE = 'LF001',
@@ -351,7 +382,9 @@ BEGIN
         UPDATE fence.fences f SET token = _check.token, owner = _check.owner,
                                   updated_at = now()
          WHERE f.resource = _check.resource;
-        PERFORM fence._durable_commit();
+        IF current_setting('synchronous_commit') NOT IN ('on', 'remote_apply') THEN
+            PERFORM set_config('synchronous_commit', 'on', true);
+        END IF;
     END IF;
     RETURN hw;
 END
@@ -628,7 +661,9 @@ BEGIN
     ELSIF array_ndims(resources) > 1 THEN
         RAISE EXCEPTION 'resources must be a one-dimensional array' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    FOR r IN SELECT v, i FROM unnest(resources) WITH ORDINALITY AS u(v, i) LOOP
+    -- the first bad name, in one query (linear in the number of names)
+    FOR r IN SELECT v, i FROM unnest(resources) WITH ORDINALITY AS u(v, i)
+              WHERE v IS NULL OR v = '' OR octet_length(v) > 1024 ORDER BY i LIMIT 1 LOOP
         IF r.v IS NULL THEN
             RAISE EXCEPTION 'resource name must not be null'
                 USING ERRCODE = 'null_value_not_allowed',
@@ -650,7 +685,8 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = format('There are %s resources and %s tokens.', n, cardinality(tokens));
     END IF;
-    FOR r IN SELECT v, t FROM unnest(resources, tokens) AS u(v, t) LOOP
+    FOR r IN SELECT v, t FROM unnest(resources, tokens) WITH ORDINALITY AS u(v, t, i)
+              WHERE t IS NULL ORDER BY i LIMIT 1 LOOP
         IF r.t IS NULL THEN
             RAISE EXCEPTION 'missing fencing token for resource "%"', r.v
                 USING ERRCODE = 'LF002', HINT = 'Pass the token that came with the lease.';
@@ -680,51 +716,67 @@ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
+    g record;
     e record;
-    name text;
     first_token bigint;
     owner text;
-    groups jsonb := '[]';
-    g jsonb;
-    prev bigint;
-    previous bigint[] := array_fill(0::bigint, ARRAY[cardinality(resources)]);
+    hw bigint;
     i int;
+    k int := 0;
+    names text[] := '{}';
+    toks bigint[] := '{}';
+    registered text[] := '{}';
+    previous bigint[] := array_fill(0::bigint, ARRAY[cardinality(resources)]);
 BEGIN
-    -- in name order, bytewise; the caller's order among equal names
-    FOR e IN SELECT u.r, u.t, u.o, u.pos FROM unnest(resources, tokens, owners) WITH ORDINALITY AS u(r, t, o, pos)
-             ORDER BY u.r COLLATE "C", u.pos
+    -- Linear in the number of resources: one grouped query, the rule once
+    -- a resource, the registry written once a bucket, arrays filled in
+    -- place.  First the resource named twice with two tokens or two
+    -- owners that comes first in name order, if any; its entries in the
+    -- order given say which message.
+    FOR g IN SELECT u.r FROM unnest(resources, tokens, owners) AS u(r, t, o)
+              GROUP BY u.r HAVING count(DISTINCT u.t) > 1 OR count(DISTINCT u.o) > 1
+              ORDER BY u.r COLLATE "C" LIMIT 1
     LOOP
-        IF e.r IS DISTINCT FROM name THEN
-            IF name IS NOT NULL THEN
-                groups := groups || jsonb_build_array(g || jsonb_build_object('owner', owner));
+        FOR e IN SELECT u.t, u.o, u.pos FROM unnest(resources, tokens, owners) WITH ORDINALITY AS u(r, t, o, pos)
+                  WHERE u.r = g.r ORDER BY u.pos
+        LOOP
+            IF first_token IS NULL THEN
+                first_token := e.t;
+                owner := e.o;
+                CONTINUE;
             END IF;
-            name := e.r;
-            first_token := e.t;
-            owner := e.o;
-            g := jsonb_build_object('resource', e.r, 'token', e.t, 'at', jsonb_build_array(e.pos));
-            CONTINUE;
-        END IF;
-        IF e.t <> first_token OR (owner IS NOT NULL AND e.o IS NOT NULL AND owner <> e.o) THEN
-            RAISE EXCEPTION 'two fencing tokens for resource "%"', name
-                USING ERRCODE = 'LF003',
-                      DETAIL = CASE WHEN e.t <> first_token
-                                    THEN format('The resource is named twice, with tokens %s and %s.', first_token, e.t)
-                                    ELSE format('The resource is named twice with token %s, for two different owners.', first_token) END,
-                      HINT = 'Name each resource once, with the token of its lease.';
-        END IF;
-        owner := COALESCE(owner, e.o);
-        g := jsonb_set(g, '{at}', (g -> 'at') || to_jsonb(e.pos));
-    END LOOP;
-    IF name IS NOT NULL THEN
-        groups := groups || jsonb_build_array(g || jsonb_build_object('owner', owner));
-    END IF;
-
-    FOR g IN SELECT * FROM jsonb_array_elements(groups) LOOP
-        prev := fence._advance(g ->> 'resource', (g ->> 'token')::bigint, g ->> 'owner');
-        FOR i IN SELECT (jsonb_array_elements_text(g -> 'at'))::int LOOP
-            previous[i] := prev;
+            IF e.t <> first_token OR (owner IS NOT NULL AND e.o IS NOT NULL AND owner <> e.o) THEN
+                RAISE EXCEPTION 'two fencing tokens for resource "%"', g.r
+                    USING ERRCODE = 'LF003',
+                          DETAIL = CASE WHEN e.t <> first_token
+                                        THEN format('The resource is named twice, with tokens %s and %s.', first_token, e.t)
+                                        ELSE format('The resource is named twice with token %s, for two different owners.', first_token) END,
+                          HINT = 'Name each resource once, with the token of its lease.';
+            END IF;
+            owner := COALESCE(owner, e.o);
         END LOOP;
     END LOOP;
+
+    -- in name order, bytewise; a resource's owner is the first one given
+    FOR g IN SELECT u.r, (array_agg(u.t ORDER BY u.pos))[1] AS t,
+                    (array_agg(u.o ORDER BY u.pos) FILTER (WHERE u.o IS NOT NULL))[1] AS o,
+                    array_agg(u.pos::int) AS at
+               FROM unnest(resources, tokens, owners) WITH ORDINALITY AS u(r, t, o, pos)
+              GROUP BY u.r ORDER BY u.r COLLATE "C"
+    LOOP
+        hw := fence._check(g.r, g.t, g.o);
+        FOREACH i IN ARRAY g.at LOOP
+            previous[i] := hw;
+        END LOOP;
+        k := k + 1;
+        names[k] := g.r;
+        toks[k] := g.t;
+        -- the owner the guard presents later: ours, or the mark's for an equal token
+        registered[k] := CASE WHEN g.o IS NULL AND g.t = hw
+                              THEN (SELECT f.owner FROM fence.fences f WHERE f.resource = g.r)
+                              ELSE g.o END;
+    END LOOP;
+    PERFORM fence._registry_set_many(names, toks, registered);
     RETURN previous;
 END
 $$;

@@ -9,7 +9,7 @@ SELECT p.oid::regprocedure AS function, l.lanname, p.proconfig
   FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
  WHERE p.pronamespace = 'fence'::regnamespace
    AND p.proconfig IS DISTINCT FROM '{"search_path=pg_catalog, pg_temp"}'
- ORDER BY 1::text;
+ ORDER BY p.oid::regprocedure::text COLLATE "C";
 -- the names those call without a schema: none but a keyword and an alias
 SELECT DISTINCT m[1] AS unqualified
   FROM pg_proc p, regexp_matches(p.prosrc, '(?:^|[^.\w])([a-z_]\w*)\s*\(', 'gi') AS m
