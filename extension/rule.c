@@ -118,6 +118,7 @@ fence_check_resource_name(const char *resource)
 				 errmsg("resource name is too long"),
 				 errdetail("The name has %zu bytes; the limit is %d.",
 						   len, FENCE_MAX_RESOURCE_LEN)));
+	fence_check_text(resource, "resource name");
 }
 
 static void
@@ -157,6 +158,8 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 	MemoryContext oldcxt;
 
 	fence_check_resource_name(resource);
+	if (owner != NULL)
+		fence_check_text(owner, "owner");
 	if (token <= 0)
 	{
 		fence_stats_refused(resource, FENCE_REFUSED_INVALID, token, true);
