@@ -221,3 +221,13 @@ END
 $$;
 GRANT EXECUTE ON FUNCTION fence.floor_prefix(text) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION fence.edition() TO PUBLIC;
+
+-- After a failover to an asynchronous standby: raise every mark to its
+-- Redis counter (sql/fence.sql).
+CREATE FUNCTION fence.resync(resources text[], counters bigint[])
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fence_resync'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.resync(text[], bigint[]) FROM PUBLIC;
+COMMENT ON FUNCTION fence.resync(text[], bigint[]) IS
+    'Administrators only: raise the mark of each resource to its Redis token counter (never lowering, making missing marks); returns how many marks changed; logged';
