@@ -16,8 +16,10 @@
 
 #include <limits.h>
 
+#include "access/xlog.h"
 #include "fmgr.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "utils/guc.h"
 
 #include "compat.h"
@@ -136,6 +138,26 @@ fence_session_owner(const char *resource)
 		strcmp(fence_setting_resource, resource) != 0)
 		return NULL;
 	return fence_setting_owner;
+}
+
+/*
+ * fence_prevent_read_only: refuse "what" (a call that may move a mark) in
+ * a read-only transaction, as PreventCommandIfReadOnly() does, and say so
+ * plainly on a standby, in the error and so in the server's log: its
+ * marks are the primary's as replayed so far, and after a failover to an
+ * asynchronous standby they may be behind the tokens handed out (README:
+ * What it promises).
+ */
+void
+fence_prevent_read_only(const char *what)
+{
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot execute %s on a standby", what),
+				 errdetail("This server is a standby (in recovery): its marks are the primary's as replayed so far, and none can move here."),
+				 errhint("Write through the primary. After a failover to an asynchronous standby, run \"fence resync\" against the promoted server before writing.")));
+	PreventCommandIfReadOnly(what);
 }
 
 void

@@ -304,7 +304,7 @@ fence_advance(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("resource name must not be null")));
 	resource = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	PreventCommandIfReadOnly("fence.advance()");
+	fence_prevent_read_only("fence.advance()");
 	if (PG_ARGISNULL(1))
 	{
 		fence_refuse_missing(resource);
@@ -344,7 +344,7 @@ fence_reset(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("resource name and token must not be null")));
-	PreventCommandIfReadOnly("fence.reset()");
+	fence_prevent_read_only("fence.reset()");
 	resource = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	token = PG_GETARG_INT64(1);
 	fence_check_resource_name(resource);
@@ -428,7 +428,7 @@ fence_resync(PG_FUNCTION_ARGS)
 	int			i;
 	int			n = 0;
 
-	PreventCommandIfReadOnly("fence.resync()");
+	fence_prevent_read_only("fence.resync()");
 	list = fence_resource_list(fcinfo, 0, 1, -1);
 
 	items = palloc(sizeof(ResyncItem) * Max(list.n, 1));
