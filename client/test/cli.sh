@@ -984,7 +984,7 @@ test_cli_non_superuser() {
 # fix, found by SQLSTATE (42501; 3F000, 42883), and the fix it says works;
 # the caller's own statement failing with the same SQLSTATEs gets no hint.
 hint_grant() {
-	grep -qF "fence: hint: The role may not call fence's functions. As a superuser (or the extension's owner), grant them: GRANT EXECUTE ON FUNCTION fence.advance(text, bigint, text), fence.fenced_update(text, bigint, text), fence.fenced_update(text, bigint, text, \"any\"), fence.fenced_update(text, bigint, text, text[]), fence.mark(text) TO \"$1\";" "$TMP/err"
+	grep -qF "fence: hint: The role may not call fence's functions. As a superuser (or the extension's owner), grant them: GRANT EXECUTE ON FUNCTION fence.advance(text, bigint, text), fence.fenced_update(text, bigint, text), fence.fenced_update(text, bigint, text, \"any\"), fence.fenced_update(text, bigint, text, text[]), fence.advance_many(text[], bigint[], text[]), fence.fenced_update_many(text[], bigint[], text), fence.fenced_update_many(text[], bigint[], text, \"any\"), fence.fenced_update_many(text[], bigint[], text, text[]), fence.mark(text) TO \"$1\";" "$TMP/err"
 }
 hint_create() {
 	grep -qF "fence: hint: The extension is not installed in database \"$1\". As a superuser, run in it: CREATE EXTENSION fence;" "$TMP/err"
