@@ -189,6 +189,16 @@ AS $$ SELECT 'c'::pg_catalog.text $$;
 COMMENT ON FUNCTION fence.edition() IS
     'Which edition of fence this database runs: c (the extension) or sql (the SQL edition for hosted PostgreSQL)';
 
+-- After a failover to an asynchronous standby: raise every mark to its
+-- Redis counter (sql/fence.sql).
+CREATE FUNCTION fence.resync(resources text[], counters bigint[])
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fence_resync'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.resync(text[], bigint[]) FROM PUBLIC;
+COMMENT ON FUNCTION fence.resync(text[], bigint[]) IS
+    'Administrators only: raise the mark of each resource to its Redis token counter (never lowering, making missing marks); returns how many marks changed; logged';
+
 -- The objects made above get the ALTER DEFAULT PRIVILEGES of the role
 -- running the update, which could hand them out behind the REVOKEs: take
 -- every privilege on them from everybody but their owner.  (Grants on the
@@ -203,7 +213,8 @@ BEGIN
          WHERE (p.oid OPERATOR(pg_catalog.=) ANY (ARRAY['fence.reprotect_all()',
                                                         'fence.floor_prefix(text)',
                                                         'fence.forget(interval)',
-                                                        'fence.edition()']::pg_catalog.regprocedure[])
+                                                        'fence.edition()',
+                                                        'fence.resync(text[],bigint[])']::pg_catalog.regprocedure[])
                 OR p.proname OPERATOR(pg_catalog.=) ANY (ARRAY['advance_many', 'fenced_update_many']::pg_catalog.name[]))
            AND p.pronamespace OPERATOR(pg_catalog.=) 'fence'::pg_catalog.regnamespace
            AND a.grantee OPERATOR(pg_catalog.<>) p.proowner
@@ -221,13 +232,3 @@ END
 $$;
 GRANT EXECUTE ON FUNCTION fence.floor_prefix(text) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION fence.edition() TO PUBLIC;
-
--- After a failover to an asynchronous standby: raise every mark to its
--- Redis counter (sql/fence.sql).
-CREATE FUNCTION fence.resync(resources text[], counters bigint[])
-RETURNS bigint
-AS 'MODULE_PATHNAME', 'fence_resync'
-LANGUAGE C VOLATILE PARALLEL UNSAFE;
-REVOKE ALL ON FUNCTION fence.resync(text[], bigint[]) FROM PUBLIC;
-COMMENT ON FUNCTION fence.resync(text[], bigint[]) IS
-    'Administrators only: raise the mark of each resource to its Redis token counter (never lowering, making missing marks); returns how many marks changed; logged';
