@@ -311,7 +311,7 @@ scan_pattern(const char *pattern, const char *suffix, char **match,
 				 len, MAX_PATTERN_LEN);
 		return FENCE_ERR;
 	}
-	if ((out = malloc(sizeof("fence:{}:lock") + 3 * len)) == NULL)
+	if ((out = malloc(sizeof("fence:{}:") + strlen(suffix) + 3 * len)) == NULL)
 	{
 		snprintf(errbuf, errlen, "out of memory");
 		return FENCE_ERR;

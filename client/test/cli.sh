@@ -770,7 +770,7 @@ test_cli_exec() {
 	# the extension names its edition (the SQL edition's: test/e2e/sql_edition.sh)
 	grep -qx "FENCE_PG_EDITION=c" "$TMP/out"
 	expect_rc 0 "$F" show "$res" --pg "$PGC" --json
-	grep -q ',"pg_edition":"c"}$' "$TMP/out"
+	grep -q ',"pg_edition":"c","pg_standby":false}$' "$TMP/out"
 	expect_rc 0 "$F" exec "$res" --pg "$PGC" --json 'SELECT 1'
 	grep -q '"result":\[\["1"\]\]' "$TMP/out"
 	# an SQL error is neither stale nor unreachable
@@ -870,7 +870,7 @@ test_cli_exec_stale() {
 		grep -Eqx "FENCE_PG_LAST_REFUSAL=[0-9-]{10}T[0-9:.]+Z" "$TMP/out"
 		[ "$(sed -n 's/^FENCE_PG_ACCEPTED=//p' "$TMP/out")" -ge 3 ]
 		expect_rc 0 "$F" show "$res" --pg "$PGC" --json
-		grep -q '"pg_token":2,"pg_stats":{"accepted":[0-9]*,"stale":1,"missing":0,"invalid":0,"last_refusal":"[^"]*","last_refused_token":1},"pg_edition":"c"}' "$TMP/out"
+		grep -q '"pg_token":2,"pg_stats":{"accepted":[0-9]*,"stale":1,"missing":0,"invalid":0,"last_refusal":"[^"]*","last_refused_token":1},"pg_edition":"c","pg_standby":false}' "$TMP/out"
 	fi
 }
 
