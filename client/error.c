@@ -18,6 +18,7 @@ fence_set_error(fence_ctx *ctx, int err, const char *fmt,...)
 
 	ctx->err = err;
 	ctx->conn->pg_hint[0] = '\0';
+	ctx->conn->pg_hint_grant = 0;
 	va_start(ap, fmt);
 	vsnprintf(ctx->errstr, sizeof(ctx->errstr), fmt, ap);
 	va_end(ap);
@@ -29,6 +30,7 @@ fence_clear_error(fence_ctx *ctx)
 	ctx->err = 0;
 	ctx->errstr[0] = '\0';
 	ctx->conn->pg_hint[0] = '\0';
+	ctx->conn->pg_hint_grant = 0;
 }
 
 const char *

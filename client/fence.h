@@ -306,6 +306,23 @@ int			fence_list(fence_ctx *ctx, const char *pattern, fence_held **leases,
 void		fence_list_free(fence_held *leases, size_t n);
 int			fence_check_pattern(const char *pattern, char *errbuf, size_t errlen);
 
+/*
+ * The token counters of the resources whose name matches "pattern" (as
+ * fence_list takes it; NULL: all): the last token handed out for each,
+ * sorted by name ("*counters", "*n"; free with fence_counters_free).
+ * Found with SCAN on every node that holds keys.  What "fence resync"
+ * raises PostgreSQL's marks to after a failover to an asynchronous
+ * standby (fence.resync()).
+ */
+typedef struct fence_counter
+{
+	char	   *resource;
+	long long	token;			/* last token handed out */
+} fence_counter;
+int			fence_counters(fence_ctx *ctx, const char *pattern,
+						   fence_counter **counters, size_t *n);
+void		fence_counters_free(fence_counter *counters, size_t n);
+
 /* The heartbeat thread: extends every ttl/3 on its own connection. */
 int			fence_heartbeat_start(fence_ctx *ctx, fence_lease *lease,
 								  fence_lost_fn cb, void *arg);

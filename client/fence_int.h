@@ -42,7 +42,7 @@ enum fence_script
 
 /* Room for the hint of a PostgreSQL error (pg.c): a GRANT with a role's
  * name. */
-#define FENCE_PG_HINT_LEN 640
+#define FENCE_PG_HINT_LEN 1024
 
 /* A quorum of more nodes buys nothing but round-trip time. */
 #define FENCE_MAX_QUORUM_NODES 15
@@ -186,6 +186,8 @@ struct fence_conn
 	/* the fix for the last error, when setting up PostgreSQL is one
 	 * (pg.c); "" otherwise, cleared with the error (error.c) */
 	char		pg_hint[FENCE_PG_HINT_LEN];
+	int			pg_hint_grant;	/* pg_hint's grant is the C extension's
+								 * until the edition is known (pg.c) */
 	/* the name in front of new owner ids, or "" (owner.c) */
 	char		owner_name[FENCE_MAX_OWNER_NAME + 1];
 };

@@ -290,7 +290,8 @@ fence_waiters_free(char **owners, size_t n)
  * three are refused there.
  */
 static int
-scan_pattern(const char *pattern, char **match, char *errbuf, size_t errlen)
+scan_pattern(const char *pattern, const char *suffix, char **match,
+			 char *errbuf, size_t errlen)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	size_t		len = strlen(pattern),
@@ -310,7 +311,7 @@ scan_pattern(const char *pattern, char **match, char *errbuf, size_t errlen)
 				 len, MAX_PATTERN_LEN);
 		return FENCE_ERR;
 	}
-	if ((out = malloc(sizeof("fence:{}:lock") + 3 * len)) == NULL)
+	if ((out = malloc(sizeof("fence:{}:") + strlen(suffix) + 3 * len)) == NULL)
 	{
 		snprintf(errbuf, errlen, "out of memory");
 		return FENCE_ERR;
@@ -347,7 +348,7 @@ scan_pattern(const char *pattern, char **match, char *errbuf, size_t errlen)
 			in_set = 0;
 		*p++ = (char) c;
 	}
-	strcpy(p, "}:lock");
+	sprintf(p, "}:%s", suffix);
 	*match = out;
 	return FENCE_OK;
 }
@@ -360,7 +361,7 @@ fence_check_pattern(const char *pattern, char *errbuf, size_t errlen)
 
 	if (pattern == NULL)
 		return FENCE_OK;
-	if (scan_pattern(pattern, &match, errbuf, errlen) != FENCE_OK)
+	if (scan_pattern(pattern, "lock", &match, errbuf, errlen) != FENCE_OK)
 		return FENCE_ERR;
 	free(match);
 	return FENCE_OK;
@@ -373,16 +374,18 @@ fence_check_pattern(const char *pattern, char *errbuf, size_t errlen)
  * lock, and is skipped.  -1 when out of memory.
  */
 static int
-add_resource(strings *names, const char *key, size_t len)
+add_resource(strings *names, const char *key, size_t len, const char *suffix)
 {
 	char		name[FENCE_MAX_RESOURCE_LEN + 1];
 	size_t		i,
-				n = 0;
+				n = 0,
+				tail = strlen(suffix) + 2;	/* "}:" and the suffix */
 
-	if (len < sizeof("fence:{x}:lock") - 1 || memcmp(key, "fence:{", 7) != 0 ||
-		memcmp(key + len - 6, "}:lock", 6) != 0)
+	if (len < 7 + 1 + tail || memcmp(key, "fence:{", 7) != 0 ||
+		key[len - tail] != '}' || key[len - tail + 1] != ':' ||
+		memcmp(key + len - tail + 2, suffix, tail - 2) != 0)
 		return 0;
-	for (i = 7; i < len - 6; i++)
+	for (i = 7; i < len - tail; i++)
 	{
 		char		c = key[i];
 
@@ -390,7 +393,7 @@ add_resource(strings *names, const char *key, size_t len)
 			return 0;
 		if (c == '%')
 		{
-			if (i + 2 >= len - 6)
+			if (i + 2 >= len - tail)
 				return 0;
 			if (key[i + 1] == '2' && key[i + 2] == '5')
 				c = '%';
@@ -414,7 +417,8 @@ add_resource(strings *names, const char *key, size_t len)
  * an error that fails the list.
  */
 static int
-scan_node(fence_ctx *ctx, int node, const char *match, strings *names)
+scan_node(fence_ctx *ctx, int node, const char *match, const char *suffix,
+		  strings *names)
 {
 	char		cursor[32] = "0";
 
@@ -442,7 +446,7 @@ scan_node(fence_ctx *ctx, int node, const char *match, strings *names)
 		for (i = 0; i < keys->elements; i++)
 		{
 			if (keys->element[i]->type == REDIS_REPLY_STRING &&
-				add_resource(names, keys->element[i]->str, keys->element[i]->len) != 0)
+				add_resource(names, keys->element[i]->str, keys->element[i]->len, suffix) != 0)
 			{
 				freeReplyObject(r);
 				return oom(ctx);
@@ -466,7 +470,7 @@ by_name(const void *a, const void *b)
  * majority has its lock on a node that answered.
  */
 static int
-scan_all(fence_ctx *ctx, const char *match, strings *names)
+scan_all(fence_ctx *ctx, const char *match, const char *suffix, strings *names)
 {
 	char		why[FENCE_ERRSTR_LEN] = "";
 	int			node,
@@ -478,7 +482,7 @@ scan_all(fence_ctx *ctx, const char *match, strings *names)
 
 	for (node = 0;; node++)
 	{
-		rc = scan_node(ctx, node, match, names);
+		rc = scan_node(ctx, node, match, suffix, names);
 		if (rc == 2)
 			break;
 		if (rc == 3)
@@ -495,7 +499,7 @@ scan_all(fence_ctx *ctx, const char *match, strings *names)
 	}
 	if (fence_store_is_quorum(ctx) && answered * 2 <= nodes)
 	{
-		fence_set_error(ctx, FENCE_ERR_IO, "could not list leases: %d of %d Redis nodes answered, a majority needs %d; %s",
+		fence_set_error(ctx, FENCE_ERR_IO, "could not scan the keys: %d of %d Redis nodes answered, a majority needs %d; %s",
 						answered, nodes, nodes / 2 + 1, why);
 		return FENCE_ERR;
 	}
@@ -567,13 +571,13 @@ fence_list(fence_ctx *ctx, const char *pattern, fence_held **leases, size_t *n)
 	fence_clear_error(ctx);
 	*leases = NULL;
 	*n = 0;
-	if (scan_pattern(pattern != NULL ? pattern : "*", &match, ctx->errstr,
+	if (scan_pattern(pattern != NULL ? pattern : "*", "lock", &match, ctx->errstr,
 					 sizeof(ctx->errstr)) != FENCE_OK)
 	{
 		ctx->err = strcmp(ctx->errstr, "out of memory") == 0 ? FENCE_ERR_OOM : FENCE_ERR_ARG;
 		return FENCE_ERR;
 	}
-	rc = scan_all(ctx, match, &names);
+	rc = scan_all(ctx, match, "lock", &names);
 	free(match);
 	if (rc != FENCE_OK)
 		goto fail;
@@ -613,4 +617,95 @@ fence_list_free(fence_held *leases, size_t n)
 		free(leases[i].owner);
 	}
 	free(leases);
+}
+
+/* --- token counters ---------------------------------------------------------- */
+
+/*
+ * fence_counters: every resource whose name matches "pattern" (as
+ * fence_list takes it; NULL: all) that has a token counter, with the
+ * counter: the last token handed out for it ("*counters", "*n", sorted by
+ * name; free with fence_counters_free).  Found with SCAN for
+ * fence:{P}:token on every node that holds keys (every master must
+ * answer; on a quorum a majority), and each counter read as fence_show
+ * reads it.  What "fence resync" raises PostgreSQL's marks to after a
+ * failover to a standby that missed announces: the counter only grows and
+ * is at least every token handed out.
+ */
+int
+fence_counters(fence_ctx *ctx, const char *pattern, fence_counter **counters,
+			   size_t *n)
+{
+	strings		names = {NULL, 0, 0};
+	fence_counter *out = NULL;
+	char	   *match = NULL;
+	size_t		i,
+				got = 0;
+
+	fence_clear_error(ctx);
+	*counters = NULL;
+	*n = 0;
+	if (scan_pattern(pattern != NULL ? pattern : "*", "token", &match, ctx->errstr,
+					 sizeof(ctx->errstr)) != FENCE_OK)
+	{
+		ctx->err = strcmp(ctx->errstr, "out of memory") == 0 ? FENCE_ERR_OOM : FENCE_ERR_ARG;
+		return FENCE_ERR;
+	}
+	if (scan_all(ctx, match, "token", &names) != FENCE_OK)
+	{
+		free(match);
+		goto fail;
+	}
+	free(match);
+	if (names.n > 0 && (out = calloc(names.n, sizeof(fence_counter))) == NULL)
+	{
+		oom(ctx);
+		goto fail;
+	}
+	for (i = 0; i < names.n; i++)
+	{
+		fence_keys	keys;
+		fence_info	info = {NULL, -2, 0};
+		long long	token;
+		int			rc;
+
+		if (fence_keys_init(&keys, names.s[i]) != FENCE_OK)
+		{
+			oom(ctx);
+			goto fail;
+		}
+		rc = fence_store_show(ctx, keys.lock, keys.token, &info);
+		fence_keys_free(&keys);
+		token = info.token;
+		fence_info_free(&info);
+		if (rc != 1)
+			goto fail;
+		if (token <= 0)
+			continue;			/* deleted since the scan */
+		out[got].resource = names.s[i];
+		names.s[i] = NULL;
+		out[got++].token = token;
+	}
+	for (i = 0; i < names.n; i++)
+		free(names.s[i]);
+	free(names.s);
+	fence_clear_error(ctx);
+	*counters = out;
+	*n = got;
+	return FENCE_OK;
+
+fail:
+	strings_free(&names);
+	fence_counters_free(out, got);
+	return FENCE_ERR;
+}
+
+void
+fence_counters_free(fence_counter *counters, size_t n)
+{
+	size_t		i;
+
+	for (i = 0; i < n; i++)
+		free(counters[i].resource);
+	free(counters);
 }

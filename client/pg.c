@@ -40,6 +40,68 @@
 #define FENCE_SQL_THEIRS 0
 
 /*
+ * The README's grant of an application role, the one grant that every verb
+ * needs, for the edition that the database runs (fence.edition(), granted
+ * to PUBLIC): the SQL edition has anycompatiblearray overloads where the
+ * C extension has "any" ones, and a grant that names a function the
+ * database does not have fails as a whole.  The C extension's when the
+ * edition cannot be read (an extension older than fence.edition(), or a
+ * transaction that failed).
+ */
+#define GRANT_C \
+	"GRANT EXECUTE ON FUNCTION fence.advance(text, bigint, text), " \
+	"fence.fenced_update(text, bigint, text), " \
+	"fence.fenced_update(text, bigint, text, \"any\"), " \
+	"fence.fenced_update(text, bigint, text, text[]), " \
+	"fence.advance_many(text[], bigint[], text[]), " \
+	"fence.fenced_update_many(text[], bigint[], text), " \
+	"fence.fenced_update_many(text[], bigint[], text, \"any\"), " \
+	"fence.fenced_update_many(text[], bigint[], text, text[]), " \
+	"fence.mark(text)"
+#define GRANT_SQL \
+	"GRANT EXECUTE ON FUNCTION fence.advance(text, bigint, text), " \
+	"fence.fenced_update(text, bigint, text), " \
+	"fence.fenced_update(text, bigint, text, text[]), " \
+	"fence.fenced_update(text, bigint, text, anycompatiblearray), " \
+	"fence.advance_many(text[], bigint[], text[]), " \
+	"fence.fenced_update_many(text[], bigint[], text), " \
+	"fence.fenced_update_many(text[], bigint[], text, text[]), " \
+	"fence.fenced_update_many(text[], bigint[], text, anycompatiblearray), " \
+	"fence.mark(text)"
+
+static const char *
+grant_of(PGconn *pg)
+{
+	PGresult   *r = PQexec(pg, "SELECT fence.edition()");
+	int			sql = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 &&
+		strcmp(PQgetvalue(r, 0, 0), "sql") == 0;
+
+	PQclear(r);
+	return sql ? GRANT_SQL : GRANT_C;
+}
+
+/*
+ * The hint for a role without the grant.  The edition is asked on an
+ * idle connection; inside fence_exec's transaction (a pipeline, or a
+ * transaction that failed) it cannot be, so the C extension's grant is
+ * written and the edition asked once the transaction is rolled back
+ * (rollback()).
+ */
+static void
+grant_hint(fence_ctx *ctx, PGconn *pg)
+{
+	char	   *who = PQuser(pg) ? PQescapeIdentifier(pg, PQuser(pg), strlen(PQuser(pg))) : NULL;
+	int			idle = PQtransactionStatus(pg) == PQTRANS_IDLE;
+
+	snprintf(ctx->conn->pg_hint, sizeof(ctx->conn->pg_hint),
+			 "The role may not call fence's functions. As a superuser (or the "
+			 "extension's owner), grant them: %s TO %s;",
+			 idle ? grant_of(pg) : GRANT_C, who ? who : "ROLE");
+	ctx->conn->pg_hint_grant = !idle;
+	PQfreemem(who);
+}
+
+/*
  * An error of fence's own SQL that setting up the database fixes: say how
  * (fence_pg_hint).  By SQLSTATE, not by message, which the server's
  * language changes: 42501 (insufficient_privilege) is the missing grant
@@ -52,21 +114,10 @@
 static void
 setup_hint(fence_ctx *ctx, PGconn *pg, const char *state)
 {
-	char	   *who;
 	const char *db = PQdb(pg) ? PQdb(pg) : "";
 
 	if (strcmp(state, "42501") == 0)
-	{
-		who = PQuser(pg) ? PQescapeIdentifier(pg, PQuser(pg), strlen(PQuser(pg))) : NULL;
-		snprintf(ctx->conn->pg_hint, sizeof(ctx->conn->pg_hint),
-				 "The role may not call fence's functions. As a superuser (or the "
-				 "extension's owner), grant them: GRANT EXECUTE ON FUNCTION "
-				 "fence.advance(text, bigint, text), fence.fenced_update(text, bigint, text), "
-				 "fence.fenced_update(text, bigint, text, \"any\"), "
-				 "fence.fenced_update(text, bigint, text, text[]), fence.mark(text) TO %s;",
-				 who ? who : "ROLE");
-		PQfreemem(who);
-	}
+		grant_hint(ctx, pg);
 	else if (strcmp(state, "3F000") == 0)
 		snprintf(ctx->conn->pg_hint, sizeof(ctx->conn->pg_hint),
 				 "The extension is not installed in database \"%.200s\". "
@@ -283,13 +334,19 @@ fence_announce(fence_ctx *ctx, fence_lease *l, PGconn *pg)
 	return FENCE_ERR;
 }
 
-/* End the transaction fence_exec began, if it is still open. */
+/*
+ * End the transaction fence_exec began, if it is still open; then the
+ * grant of a hint can name the database's edition (grant_hint()).
+ */
 static void
-rollback(PGconn *pg)
+rollback(fence_ctx *ctx, PGconn *pg)
 {
 	if (PQtransactionStatus(pg) == PQTRANS_INTRANS ||
 		PQtransactionStatus(pg) == PQTRANS_INERROR)
 		PQclear(PQexec(pg, "ROLLBACK"));
+	if (ctx->conn->pg_hint_grant && ctx->conn->pg_hint[0] != '\0' &&
+		PQtransactionStatus(pg) == PQTRANS_IDLE)
+		grant_hint(ctx, pg);
 }
 
 /*
@@ -335,13 +392,13 @@ commit_if_held(fence_ctx *ctx, fence_lease *l, PGconn *pg, PGresult *res, int ow
 	{
 		PQclear(res);
 		if (own_tx)
-			rollback(pg);
+			rollback(ctx, pg);
 		return NULL;
 	}
 	if (own_tx && simple_command(ctx, pg, "COMMIT") != FENCE_OK)
 	{
 		PQclear(res);
-		rollback(pg);
+		rollback(ctx, pg);
 		return NULL;
 	}
 	return res;
@@ -382,7 +439,7 @@ exec_stepwise(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
 
 fail:
 	if (own_tx)
-		rollback(pg);
+		rollback(ctx, pg);
 	return NULL;
 }
 #endif
@@ -497,7 +554,7 @@ exec_pipelined(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
 			fence_set_error(ctx, FENCE_ERR_PG, "fenced statement returned no result");
 		PQclear(out);
 		if (own_tx)
-			rollback(pg);
+			rollback(ctx, pg);
 		return NULL;
 	}
 	return commit_if_held(ctx, l, pg, out, own_tx);

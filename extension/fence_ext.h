@@ -59,6 +59,11 @@ extern char *fence_setting_token;	/* fence.token, parsed by the guard */
 extern char *fence_setting_owner;	/* fence.owner */
 extern int	fence_max_step;			/* fence.max_step, 0 = no limit */
 extern const char *fence_session_owner(const char *resource);
+extern bool fence_valid_text(const char *text);
+extern void fence_check_text(const char *text, const char *what);
+extern void fence_settings_usable(void);
+extern void fence_prevent_read_only(const char *what);
+extern void fence_settings_assigned(void);
 
 /* tokens.c: fence.tokens, several (resource, token, owner) in one setting */
 extern char *fence_setting_tokens;

@@ -561,7 +561,7 @@ fence_fenced_update(PG_FUNCTION_ARGS)
 				 errmsg("resource name must not be null")));
 	resource = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	/* the check locks and may write fence.fences (rule.c) */
-	PreventCommandIfReadOnly("fence.fenced_update()");
+	fence_prevent_read_only("fence.fenced_update()");
 	if (PG_ARGISNULL(1))
 	{
 		fence_refuse_missing(resource);
@@ -592,7 +592,7 @@ fence_fenced_update_many(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("resources must not be empty"),
 				 errhint("Name the resource of every lease the statement writes under.")));
-	PreventCommandIfReadOnly("fence.fenced_update_many()");
+	fence_prevent_read_only("fence.fenced_update_many()");
 
 	PG_RETURN_INT64(fenced_statement(fcinfo, &list));
 }

@@ -265,7 +265,7 @@ guard_state(FunctionCallInfo fcinfo, TriggerData *trigdata)
 	 * Once per statement: a read-only transaction can still write a
 	 * temporary table, but not check its fence (rule.c).
 	 */
-	PreventCommandIfReadOnly("fence.guard()");
+	fence_prevent_read_only("fence.guard()");
 
 	if (trigger->tgnargs != 3 || trigger->tgargs[0][0] == '\0')
 		ereport(ERROR,

@@ -245,7 +245,7 @@ fence_advance_many(PG_FUNCTION_ARGS)
 	int			i;
 
 	list = fence_resource_list(fcinfo, 0, 1, 2);
-	PreventCommandIfReadOnly("fence.advance_many()");
+	fence_prevent_read_only("fence.advance_many()");
 	previous = palloc(sizeof(int64) * Max(list.n, 1));
 	fence_check_and_advance_list(&list, previous);
 

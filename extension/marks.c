@@ -33,6 +33,7 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/inval.h"
 #include "utils/memutils.h"
@@ -61,6 +62,13 @@ static void writable_fences(FenceTable *ft);
  * fence_check_and_advance() then inserts first for the next resource.
  */
 static bool made_mark_last = false;
+
+/*
+ * Whether this transaction wrote a mark (made, moved, lowered or removed
+ * one): its commit is then made durable, whatever the session asked for
+ * (durable_commit()).
+ */
+static bool wrote_mark = false;
 
 /*
  * Would accepting "token" (from "owner") over the mark "hw" (whose owner is
@@ -289,6 +297,7 @@ fence_mark_insert(FenceTable *ft, const char *resource, int64 token,
 	{
 		CommandCounterIncrement();
 		made_mark_last = true;
+		wrote_mark = true;
 	}
 	return !conflict;
 }
@@ -335,6 +344,7 @@ fence_mark_update(FenceTable *ft, ItemPointer tid, const char *resource,
 		ResetPerTupleExprContext(ft->estate);
 		ExecDropSingleTupleTableSlot(slot);
 	}
+	wrote_mark = true;
 	/* let the rest of the transaction see it, as a statement would */
 	CommandCounterIncrement();
 }
@@ -348,6 +358,7 @@ fence_mark_delete(FenceTable *ft, ItemPointer tid)
 {
 	writable_fences(ft);
 	simple_heap_delete(ft->rel, tid);
+	wrote_mark = true;
 	CommandCounterIncrement();
 }
 
@@ -430,11 +441,48 @@ fences_invalidated(Datum arg, Oid relid)
 		kept_relid = InvalidOid;
 }
 
+/*
+ * durable_commit: make the commit of a transaction that wrote a mark wait
+ * for its WAL to be flushed here and, where synchronous_standby_names is
+ * set, on the synchronous standbys: synchronous_commit at least "on" for
+ * this commit.
+ *
+ * A mark that a commit acknowledged must survive a crash and a failover to
+ * a synchronous standby: the new holder was told that its token is in
+ * force, and a mark that comes back lower after a crash lets the old
+ * holder's stale token through.  synchronous_commit = off (or local, or
+ * remote_write) is a setting any role may choose for its own transactions,
+ * so it is raised here, at commit (in the pre-commit callback, after the
+ * last deferred trigger and the last statement of the transaction), where
+ * nothing the session does can lower it again: a SET LOCAL made after the
+ * write has run by then.  The setting is a transaction-local one and is put
+ * back when the transaction ends, as SET LOCAL would be.  RecordTransaction-
+ * Commit() reads synchronous_commit after the pre-commit callbacks, and
+ * SyncRepWaitForLSN() reads the wait mode that its assign hook sets, so
+ * both the local flush and the wait for the standbys follow (PostgreSQL 13
+ * to 18 alike).  Transactions that only checked an unchanged mark wrote
+ * no mark and keep the session's setting.
+ */
+static void
+durable_commit(void)
+{
+	if (synchronous_commit >= SYNCHRONOUS_COMMIT_REMOTE_FLUSH)
+		return;
+	(void) set_config_option("synchronous_commit", "on", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_LOCAL, true, ERROR,
+							 false);
+}
+
 static void
 fences_xact_callback(XactEvent event, void *arg)
 {
 	switch (event)
 	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			if (wrote_mark)
+				durable_commit();
+			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_ABORT:
@@ -447,6 +495,7 @@ fences_xact_callback(XactEvent event, void *arg)
 			locked_relid = locked_pkey = InvalidOid;
 			locked_for_writes = false;
 			made_mark_last = false;
+			wrote_mark = false;
 			break;
 		default:
 			break;

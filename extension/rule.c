@@ -118,6 +118,7 @@ fence_check_resource_name(const char *resource)
 				 errmsg("resource name is too long"),
 				 errdetail("The name has %zu bytes; the limit is %d.",
 						   len, FENCE_MAX_RESOURCE_LEN)));
+	fence_check_text(resource, "resource name");
 }
 
 static void
@@ -157,6 +158,8 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 	MemoryContext oldcxt;
 
 	fence_check_resource_name(resource);
+	if (owner != NULL)
+		fence_check_text(owner, "owner");
 	if (token <= 0)
 	{
 		fence_stats_refused(resource, FENCE_REFUSED_INVALID, token, true);
@@ -301,7 +304,7 @@ fence_advance(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("resource name must not be null")));
 	resource = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	PreventCommandIfReadOnly("fence.advance()");
+	fence_prevent_read_only("fence.advance()");
 	if (PG_ARGISNULL(1))
 	{
 		fence_refuse_missing(resource);
@@ -341,7 +344,7 @@ fence_reset(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("resource name and token must not be null")));
-	PreventCommandIfReadOnly("fence.reset()");
+	fence_prevent_read_only("fence.reset()");
 	resource = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	token = PG_GETARG_INT64(1);
 	fence_check_resource_name(resource);
@@ -371,4 +374,129 @@ fence_reset(PG_FUNCTION_ARGS)
 					resource, (long long) mark.token, (long long) token,
 					GetUserNameFromId(GetUserId(), false))));
 	PG_RETURN_INT64(mark.token);
+}
+
+/* A resource and its counter, for fence.resync(). */
+typedef struct ResyncItem
+{
+	const char *resource;
+	int64		counter;
+} ResyncItem;
+
+/* qsort comparator: resource names in bytewise order */
+static int
+resync_order(const void *a, const void *b)
+{
+	return strcmp(((const ResyncItem *) a)->resource,
+				  ((const ResyncItem *) b)->resource);
+}
+
+/*
+ * fence.resync(resources text[], counters bigint[])
+ *	  Raise the mark of each resource to its lease's token counter in
+ *	  Redis, creating the mark where there is none; a mark at or above its
+ *	  counter is left alone, so a mark is never lowered.  Returns how many
+ *	  marks it raised or made.
+ *
+ *	  The repair after a failover to a standby that missed acknowledged
+ *	  announces (README: What it promises): such a standby brings back
+ *	  older marks, under which the tokens of earlier holders pass again.
+ *	  Redis's counter only grows and is at least every token it handed
+ *	  out, so a mark raised to it refuses every token below the newest one,
+ *	  and the newest holder's token still passes: a raised mark has no
+ *	  owner, and the first token equal to it records its owner, as after
+ *	  fence.reset().  "fence resync" reads the counters and calls this.
+ *
+ *	  The rows are locked exclusively in bytewise order of the names, as
+ *	  fence.advance_many() takes them, so a repair and a transfer cannot
+ *	  deadlock; a resource named twice is raised to the larger counter.
+ *	  Administrators only (it writes marks no lease asked for), like
+ *	  fence.reset(), and logged.
+ */
+PG_FUNCTION_INFO_V1(fence_resync);
+
+Datum
+fence_resync(PG_FUNCTION_ARGS)
+{
+	FenceResourceList list;
+	ResyncItem *items;
+	int64		changed = 0;
+	int64		made = 0;
+	FenceTable	ftd;
+	FenceTable *ft = &ftd;
+	MemoryContext oldcxt;
+	int			i;
+	int			n = 0;
+
+	fence_prevent_read_only("fence.resync()");
+	list = fence_resource_list(fcinfo, 0, 1, -1);
+
+	items = palloc(sizeof(ResyncItem) * Max(list.n, 1));
+	for (i = 0; i < list.n; i++)
+	{
+		if (list.tokens[i] <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("token counter of resource \"%s\" must be positive",
+							list.resources[i]),
+					 errdetail("Counter %lld was given.", (long long) list.tokens[i])));
+		items[i].resource = list.resources[i];
+		items[i].counter = list.tokens[i];
+	}
+	qsort(items, list.n, sizeof(ResyncItem), resync_order);
+	/* a name given twice: the larger counter */
+	for (i = 0; i < list.n; i++)
+	{
+		if (n > 0 && strcmp(items[i].resource, items[n - 1].resource) == 0)
+		{
+			items[n - 1].counter = Max(items[n - 1].counter, items[i].counter);
+			continue;
+		}
+		items[n++] = items[i];
+	}
+
+	oldcxt = MemoryContextSwitchTo(check_context());
+	fence_table_open(ft);
+	for (i = 0; i < n; i++)
+	{
+		const char *resource = items[i].resource;
+		int64		counter = items[i].counter;
+		FenceHash128 name = fence_registry_hash(resource);
+		bool		held;
+		int64		held_token;
+		const FenceHash128 *held_owner;
+		FenceMark	mark;
+		bool		inserted = false;
+
+		CHECK_FOR_INTERRUPTS();
+		held = fence_registry_find(&name, &held_token, &held_owner);
+		for (;;)
+		{
+			mark = fence_mark_lock(ft, resource, 0, NULL, held);
+			if (mark.exists)
+				break;
+			if (fence_mark_insert(ft, resource, counter, NULL, false))
+			{
+				inserted = true;
+				break;
+			}
+		}
+		if (inserted)
+			made++;
+		else if (mark.token < counter)
+			fence_mark_update(ft, &mark.tid, resource, counter, NULL);
+		else
+			continue;
+		changed++;
+		/* a token this transaction accepted below the new mark must not pass */
+		fence_registry_forget(&name);
+	}
+	fence_table_close(ft);
+	MemoryContextSwitchTo(oldcxt);
+
+	ereport(LOG,
+			(errmsg("fence.resync raised %lld marks and made %lld of %d resources, by role \"%s\"",
+					(long long) (changed - made), (long long) made, n,
+					GetUserNameFromId(GetUserId(), false))));
+	PG_RETURN_INT64(changed);
 }

@@ -33,6 +33,7 @@
 
 #include "common/hashfn.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "utils/guc.h"
 
 #include "compat.h"
@@ -334,6 +335,13 @@ fence_tokens_check(char **newval, void **extra, GucSource source)
 	int			allocated = 8;
 	TokenSet   *set;
 
+	if (!fence_valid_text(p))
+	{
+		GUC_check_errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE);
+		GUC_check_errdetail("The value is not valid in the database's encoding %s.",
+							GetDatabaseEncodingName());
+		return false;
+	}
 	GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
 	parsed = palloc(sizeof(ParsedEntry) * allocated);
 	for (;;)
@@ -369,6 +377,7 @@ void
 fence_tokens_assign(const char *newval, void *extra)
 {
 	tokens_in_force = (const TokenSet *) extra;
+	fence_settings_assigned();
 }
 
 /*
@@ -406,10 +415,12 @@ fence_parse_token(const char *text, int64 *token)
 bool
 fence_tokens_find(const char *resource, int64 *token, const char **owner)
 {
-	const TokenEntry *e = set_find(tokens_in_force, resource);
+	const TokenEntry *e;
 	const char *setting_owner;
 	int64		setting_token;
 
+	fence_settings_usable();
+	e = set_find(tokens_in_force, resource);
 	if (e == NULL)
 		return false;
 

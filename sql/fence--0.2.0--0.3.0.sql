@@ -6,6 +6,25 @@
 -- fence.mark() reports a floor for a resource without a mark.  What each object is for is said where sql/fence.sql creates
 -- it.
 
+-- The functions below are in 0.3.0's library.  With fence in
+-- shared_preload_libraries, the server keeps the library it started with
+-- until it restarts, so an update run after the 0.3.0 files were
+-- installed and before the restart would find 0.2.0's library, which has
+-- none of them: refuse it, before anything changes, with what to do.
+DO $probe$
+BEGIN
+    CREATE FUNCTION fence.fence_library_probe() RETURNS bigint
+        AS 'MODULE_PATHNAME', 'fence_reprotect_all' LANGUAGE C;
+    DROP FUNCTION fence.fence_library_probe();
+EXCEPTION WHEN undefined_function THEN
+    RAISE EXCEPTION USING
+        ERRCODE = 'object_not_in_prerequisite_state',
+        MESSAGE = 'this server still runs the library of fence 0.2.0: restart PostgreSQL first',
+        DETAIL = 'fence is in shared_preload_libraries, and a server keeps the library it started with until it restarts; the update to 0.3.0 needs the 0.3.0 library.',
+        HINT = 'Restart PostgreSQL, then run ALTER EXTENSION fence UPDATE again.';
+END
+$probe$;
+
 -- Room on each page of fence.fences for the marks to move without index
 -- entries, and VACUUM sooner (sql/fence.sql says why).  Pages written
 -- before keep their fill until their rows move or VACUUM FULL rewrites
@@ -170,6 +189,16 @@ AS $$ SELECT 'c'::pg_catalog.text $$;
 COMMENT ON FUNCTION fence.edition() IS
     'Which edition of fence this database runs: c (the extension) or sql (the SQL edition for hosted PostgreSQL)';
 
+-- After a failover to an asynchronous standby: raise every mark to its
+-- Redis counter (sql/fence.sql).
+CREATE FUNCTION fence.resync(resources text[], counters bigint[])
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fence_resync'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.resync(text[], bigint[]) FROM PUBLIC;
+COMMENT ON FUNCTION fence.resync(text[], bigint[]) IS
+    'Administrators only: raise the mark of each resource to its Redis token counter (never lowering, making missing marks); returns how many marks changed; logged';
+
 -- The objects made above get the ALTER DEFAULT PRIVILEGES of the role
 -- running the update, which could hand them out behind the REVOKEs: take
 -- every privilege on them from everybody but their owner.  (Grants on the
@@ -184,7 +213,8 @@ BEGIN
          WHERE (p.oid OPERATOR(pg_catalog.=) ANY (ARRAY['fence.reprotect_all()',
                                                         'fence.floor_prefix(text)',
                                                         'fence.forget(interval)',
-                                                        'fence.edition()']::pg_catalog.regprocedure[])
+                                                        'fence.edition()',
+                                                        'fence.resync(text[],bigint[])']::pg_catalog.regprocedure[])
                 OR p.proname OPERATOR(pg_catalog.=) ANY (ARRAY['advance_many', 'fenced_update_many']::pg_catalog.name[]))
            AND p.pronamespace OPERATOR(pg_catalog.=) 'fence'::pg_catalog.regnamespace
            AND a.grantee OPERATOR(pg_catalog.<>) p.proowner

@@ -231,6 +231,19 @@ REVOKE ALL ON FUNCTION fence.reset(text, bigint) FROM PUBLIC;
 COMMENT ON FUNCTION fence.reset(text, bigint) IS
     'Administrators only: set the mark of resource to token, or remove it (0); logged';
 
+-- After a failover to a standby that missed acknowledged announces: raise
+-- each mark to its resource's token counter in Redis (never lowering one),
+-- making the marks that are missing; "fence resync" reads the counters and
+-- calls it (README: What it promises).  Administrators only, like
+-- fence.reset(), and logged.
+CREATE FUNCTION fence.resync(resources text[], counters bigint[])
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'fence_resync'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION fence.resync(text[], bigint[]) FROM PUBLIC;
+COMMENT ON FUNCTION fence.resync(text[], bigint[]) IS
+    'Administrators only: raise the mark of each resource to its Redis token counter (never lowering, making missing marks); returns how many marks changed; logged';
+
 -- Delete the marks that have not moved for longer than older_than, and
 -- raise the floor of each one's prefix to it in the same transaction, so
 -- that no token at or below a forgotten mark is accepted again (README:

@@ -123,6 +123,7 @@ typedef struct options
 	int			hold;			/* acquire --hold */
 	const char *password_file;	/* --password-file, or NULL */
 	char	   *redis_auth;		/* "redis" with the password put in */
+	const char *prefix;			/* resync --prefix, or NULL */
 } options;
 
 /*
@@ -198,7 +199,7 @@ extern int	cmd_extend_set(fence_ctx *ctx, const options *o, int argc, char **arg
 extern void signal_all(pid_t pgid, int sig);
 extern int	all_gone(pid_t pid, int *status, int *main_done, int *stopsig);
 
-/* the verbs: acquire.c, hold.c, show.c, list.c, exec.c, run.c */
+/* the verbs: acquire.c, hold.c, show.c, list.c, exec.c, run.c, resync.c */
 extern int	cmd_acquire(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_release(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_extend(fence_ctx *ctx, const options *o, int argc, char **argv);
@@ -207,6 +208,7 @@ extern int	cmd_list(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_hold(fence_ctx *ctx, const options *o, int argc, char **argv);
+extern int	cmd_resync(fence_ctx *ctx, const options *o, int argc, char **argv);
 
 /*
  * What fence run carries: the (resource, token, owner) triples read from

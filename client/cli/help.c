@@ -33,6 +33,8 @@ usage_options(void)
 	printf("      --hold               acquire: keep the lease alive, renewing it, until\n");
 	printf("                           SIGINT or SIGTERM, then give it back (exit 0);\n");
 	printf("                           exit 76 if it is lost meanwhile\n");
+	printf("      --prefix=PREFIX      resync: only the resources whose name starts\n");
+	printf("                           with PREFIX\n");
 	printf("      --death-signal=SIGNAL\n");
 	printf("                           run: the signal COMMAND gets if fence itself dies\n");
 	printf("                           (kill -9, a crash), by name or number (default: TERM)\n");
@@ -79,6 +81,9 @@ usage(void)
 	printf("                                               with --pg, the mark and fence.stats counts\n");
 	printf("  %s list    [PATTERN] [OPTION]...          held leases (owner, TTL, waiters) whose\n", progname);
 	printf("                                               resource matches PATTERN (a glob)\n");
+	printf("  %s resync  --pg CONNINFO [OPTION]...      after a failover to an asynchronous\n", progname);
+	printf("                                               standby: raise every mark to its\n");
+	printf("                                               token counter in Redis\n");
 	printf("  %s help    [VERB]                         this help, or VERB's\n", progname);
 	usage_options();
 	printf("\nURLs:\n");
@@ -200,6 +205,13 @@ static const verb_help helps[] = {
 		"Print the leases held now whose resource matches PATTERN (a glob: *, ?,\n"
 		"[...]), with owner, remaining TTL, token and waiters.",
 	"--timeout --redis --password-file --json --quiet --verbose"},
+	{"resync", "resync --pg CONNINFO [--prefix PREFIX]",
+		"After a failover to an asynchronous standby: read the token counter of\n"
+		"every resource in Redis (whose name starts with PREFIX), and raise each\n"
+		"mark in PostgreSQL to it with fence.resync(), never lowering one and making\n"
+		"the missing ones.  Prints FENCE_RESYNC_COUNTERS and FENCE_RESYNC_CHANGED.\n"
+		"Refused on a standby (exit 1); running it again changes nothing.",
+	"--pg --prefix --timeout --redis --password-file --json --quiet --verbose"},
 	{"help", "help [VERB]",
 		"Print fence's help, or VERB's.",
 	""},
@@ -250,5 +262,5 @@ print_help(const char *name)
 		printf("See \"%s --help\" for every option, the URLs and the exit status.\n", progname);
 		return 0;
 	}
-	return usage_error("no such command \"%s\" (acquire, release, extend, run, exec, show, list)", name);
+	return usage_error("no such command \"%s\" (acquire, release, extend, run, exec, show, list, resync)", name);
 }

@@ -10,6 +10,7 @@
  *	  fence exec    RESOURCE --pg CONNINFO [--] SQL [PARAM...]
  *	  fence show    RESOURCE [--pg CONNINFO]
  *	  fence list    [PATTERN]
+ *	  fence resync  --pg CONNINFO [--prefix PREFIX]
  *	  (acquire, release, extend, run, exec: -R RESOURCE, repeated, for a set:
  *	  sets.c, exec_set.c)
  *	  fence help    [VERB]
@@ -63,6 +64,7 @@ static const verb verbs[] = {
 	{"exec", 2, 1, "RESOURCE, --pg CONNINFO and SQL", cmd_exec},
 	{"show", 1, 0, "exactly one argument: RESOURCE", cmd_show},
 	{"list", 0, 0, "at most one argument: PATTERN", cmd_list, 1},
+	{"resync", 0, 0, "--pg CONNINFO and no argument", cmd_resync},
 };
 
 static const verb *
@@ -90,7 +92,7 @@ check_command_line(options *o, const verb *v, const char *err, int nargs, char *
 	if (*err)
 		return usage_error("%s", err);
 	if (v == NULL)
-		return usage_error("no command given (acquire, release, extend, run, exec, show or list)%s", "");
+		return usage_error("no command given (acquire, release, extend, run, exec, show, list or resync)%s", "");
 	if (o->shell != NULL && v->fn != cmd_run)
 		return usage_error("-c is for run only%s", "");
 	if (o->hold && v->fn != cmd_acquire)
@@ -106,13 +108,15 @@ check_command_line(options *o, const verb *v, const char *err, int nargs, char *
 			return rc;
 	}
 	else if ((o->shell == NULL && nargs < v->fixed) || (!v->variadic && nargs > v->fixed + v->optional) ||
-			 (v->fn == cmd_exec && o->pg == NULL))
+			 ((v->fn == cmd_exec || v->fn == cmd_resync) && o->pg == NULL))
 	{
 		snprintf(errbuf, sizeof(errbuf), "%s needs %s", v->name, v->needs);
 		return usage_error("%s", errbuf);
 	}
 	/* RESOURCE comes first; list's PATTERN is optional */
-	if (o->nresources > 0)
+	if (o->prefix != NULL && v->fn != cmd_resync)
+		return usage_error("--prefix is for resync only%s", "");
+	if (o->nresources > 0 || v->fn == cmd_resync)
 		rc = FENCE_OK;
 	else if (v->fn == cmd_list)
 		rc = nargs == 0 ? FENCE_OK : fence_check_pattern(args[0], errbuf, sizeof(errbuf));
@@ -189,6 +193,7 @@ main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{"timeout", required_argument, NULL, 'o' + 256},
 		{"hold", no_argument, NULL, 'H' + 256},
+		{"prefix", required_argument, NULL, 'X' + 256},
 		{"password-file", required_argument, NULL, 'P' + 256},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
@@ -309,6 +314,9 @@ main(int argc, char **argv)
 				break;
 			case 'H' + 256:
 				o.hold = 1;
+				break;
+			case 'X' + 256:
+				o.prefix = optarg;
 				break;
 			case 'P' + 256:
 				o.password_file = optarg;

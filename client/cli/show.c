@@ -88,6 +88,24 @@ show_edition(PGconn *pg, char *edition, size_t size)
 }
 
 /*
+ * Whether the server is a standby (pg_is_in_recovery()): 1 or 0, or -1 on
+ * an error, which is then in "pg".  A standby's marks are the primary's as
+ * replayed so far; after a failover to an asynchronous standby they may be
+ * behind the tokens handed out (fence resync).
+ */
+static int
+show_standby(PGconn *pg)
+{
+	PGresult   *r = PQexec(pg, "SELECT pg_catalog.pg_is_in_recovery()");
+	int			rc = -1;
+
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+		rc = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+	PQclear(r);
+	return rc;
+}
+
+/*
  * The live waiters, first first: FENCE_WAITERS=N, then FENCE_WAITER_1...
  * (one variable each: an owner id of another client may hold anything),
  * or "waiters": [...].
@@ -130,6 +148,7 @@ cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 	char	  **waiters = NULL;
 	size_t		nwaiters = 0;
 	int			code = 0,
+				standby = -1,
 				i;
 
 	if (argc != 1)
@@ -160,6 +179,15 @@ cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 			PQfinish(pg);
 			goto done;
 		}
+		if ((standby = show_standby(pg)) < 0)
+		{
+			fprintf(stderr, "%s: could not ask whether PostgreSQL is a standby: %s", progname, PQerrorMessage(pg));
+			code = PQstatus(pg) == CONNECTION_OK ? EXIT_FAIL : EXIT_UNAVAIL;
+			PQfinish(pg);
+			goto done;
+		}
+		if (standby)
+			note("warning: PostgreSQL is a standby: its mark is the primary's as replayed so far (after a failover to an asynchronous standby, run fence resync against the promoted server)");
 		/* the SQL edition keeps no counts: no warning that says so each time */
 		if (strcmp(edition, "sql") != 0 && show_stats(pg, argv[0], &stats) != 0)
 		{
@@ -212,6 +240,8 @@ cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 			printf(",\"pg_edition\":");
 			json_string(stdout, edition);
 		}
+		if (standby >= 0)
+			printf(",\"pg_standby\":%s", standby ? "true" : "false");
 		printf("}\n");
 	}
 	else
@@ -232,6 +262,8 @@ cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv)
 		}
 		if (*edition)
 			shell_assign("FENCE_PG_EDITION", edition);
+		if (standby >= 0)
+			shell_assign("FENCE_PG_STANDBY", standby ? "yes" : "no");
 		for (i = 0; stats != NULL && i < SHOW_STATS_FIELDS; i++)
 		{
 			char		name[48];

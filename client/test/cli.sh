@@ -770,7 +770,7 @@ test_cli_exec() {
 	# the extension names its edition (the SQL edition's: test/e2e/sql_edition.sh)
 	grep -qx "FENCE_PG_EDITION=c" "$TMP/out"
 	expect_rc 0 "$F" show "$res" --pg "$PGC" --json
-	grep -q ',"pg_edition":"c"}$' "$TMP/out"
+	grep -q ',"pg_edition":"c","pg_standby":false}$' "$TMP/out"
 	expect_rc 0 "$F" exec "$res" --pg "$PGC" --json 'SELECT 1'
 	grep -q '"result":\[\["1"\]\]' "$TMP/out"
 	# an SQL error is neither stale nor unreachable
@@ -870,7 +870,7 @@ test_cli_exec_stale() {
 		grep -Eqx "FENCE_PG_LAST_REFUSAL=[0-9-]{10}T[0-9:.]+Z" "$TMP/out"
 		[ "$(sed -n 's/^FENCE_PG_ACCEPTED=//p' "$TMP/out")" -ge 3 ]
 		expect_rc 0 "$F" show "$res" --pg "$PGC" --json
-		grep -q '"pg_token":2,"pg_stats":{"accepted":[0-9]*,"stale":1,"missing":0,"invalid":0,"last_refusal":"[^"]*","last_refused_token":1},"pg_edition":"c"}' "$TMP/out"
+		grep -q '"pg_token":2,"pg_stats":{"accepted":[0-9]*,"stale":1,"missing":0,"invalid":0,"last_refusal":"[^"]*","last_refused_token":1},"pg_edition":"c","pg_standby":false}' "$TMP/out"
 	fi
 }
 
@@ -984,7 +984,7 @@ test_cli_non_superuser() {
 # fix, found by SQLSTATE (42501; 3F000, 42883), and the fix it says works;
 # the caller's own statement failing with the same SQLSTATEs gets no hint.
 hint_grant() {
-	grep -qF "fence: hint: The role may not call fence's functions. As a superuser (or the extension's owner), grant them: GRANT EXECUTE ON FUNCTION fence.advance(text, bigint, text), fence.fenced_update(text, bigint, text), fence.fenced_update(text, bigint, text, \"any\"), fence.fenced_update(text, bigint, text, text[]), fence.mark(text) TO \"$1\";" "$TMP/err"
+	grep -qF "fence: hint: The role may not call fence's functions. As a superuser (or the extension's owner), grant them: GRANT EXECUTE ON FUNCTION fence.advance(text, bigint, text), fence.fenced_update(text, bigint, text), fence.fenced_update(text, bigint, text, \"any\"), fence.fenced_update(text, bigint, text, text[]), fence.advance_many(text[], bigint[], text[]), fence.fenced_update_many(text[], bigint[], text), fence.fenced_update_many(text[], bigint[], text, \"any\"), fence.fenced_update_many(text[], bigint[], text, text[]), fence.mark(text) TO \"$1\";" "$TMP/err"
 }
 hint_create() {
 	grep -qF "fence: hint: The extension is not installed in database \"$1\". As a superuser, run in it: CREATE EXTENSION fence;" "$TMP/err"

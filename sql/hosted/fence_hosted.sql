@@ -894,6 +894,73 @@ REVOKE ALL ON FUNCTION fence.reset(text, bigint) FROM PUBLIC;
 COMMENT ON FUNCTION fence.reset(text, bigint) IS
     'Administrators only: set the mark of resource to token, or remove it (0); logged';
 
+-- After a failover to a standby that missed acknowledged announces: raise
+-- each mark to its resource's token counter in Redis, never lowering one,
+-- making the marks that are missing; a raised mark has no owner, so the
+-- newest holder's token (equal to the counter) still writes.  Rows locked
+-- in bytewise order of the names, as _advance_list takes them; a resource
+-- named twice gets the larger counter.  "fence resync" reads the counters
+-- and calls it.  Administrators only, like fence.reset(), and logged
+-- (extension/rule.c, fence_resync).
+CREATE FUNCTION fence.resync(resources text[], counters bigint[])
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+    hw bigint;
+    changed bigint := 0;
+    made bigint := 0;
+    n int := 0;
+BEGIN
+    PERFORM fence._refuse_read_only('fence.resync()');
+    PERFORM fence._check_resource_list(resources, counters, NULL);
+    FOR r IN SELECT u.v, u.c FROM unnest(resources, counters) AS u(v, c) LOOP
+        IF r.c <= 0 THEN
+            RAISE EXCEPTION 'token counter of resource "%" must be positive', r.v
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = format('Counter %s was given.', r.c);
+        END IF;
+    END LOOP;
+    FOR r IN SELECT u.v AS resource, max(u.c) AS counter
+               FROM unnest(resources, counters) AS u(v, c)
+              GROUP BY u.v ORDER BY u.v COLLATE "C" LOOP
+        n := n + 1;
+        LOOP
+            SELECT f.token INTO hw FROM fence.fences f WHERE f.resource = r.resource FOR UPDATE;
+            IF FOUND THEN
+                IF hw < r.counter THEN
+                    UPDATE fence.fences f SET token = r.counter, owner = NULL, updated_at = now()
+                     WHERE f.resource = r.resource;
+                    changed := changed + 1;
+                    PERFORM fence._registry_set(r.resource, NULL, NULL);
+                END IF;
+                EXIT;
+            END IF;
+            INSERT INTO fence.fences (resource, token) VALUES (r.resource, r.counter)
+                ON CONFLICT ON CONSTRAINT fences_pkey DO NOTHING;
+            IF FOUND THEN
+                changed := changed + 1;
+                made := made + 1;
+                PERFORM fence._registry_set(r.resource, NULL, NULL);
+                EXIT;
+            END IF;
+        END LOOP;
+    END LOOP;
+    -- a repair that a crash undid would let the stale tokens in again
+    IF changed > 0 AND current_setting('synchronous_commit') IN ('off', 'local', 'remote_write') THEN
+        PERFORM set_config('synchronous_commit', 'on', true);
+    END IF;
+    RAISE LOG 'fence.resync raised % marks and made % of % resources, by role "%"',
+        changed - made, made, n, session_user;
+    RETURN changed;
+END
+$$;
+REVOKE ALL ON FUNCTION fence.resync(text[], bigint[]) FROM PUBLIC;
+COMMENT ON FUNCTION fence.resync(text[], bigint[]) IS
+    'Administrators only: raise the mark of each resource to its Redis token counter (never lowering, making missing marks); returns how many marks changed; logged';
+
 -- Delete the marks that have not moved for longer than older_than, and
 -- raise the floor of each one's prefix to it in the same transaction, so
 -- that no token at or below a forgotten mark is accepted again (README:

@@ -8,8 +8,11 @@
 # has only pg_monitor, returns exactly the columns its "metrics" name, a text for
 # each LABEL and a number (never NULL) for each COUNTER and GAUGE, with
 # the counts of those refusals; postgres_exporter (Debian's, unpacked by
-# deps.sh) loaded with that YAML serves them as pg_fence_stale{resource=...}
-# and pg_fence_total_*; and every metric its alert rules name is
+# deps.sh), started as docs/monitoring.md says (--auto-discover-databases,
+# --include-databases) and loaded with that YAML, serves them as
+# pg_fence_stale{datname=...,resource=...} and pg_fence_total_*, for the
+# database of its connection string and for a second database, where a
+# stale token was refused twice; and every metric its alert rules name is
 # among those it serves.
 #
 # postgres_exporter is Debian's binary, fetched with "apt-get download"
@@ -51,7 +54,9 @@ fi
 
 # one refusal of each kind for resource e2e:exp
 r=e2e:exp
+db2=fence_exp2_$$
 drop_all() {
+	dropdb --if-exists "$db2"
 	sql -c "DROP TABLE IF EXISTS exp_stock" -c "DROP ROLE IF EXISTS fence_exporter" \
 		-c "DELETE FROM fence.fences WHERE resource = '$r'"
 }
@@ -70,6 +75,12 @@ SQL
 [ "$(sqlstate -c "UPDATE exp_stock SET qty = 9")" = LF002 ] || fail "write without a token not refused"
 [ "$(sqlstate -c "SELECT fence.advance('$r', 0)")" = LF003 ] || fail "token 0 not refused"
 say "refused a stale, a missing and an invalid token for $r"
+# a second database: two stale tokens for the same resource name
+createdb -T template0 "$db2"
+sql -d "$db2" -c "CREATE EXTENSION fence" -c "SELECT fence.advance('$r', 5)" >/dev/null
+for t in 3 4; do
+	[ "$(sqlstate -d "$db2" -c "SELECT fence.advance('$r', $t)")" = LF001 ] || fail "stale advance not refused in $db2"
+done
 
 # each query, as the exporter's role, against what the YAML declares
 PGUSER=fence_exporter "$E2E_PY" - "$WORK/queries.yaml" "$r" <<'PY' || fail "a query does not give what its metrics declare"
@@ -122,21 +133,29 @@ PY
 port=$(spare_port)
 DATA_SOURCE_NAME="host=$PGHOST port=$PGPORT user=fence_exporter dbname=$PGDATABASE sslmode=disable" \
 	"$EXPORTER" --disable-default-metrics --disable-settings-metrics \
+	--auto-discover-databases --include-databases="$PGDATABASE,$db2" \
 	--extend.query-path="$WORK/queries.yaml" --web.listen-address="127.0.0.1:$port" \
 	>"$WORK/exporter.log" 2>&1 &
 E2E_PIDS+=("$!")
 scrape() {
 	"$E2E_PY" -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' \
 		"http://127.0.0.1:$port/metrics" >"$WORK/metrics" 2>/dev/null &&
-		grep -q '^pg_fence_total_stale[{ ]' "$WORK/metrics"
+		grep -q "^pg_fence_total_stale{datname=\"$db2\"" "$WORK/metrics"
 }
 wait_for "postgres_exporter to serve pg_fence_total_stale (log: $WORK/exporter.log)" 30 scrape
 grep '^pg_fence' "$WORK/metrics" | grep -F -e "resource=\"$r\"" -e total | sed 's/^/    | /'
+# served: NAME DATABASE VALUE
+served() {
+	grep -qE "^pg_fence_$1\{datname=\"$2\",resource=\"$r\"(,server=\"[^\"]*\")?\} $3\$" "$WORK/metrics" ||
+		fail "the exporter does not serve pg_fence_$1{datname=\"$2\",resource=\"$r\"} $3"
+}
 for m in stale missing invalid; do
-	grep -qx "pg_fence_$m{resource=\"$r\",server=\"[^\"]*\"} 1" "$WORK/metrics" ||
-		grep -qx "pg_fence_$m{resource=\"$r\"} 1" "$WORK/metrics" ||
-		fail "the exporter does not serve pg_fence_$m{resource=\"$r\"} 1"
+	served "$m" "$PGDATABASE" 1
 done
+served stale "$db2" 2
+served missing "$db2" 0
+grep -qE "^pg_fence_total_stale\{datname=\"$db2\"(,server=\"[^\"]*\")?\} 2\$" "$WORK/metrics" ||
+	fail "the exporter does not serve pg_fence_total_stale{datname=\"$db2\"} 2"
 grep -q '^# TYPE pg_fence_total_stale counter$' "$WORK/metrics" || fail "pg_fence_total_stale is not a counter"
 
 # every metric an alert rule names is served

@@ -24,7 +24,7 @@ sql -c "CREATE TABLE acct_stock (id int PRIMARY KEY, qty int NOT NULL);
 "$FENCE_BIN" show "$res" --pg "$PGCONN" >"$WORK/show" || fail "fence show --pg"
 grep -qx "FENCE_PG_EDITION=sql" "$WORK/show" || fail "fence show: $(cat "$WORK/show")"
 "$FENCE_BIN" show "$res" --pg "$PGCONN" --json >"$WORK/show.json" || fail "fence show --json"
-grep -q '"pg_stats":null,"pg_edition":"sql"}' "$WORK/show.json" || fail "fence show --json: $(cat "$WORK/show.json")"
+grep -q '"pg_stats":null,"pg_edition":"sql","pg_standby":false}' "$WORK/show.json" || fail "fence show --json: $(cat "$WORK/show.json")"
 
 eval "$("$FENCE_BIN" acquire "$res" --ttl 30s --pg "$PGCONN")" || fail "A's acquire"
 a_token=$FENCE_TOKEN a_owner=$FENCE_OWNER

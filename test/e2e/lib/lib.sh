@@ -93,11 +93,76 @@ e2e_cleanup() {
 		# the history is long: say again what failed, where a tail shows it
 		[ -z "$E2E_FAILED" ] || say "FAIL: $E2E_FAILED"
 	fi
+	for pid in "${E2E_PG_NODES[@]}"; do
+		[ ! -f "$pid/postmaster.pid" ] ||
+			as_pg "$PG_BINDIR/pg_ctl" -D "$pid" -m immediate -w stop >/dev/null 2>&1 || true
+	done
 	# servers.sh stops our own Redis servers and, if we started it, PostgreSQL
 	[ "$E2E_OWN_SERVERS" = 1 ] || FENCE_PGDATA=
 	FENCE_KEEP_TMP=${FENCE_KEEP_TMP:-}
 	servers_stop
 	exit "$rc"
+}
+
+# PostgreSQL servers of a test's own (a crash, a standby), apart from the
+# shared one: pg_node_init NAME [-c name=value ...] makes $WORK/NAME with
+# initdb and its settings, pg_node_up NAME starts it and sets PORT_<NAME>;
+# pg_node_crash NAME kills every process of it with SIGKILL, by pid (the
+# postmaster's, read from postmaster.pid, and its children's), as a crash
+# of the machine's PostgreSQL would end them.  Stopped on exit.
+E2E_PG_NODES=()
+pg_node_init() {
+	local name=$1 dir=$WORK/$1 port opt
+	shift
+	port=$(spare_port)
+	mkdir -p "$dir" "$WORK/sock"
+	[ "$(id -u)" -ne 0 ] || chown postgres: "$dir" "$WORK/sock"
+	as_pg "$PG_BINDIR/initdb" -D "$dir" -U postgres -A trust --no-sync -E UTF8 \
+		--locale=C >"$WORK/$name.initdb.log" 2>&1 || { cat "$WORK/$name.initdb.log"; return 1; }
+	pg_node_conf "$name" "$port" "$@"
+}
+# pg_node_conf NAME PORT [-c name=value ...]: the settings of a node.
+pg_node_conf() {
+	local name=$1 dir=$WORK/$1 port=$2 opt
+	shift 2
+	cat >>"$dir/postgresql.conf" <<-CONF
+		port = $port
+		listen_addresses = '127.0.0.1'
+		unix_socket_directories = '$WORK/sock'
+		log_min_messages = warning
+		log_line_prefix = '%m [%p] '
+	CONF
+	for opt in "$@"; do
+		[ "$opt" = -c ] && continue
+		echo "${opt%%=*} = '${opt#*=}'" >>"$dir/postgresql.conf"
+	done
+	printf -v "PORT_$name" %s "$port"
+}
+pg_node_up() {
+	local dir=$WORK/$1
+	E2E_PG_NODES+=("$dir")
+	touch "$WORK/$1.log"
+	[ "$(id -u)" -ne 0 ] || chown postgres: "$WORK/$1.log"
+	as_pg "$PG_BINDIR/pg_ctl" -D "$dir" -l "$WORK/$1.log" -w -t 60 start >/dev/null ||
+		{ cat "$WORK/$1.log"; return 1; }
+}
+pg_node_crash() {
+	local dir=$WORK/$1 pm kids
+	pm=$(head -n 1 "$dir/postmaster.pid")
+	kids=$(pgrep -P "$pm" || true)
+	# shellcheck disable=SC2086 # a list of pids
+	kill -9 "$pm" $kids
+	while kill -0 "$pm" 2>/dev/null; do sleep 0.05; done
+	for pm in $kids; do
+		while kill -0 "$pm" 2>/dev/null; do sleep 0.05; done
+	done
+}
+# node_sql NAME ARG...: psql on node NAME.
+node_sql() {
+	local name=$1 port
+	shift
+	port=PORT_$name
+	psql -X -qAt -v ON_ERROR_STOP=1 -h "$WORK/sock" -p "${!port}" -U postgres -d postgres "$@"
 }
 
 say() { printf '%s %s: %s\n' "$(date +%T.%3N)" "${E2E_NAME:-e2e}" "$*"; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# F11: the network between a holder and Redis goes silent.
+# The network between a holder and Redis goes silent.
 #
 # A holds a 6 s lease under "fence run", talking to Redis (password and
 # database 1, so every reconnect logs in again) through a proxy.  Right
@@ -19,15 +19,15 @@
 # (the race is real: a SIGTERM that came only when a blocked call gave up,
 # 1 s per call here, would come after it).
 . "$(dirname "$0")/lib/lib.sh"
-e2e_init f11
+e2e_init redis_silent
 need_client
-redis_start f11
-port=$REDIS_PORT_f11
-redis-cli -p "$port" CONFIG SET requirepass f11pass >/dev/null
-direct="redis://:f11pass@127.0.0.1:$port/1"
+redis_start rsil
+port=$REDIS_PORT_rsil
+redis-cli -p "$port" CONFIG SET requirepass rsilpass >/dev/null
+direct="redis://:rsilpass@127.0.0.1:$port/1"
 proxy_start "$port"
-via_proxy="redis://:f11pass@127.0.0.1:$PROXY_PORT/1"
-res=f11:job
+via_proxy="redis://:rsilpass@127.0.0.1:$PROXY_PORT/1"
+res=rsil:job
 ttl=6000
 drift=$((ttl / 100 + 2))
 
@@ -71,7 +71,7 @@ wait_exit "$b" 30
 [ "$RC" = 0 ] || fail "B's acquire exited $RC: $(cat "$WORK/B.err")"
 eval "$(cat "$WORK/B.out")"
 # When B took the lease, by Redis's clock: now minus the TTL B's lock used up.
-b_at=$(redis-cli -p "$port" --no-auth-warning -a f11pass -n 1 --raw EVAL \
+b_at=$(redis-cli -p "$port" --no-auth-warning -a rsilpass -n 1 --raw EVAL \
 	"local t = redis.call('TIME') local p = redis.call('PTTL', KEYS[1])
 	 return tostring(t[1] * 1000 + math.floor(t[2] / 1000) - (60000 - p))" 1 "$(lock_key "$res")")
 [ -s "$WORK/A.term" ] || fail "A's command never got SIGTERM (fence run exited $a_rc)"
@@ -84,7 +84,7 @@ say "from the last renewal: SIGTERM to A's command after $((term_at - last)) ms,
 [ "$a_rc" = 76 ] || fail "A's fence run exited $a_rc, expected 76 (lease lost)"
 [ "$term_at" -lt "$b_at" ] || fail "B held the lease $((term_at - b_at)) ms before A's command got SIGTERM"
 [ $((b_at - last)) -le $((ttl + 500)) ] || fail "negative control: B acquired only $((b_at - last)) ms after the renewal"
-owner=$(redis-cli -p "$port" --no-auth-warning -a f11pass -n 1 --raw GET "$(lock_key "$res")")
+owner=$(redis-cli -p "$port" --no-auth-warning -a rsilpass -n 1 --raw GET "$(lock_key "$res")")
 [ "$owner" = "$FENCE_OWNER" ] || fail "B's lock is gone after A exited"
 proxy_ctl release >/dev/null
 say "pass"
