@@ -123,6 +123,7 @@ typedef struct options
 	int			hold;			/* acquire --hold */
 	const char *password_file;	/* --password-file, or NULL */
 	char	   *redis_auth;		/* "redis" with the password put in */
+	int			inherit_password;	/* run --inherit-password */
 } options;
 
 /*
@@ -163,6 +164,7 @@ extern int	parse_duration_arg(const char *what, const char *s, long long *ms,
 extern char **hide_secrets(int argc, char **argv);
 extern char *masked_url(const char *spec);
 extern int	apply_password(options *o);
+extern int	keep_password_from_child(const options *o);
 
 /* help.c */
 extern int	print_help(const char *verb);

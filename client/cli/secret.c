@@ -325,3 +325,76 @@ apply_password(options *o)
 	o->redis = spec;
 	return 0;
 }
+
+/*
+ * "spec" (one URL or a quorum's) without the passwords its URLs hold, the
+ * users they name kept: malloc'd, or NULL when out of memory.
+ */
+static char *
+without_passwords(const char *spec)
+{
+	char	   *out = calloc(1, strlen(spec) + 1);
+	const char *p = spec;
+
+	while (out != NULL && *p)
+	{
+		size_t		len = strcspn(p, " \t\n\r\f\v"),
+					start,
+					colon,
+					at;
+
+		if (len == 0)
+		{
+			strncat(out, p++, 1);
+			continue;
+		}
+		if (fence_url_credentials(p, len, &start, &colon, &at) == 1)
+		{
+			strncat(out, p, colon);
+			if (colon > start)	/* a user: "user@host" */
+				strncat(out, p + at, len - at);
+			else
+				strncat(out, p + at + 1, len - at - 1);
+		}
+		else
+			strncat(out, p, len);
+		p += len;
+	}
+	return out;
+}
+
+/*
+ * fence run: what COMMAND may know of the Redis password.  By default
+ * nothing: $FENCE_REDIS_PASSWORD and $REDISCLI_AUTH are taken out of its
+ * environment, and the passwords out of the URLs in $FENCE_REDIS_URL.  The
+ * command rarely needs them (its token is in FENCE_TOKEN and PGOPTIONS),
+ * and a command that is a script of someone else's, or that runs code it
+ * downloads, would learn a password that opens every lease.  A command
+ * that itself takes leases (a nested fence run, a program on libfence)
+ * needs them: --inherit-password passes the environment on as it is.
+ * Done before any thread starts: setenv is not safe after fork in a
+ * process with threads.  Returns 0, or an exit status.
+ */
+int
+keep_password_from_child(const options *o)
+{
+	const char *url = getenv("FENCE_REDIS_URL");
+
+	if (o->inherit_password)
+		return 0;
+	if (url != NULL)
+	{
+		char	   *bare = without_passwords(url);
+
+		/* glibc keeps the old string, which o->redis may point into */
+		if (bare == NULL || setenv("FENCE_REDIS_URL", bare, 1) != 0)
+		{
+			free(bare);
+			return report_error(EXIT_FAIL, "out of memory", NULL);
+		}
+		free(bare);
+	}
+	unsetenv("FENCE_REDIS_PASSWORD");
+	unsetenv("REDISCLI_AUTH");
+	return 0;
+}
