@@ -138,7 +138,7 @@ usage(void)
 	printf("  65  fence's keys in Redis hold what fence never writes (wrong type,\n");
 	printf("      lock without expiry, token counter not a positive integer)\n");
 	printf("  69  Redis or PostgreSQL unreachable (or silent past --timeout, or past\n");
-	printf("      the end of --wait)\n");
+	printf("      the end of --wait, or a reply announcing more than fence reads)\n");
 	printf("  74  acquire, exec: the output could not be written (acquire gives the\n");
 	printf("      lease back)\n");
 	printf("  75  lease not acquired before --wait ran out\n");
