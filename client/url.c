@@ -419,8 +419,8 @@ put(char *out, size_t outlen, size_t *used, const char *s, size_t n)
  * authority (most likely a password with an unescaped '/' or '?', which
  * the parser then reads as a path or a query) is masked from "://" to its
  * last '@': for the messages that quote a refused URL, where hiding too
- * much costs nothing.  Returns the length of the
- * unabridged result; "out" holds all of it when that is below "outlen".
+ * much costs nothing.  Returns the length of the unabridged result; "out"
+ * holds all of it when that is below "outlen".
  */
 static size_t
 mask_urls(const char *text, char *out, size_t outlen, int strict)
