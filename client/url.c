@@ -417,9 +417,9 @@ put(char *out, size_t outlen, size_t *used, const char *s, size_t n)
  * the first ':' of the credentials, which end where the URL parser ends
  * them (credentials_end).  With "strict" 0, a URL with an '@' after its
  * authority (most likely a password with an unescaped '/' or '?', which
- * the parser then reads as a path or a query) is masked from "://" to its
- * last '@': for the messages that quote a refused URL, where hiding too
- * much costs nothing.  Returns the length of the unabridged result; "out"
+ * the parser then reads as a path or a query), or credentials without a
+ * ':', is masked from "://" to its last '@': for the messages that quote
+ * a refused URL, where hiding too much costs nothing.  Returns the length of the unabridged result; "out"
  * holds all of it when that is below "outlen".
  */
 static size_t
@@ -456,8 +456,13 @@ mask_urls(const char *text, char *out, size_t outlen, int strict)
 				if (*q == '@')
 					at = q;
 		colon = at ? memchr(rest, ':', at - rest) : NULL;
-		if (at != NULL && aend <= at)
-			colon = rest - 1;	/* hide it all: where the user ends is unknown */
+		/*
+		 * A message hides it all where the user's end is unknown: an '@'
+		 * past the authority, or no ':' ("redis://secret@host", a password
+		 * written without it, which the parser refuses).
+		 */
+		if (at != NULL && !strict && (aend <= at || colon == NULL))
+			colon = rest - 1;
 		if (colon == NULL || colon + 1 == at)
 		{
 			put(out, outlen, &used, p, 3);
@@ -597,6 +602,9 @@ fence_parse_url(const char *url, fence_url *out, char *errbuf, size_t errlen)
 			sc = &schemes[i];
 	if (sc == NULL)
 	{
+		/* no scheme ("user:pw@host"): what comes before an '@' may be a password */
+		if (strstr(url, "://") == NULL && strrchr(url, '@') != NULL)
+			snprintf(shown, strlen(url) * 2 + 4, "***%s", strrchr(url, '@'));
 		if (strstr(url, "://") != NULL)
 			URL_FAIL("unsupported Redis URL scheme in \"%s\": use redis://, rediss://, unix://, redis[s]-sentinel:// or redis[s]-cluster://", shown);
 		URL_FAIL("invalid Redis URL \"%s\": expected redis://host[:port][/db] or unix:///path", shown);

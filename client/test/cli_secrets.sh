@@ -112,6 +112,8 @@ test_secret_url_errors() {
 		'redis-cluster://CRED127.0.0.1:7000?db=1'
 		'redis://CRED127.0.0.1:6379 redis-sentinel://CRED127.0.0.1/m'
 		'redis://CRED127.0.0.1:6379 redis://CRED127.0.0.1:99999'
+		'redisx://CRED127.0.0.1'
+		'CRED127.0.0.1:6379'
 	)
 	res=$(rname urlerr)
 	printf '%s\n' "$pw" >"$TMP/pwfile"
@@ -149,13 +151,14 @@ test_secret_url_errors() {
 	[ "$leaks" = 0 ]
 }
 
-# A URL error reaches messages through the whole stack: the password is
-# masked there too when the URL's own password holds an unescaped '?' or
-# '/' (which the parser then reads as a query or a path).
+# The password is masked in the message also when the URL's own password
+# holds an unescaped '?' or '/' (which the parser then reads as a query or
+# a path), has no ':' before it, or the URL no scheme.
 test_secret_url_unescaped() {
 	local u
 	for u in 'redis://:Zq9?Secret@127.0.0.1:1' 'redis://:Zq9/Secret@127.0.0.1:1' \
-		'redis://w:Zq9?Secret@127.0.0.1:1?db=0' 'redis-sentinel://:Zq9/Secret@127.0.0.1/m'; do
+		'redis://w:Zq9?Secret@127.0.0.1:1?db=0' 'redis-sentinel://:Zq9/Secret@127.0.0.1/m' \
+		'redis://Zq9Secret@127.0.0.1:1' 'Zq9:Secret@127.0.0.1'; do
 		expect_rc 64 "$F" acquire r --json --redis "$u" || return 1
 		if grep -q 'Zq9\|Secret' "$TMP/out" "$TMP/err"; then
 			echo "leak: $u"

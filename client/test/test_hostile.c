@@ -85,6 +85,7 @@ test_url_errors_masked(void)
 		"redis-sentinel://:Zq9pw@h", "redis-cluster://:Zq9pw@h/1", "redisx://:Zq9pw@h",
 		"redis://:Zq9?pw@h", "redis://:Zq9/pw@h", "redis://u@x:Zq9pw@h:0",
 		"redis://h redis-sentinel://:Zq9pw@h/m", "rediss://:Zq9pw@h?tls-cert-file=/c",
+		"redis://Zq9pw@h", "u:Zq9pw@h:1",
 	};
 	char		err[512];
 	size_t		i;
