@@ -14,10 +14,15 @@ cd "$(dirname "$0")/.."
 export FENCE_REDIS_URL
 . test/clilib.sh
 
-OWN_PIDS=()
+# Servers of this file's own.  Each test runs in a subshell (run_test),
+# where an array of pids would be lost: they go to a file that the exit
+# trap reads.
+own() { echo "$1" >>"$TMP/own.pids"; }
 cleanup() {
 	local p
-	for p in "${OWN_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	if [ -f "$TMP/own.pids" ]; then
+		while read -r p; do kill -9 "$p" 2>/dev/null; done <"$TMP/own.pids"
+	fi
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -32,7 +37,7 @@ auth_redis() {
 	PORT=$(free_port)
 	redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
 		--requirepass "$1" --dir "$TMP" --logfile "$TMP/redis-$PORT.log" &
-	OWN_PIDS+=($!)
+	own $!
 	wait_for redis-cli -p "$PORT" -a "$1" --no-auth-warning PING >/dev/null
 }
 
