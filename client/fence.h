@@ -190,6 +190,17 @@ int			fence_check_ttl(long long ttl_ms, char *errbuf, size_t errlen);
 int			fence_check_url(const char *url, char *errbuf, size_t errlen);
 int			fence_check_owner_name(const char *name, char *errbuf, size_t errlen);
 
+/* "text" with the password of every Redis URL in it written "***", as
+ * fence_parse_url finds them (for logs); returns the full length, as
+ * snprintf does.  2 * strlen(text) + 4 bytes are always enough. */
+size_t		fence_mask_url(const char *text, char *out, size_t outlen);
+/* Where the credentials of the URL of "len" bytes at "url" lie, as
+ * fence_parse_url reads them (offsets of the authority, of the ':' before
+ * the password and of the '@' after it); 1, 0 when it has none, -1 when it
+ * does not start with "scheme://". */
+int			fence_url_credentials(const char *url, size_t len, size_t *start,
+								  size_t *colon, size_t *at);
+
 /* Connections.  Always returns a context (NULL only when out of memory);
  * check ctx->err. */
 fence_ctx  *fence_connect(const char *url);

@@ -112,6 +112,29 @@ enum fence_link_state
 	FENCE_LINK_FAILED			/* err_kind, err say why */
 };
 
+/*
+ * Where a link is in the stream of replies, as frame.c follows it: what
+ * the reply under way has announced so far, checked against these caps.
+ */
+#define FENCE_MAX_REPLY_ELEMENTS	(1 << 20)
+#define FENCE_MAX_REPLY_BYTES		(64 << 20)
+#define FENCE_FRAME_DEPTH	8
+typedef struct fence_frame
+{
+	char		type;			/* of the header being read; 0 between */
+	char		line[24];		/* its first bytes, for a length */
+	int			linelen;
+	int			depth;			/* arrays open */
+	long long	left[FENCE_FRAME_DEPTH];	/* elements still to come in each */
+	long long	bulk;			/* bytes of a bulk string still to come */
+	long long	elements;		/* elements the reply has announced */
+	long long	bytes;			/* bytes of the reply so far */
+} fence_frame;
+
+void		fence_frame_reset(fence_frame *f);
+int			fence_frame_check(fence_frame *f, const char *buf, size_t n,
+							  char *err, size_t errlen);
+
 typedef struct fence_link
 {
 	int			fd;
@@ -127,6 +150,7 @@ typedef struct fence_link
 				out_sent,
 				out_cap;
 	redisReader *reader;
+	fence_frame frame;			/* what the replies announce (frame.c) */
 	int			err_kind;		/* FENCE_ERR_* once FAILED */
 	char		err[200];
 } fence_link;

@@ -225,7 +225,8 @@ plain_hint(const fence_link *l)
 int
 fence_link_read(fence_link *l)
 {
-	char		buf[READ_CHUNK];
+	char		buf[READ_CHUNK],
+				why[160];
 	int			got = 0;
 
 	if (l->state != FENCE_LINK_OPEN)
@@ -249,6 +250,9 @@ fence_link_read(fence_link *l)
 			return FENCE_LINK_ERROR;
 		if (n == 0)
 			return got ? FENCE_LINK_DONE : want;
+		/* nothing reaches the reader that announces more than fence reads */
+		if (fence_frame_check(&l->frame, buf, (size_t) n, why, sizeof(why)) != 0)
+			return fence_link_fail(l, FENCE_ERR_PROTOCOL, "%s", why);
 		if (redisReaderFeed(l->reader, buf, (size_t) n) != REDIS_OK)
 			return fence_link_fail(l, FENCE_ERR_OOM, "out of memory");
 		l->heard = 1;

@@ -16,9 +16,12 @@
 /*
  * Is "msg", an error reply, the login or the ACL saying no?  NOPERM is the
  * ACL's word for a command or key it refuses; a command called inside a
- * script is refused with an ERR of its own (Redis 7: "The user executing
- * the script can't run this command", or "can't access at least one of
- * the keys"), which names neither.  Asking again cannot help: these are
+ * script is refused with an ERR of its own, which names neither, and
+ * whose words changed: Redis 7.0 says "The user executing the script
+ * can't run this command or subcommand" (or "can't access at least one
+ * of the keys"), Redis 7.2 and later, Redis 8 and Valkey "ACL failure in
+ * script: User u has no permissions to run the 'incr' command" (or "No
+ * permissions to access a key").  Asking again cannot help: these are
  * configuration errors (FENCE_ERR_AUTH).
  */
 int
@@ -26,7 +29,8 @@ fence_reply_refused(const char *msg)
 {
 	return strncmp(msg, "NOAUTH", 6) == 0 || strncmp(msg, "WRONGPASS", 9) == 0 ||
 		strstr(msg, "NOPERM") != NULL ||
-		strstr(msg, "user executing the script can't") != NULL;
+		strstr(msg, "user executing the script can't") != NULL ||
+		strstr(msg, "ACL failure in script") != NULL;
 }
 
 /*

@@ -111,10 +111,15 @@ parse_int(const char *s, size_t len, long min, long max, long *out)
 	return 0;
 }
 
+/*
+ * Fail with a message about the URL; the messages quote it as "shown"
+ * (its password masked), never as it was given.
+ */
 #define URL_FAIL(...) \
 	do { \
 		snprintf(errbuf, errlen, __VA_ARGS__); \
 		fence_url_free(out); \
+		free(shown); \
 		return FENCE_ERR; \
 	} while (0)
 
@@ -305,6 +310,188 @@ parse_hostport(const char *s, const char *end, int defport, fence_hostport *hp)
 }
 
 /*
+ * Where the authority of a URL ends: "rest" is what follows "scheme://",
+ * "end" the end of the URL.  It runs to the first '/' (a database, a
+ * master's name) or '?' (the query), whichever comes first.
+ */
+static const char *
+authority_end(const char *rest, const char *end)
+{
+	const char *p;
+
+	for (p = rest; p < end; p++)
+		if (*p == '/' || *p == '?')
+			return p;
+	return end;
+}
+
+/*
+ * The '@' that ends the credentials of the authority [rest, aend), or NULL
+ * when it has none: the last one, so that an '@' in a user name or a
+ * password needs no escape ("redis://us@er:p@ss@host").  Logging in
+ * (parse_authority) and masking (fence_mask_url) both ask this function,
+ * so that what is hidden is always what is sent as the password.
+ */
+static const char *
+credentials_end(const char *rest, const char *aend)
+{
+	const char *at = NULL;
+	const char *p;
+
+	for (p = rest; p < aend; p++)
+		if (*p == '@')
+			at = p;
+	return at;
+}
+
+/*
+ * Is "s" (within "text") the "://" after a scheme?  Returns the length of
+ * the scheme before it, or 0.  Any scheme counts: a password in
+ * "redis+tls://" or "postgres://" is no less a password.
+ */
+static size_t
+url_prefix_len(const char *text, const char *s)
+{
+	const char *p = s;
+
+	if (strncmp(s, "://", 3) != 0)
+		return 0;
+	while (p > text && (isalnum((unsigned char) p[-1]) || strchr("+.-", p[-1]) != NULL))
+		p--;
+	return s - p;
+}
+
+/*
+ * Where the credentials of the URL of "len" bytes at "url" lie, as
+ * fence_parse_url reads them: "*start" is the offset of the authority
+ * (after "scheme://"), "*at" that of the '@' that ends the credentials
+ * and "*colon" that of the ':' before the password ("*at" when there is
+ * no ':').  Returns 1 when the URL holds credentials, 0 when it holds
+ * none ("*colon" and "*at" then equal "*start"), -1 when "url" does not
+ * start with "scheme://".
+ */
+int
+fence_url_credentials(const char *url, size_t len, size_t *start, size_t *colon,
+					  size_t *at)
+{
+	const char *sep = memmem(url, len, "://", 3);
+	const char *rest,
+			   *end = url + len,
+			   *a,
+			   *c;
+
+	/* the scheme is all of what comes before "://" */
+	if (sep == NULL || url_prefix_len(url, sep) != (size_t) (sep - url))
+		return -1;
+	rest = sep + 3;
+	*start = *colon = *at = rest - url;
+	if ((a = credentials_end(rest, authority_end(rest, end))) == NULL)
+		return 0;
+	c = memchr(rest, ':', a - rest);
+	*colon = (c ? c : a) - url;
+	*at = a - url;
+	return 1;
+}
+
+/*
+ * Append to "out" (room for "outlen", "*used" so far) the "n" bytes at
+ * "s"; what does not fit is dropped.
+ */
+static void
+put(char *out, size_t outlen, size_t *used, const char *s, size_t n)
+{
+	if (*used + 1 >= outlen)
+		return;
+	if (n > outlen - *used - 1)
+		n = outlen - *used - 1;
+	memcpy(out + *used, s, n);
+	*used += n;
+	out[*used] = '\0';
+}
+
+/*
+ * Copy "text" into "out" (room for "outlen" bytes, cut short when that is
+ * too little) with the password of every URL in it written "***": the
+ * URLs may stand anywhere ("--redis=URL", a quorum's list, a message),
+ * each one running to the next whitespace.  The password is what follows
+ * the first ':' of the credentials, which end where the URL parser ends
+ * them (credentials_end).  With "strict" 0, a URL with an '@' after its
+ * authority (most likely a password with an unescaped '/' or '?', which
+ * the parser then reads as a path or a query), or credentials without a
+ * ':', is masked from "://" to its last '@': for the messages that quote
+ * a refused URL, where hiding too much costs nothing.  Returns the length of the unabridged result; "out"
+ * holds all of it when that is below "outlen".
+ */
+static size_t
+mask_urls(const char *text, char *out, size_t outlen, int strict)
+{
+	const char *p = text;
+	size_t		used = 0,
+				need = 0;
+
+	if (outlen > 0)
+		out[0] = '\0';
+	while (*p)
+	{
+		const char *rest,
+				   *end,
+				   *aend,
+				   *at,
+				   *colon,
+				   *q;
+
+		if (*p != ':' || url_prefix_len(text, p) == 0)
+		{
+			put(out, outlen, &used, p, 1);
+			need++;
+			p++;
+			continue;
+		}
+		rest = p + 3;
+		end = rest + strcspn(rest, " \t\n\r\f\v");
+		aend = authority_end(rest, end);
+		at = credentials_end(rest, aend);
+		if (!strict)
+			for (q = aend; q < end; q++)
+				if (*q == '@')
+					at = q;
+		colon = at ? memchr(rest, ':', at - rest) : NULL;
+		/*
+		 * A message hides it all where the user's end is unknown: an '@'
+		 * past the authority, or no ':' ("redis://secret@host", a password
+		 * written without it, which the parser refuses).
+		 */
+		if (at != NULL && !strict && (aend <= at || colon == NULL))
+			colon = rest - 1;
+		if (colon == NULL || colon + 1 == at)
+		{
+			put(out, outlen, &used, p, 3);
+			need += 3;
+			p = rest;
+			continue;
+		}
+		put(out, outlen, &used, p, colon + 1 - p);
+		put(out, outlen, &used, "***", 3);
+		need += (colon + 1 - p) + 3;
+		p = at;
+	}
+	return need;
+}
+
+/*
+ * Copy "text" into "out" (of "outlen" bytes) with the password of every
+ * Redis URL in it written "***", where fence_parse_url finds it.  Returns
+ * the length of the whole result (as snprintf does): "out" holds it all
+ * when that is below "outlen".  Twice the length of "text", and 4, is
+ * always room enough.
+ */
+size_t
+fence_mask_url(const char *text, char *out, size_t outlen)
+{
+	return mask_urls(text, out, outlen, 1);
+}
+
+/*
  * The part after "scheme://" up to "end": credentials, then one host, or a
  * comma-separated list of them when "multi".  Fills user, password, hosts,
  * nhosts, host and port.  Returns NULL on success, else what is wrong.
@@ -313,16 +500,12 @@ static const char *
 parse_authority(const char *rest, const char *end, int defport, int multi,
 				fence_url *out)
 {
-	const char *at = NULL;
+	const char *at = credentials_end(rest, end);
 	const char *p;
 	const char *host;
 	int			oom = 0;
 	int			n = 1;
 
-	/* The userinfo ends at the last '@' before the path. */
-	for (p = rest; p < end; p++)
-		if (*p == '@')
-			at = p;
 	host = rest;
 	if (at != NULL)
 	{
@@ -383,12 +566,17 @@ fence_parse_url(const char *url, fence_url *out, char *errbuf, size_t errlen)
 	const char *body_end;
 	const char *slash;
 	char		qbuf[200];
+	char	   *shown = NULL;
 	size_t		i;
 	long		v;
 
 	memset(out, 0, sizeof(*out));
 	if (url == NULL || *url == '\0')
 		URL_FAIL("empty Redis URL");
+	/* what a message may quote: each byte may become "***" at most once */
+	if ((shown = malloc(strlen(url) * 2 + 4)) == NULL)
+		URL_FAIL("out of memory");
+	mask_urls(url, shown, strlen(url) * 2 + 4, 0);
 
 	if (strncmp(url, "unix://", 7) == 0)
 	{
@@ -398,13 +586,14 @@ fence_parse_url(const char *url, fence_url *out, char *errbuf, size_t errlen)
 		q = strchr(path, '?');
 		plen = q ? (size_t) (q - path) : strlen(path);
 		if (plen == 0 || path[0] != '/')
-			URL_FAIL("invalid Redis URL \"%s\": expected unix:///path/to/socket[?db=N]", url);
+			URL_FAIL("invalid Redis URL \"%s\": expected unix:///path/to/socket[?db=N]", shown);
 		out->is_unix = 1;
 		out->path = strndup(path, plen);
 		if (out->path == NULL)
 			URL_FAIL("out of memory");
 		if (q != NULL && (why = parse_query(q + 1, Q_DB, out, qbuf, sizeof(qbuf))) != NULL)
-			URL_FAIL("invalid Redis URL \"%s\": %s", url, why);
+			URL_FAIL("invalid Redis URL \"%s\": %s", shown, why);
+		free(shown);
 		return FENCE_OK;
 	}
 
@@ -413,9 +602,12 @@ fence_parse_url(const char *url, fence_url *out, char *errbuf, size_t errlen)
 			sc = &schemes[i];
 	if (sc == NULL)
 	{
+		/* no scheme ("user:pw@host"): what comes before an '@' may be a password */
+		if (strstr(url, "://") == NULL && strrchr(url, '@') != NULL)
+			snprintf(shown, strlen(url) * 2 + 4, "***%s", strrchr(url, '@'));
 		if (strstr(url, "://") != NULL)
-			URL_FAIL("unsupported Redis URL scheme in \"%s\": use redis://, rediss://, unix://, redis[s]-sentinel:// or redis[s]-cluster://", url);
-		URL_FAIL("invalid Redis URL \"%s\": expected redis://host[:port][/db] or unix:///path", url);
+			URL_FAIL("unsupported Redis URL scheme in \"%s\": use redis://, rediss://, unix://, redis[s]-sentinel:// or redis[s]-cluster://", shown);
+		URL_FAIL("invalid Redis URL \"%s\": expected redis://host[:port][/db] or unix:///path", shown);
 	}
 	out->kind = sc->kind;
 	out->tls.enabled = sc->tls;
@@ -427,11 +619,11 @@ fence_parse_url(const char *url, fence_url *out, char *errbuf, size_t errlen)
 	if (sc->kind == FENCE_URL_NODE)
 	{
 		if ((why = parse_authority(rest, slash ? slash : body_end, sc->defport, 0, out)) != NULL)
-			URL_FAIL("invalid Redis URL \"%s\": %s", url, why);
+			URL_FAIL("invalid Redis URL \"%s\": %s", shown, why);
 		if (slash != NULL && slash + 1 < body_end)
 		{
 			if (parse_int(slash + 1, body_end - slash - 1, 0, 1000000, &v) != 0)
-				URL_FAIL("invalid Redis URL \"%s\": database must be a number after '/'", url);
+				URL_FAIL("invalid Redis URL \"%s\": database must be a number after '/'", shown);
 			out->db = (int) v;
 		}
 	}
@@ -441,26 +633,35 @@ fence_parse_url(const char *url, fence_url *out, char *errbuf, size_t errlen)
 
 		if (slash == NULL || slash + 1 == body_end)
 			URL_FAIL("invalid Redis URL \"%s\": the master's name is missing; expected %s",
-					 url, url_forms[1]);
+					 shown, url_forms[1]);
 		if ((why = parse_authority(rest, slash, sc->defport, 1, out)) != NULL)
-			URL_FAIL("invalid Redis URL \"%s\": %s", url, why);
+			URL_FAIL("invalid Redis URL \"%s\": %s", shown, why);
 		if (memchr(slash + 1, '/', body_end - slash - 1) != NULL)
-			URL_FAIL("invalid Redis URL \"%s\": unexpected '/' after the master's name (write it %%2F)", url);
+			URL_FAIL("invalid Redis URL \"%s\": unexpected '/' after the master's name (write it %%2F)", shown);
 		out->master = pct_decode(slash + 1, body_end - slash - 1, &oom);
 		if (out->master == NULL)
-			URL_FAIL(oom ? "out of memory" : "invalid Redis URL \"%s\": bad %%-escape in the master's name", url);
+			URL_FAIL(oom ? "out of memory" : "invalid Redis URL \"%s\": bad %%-escape in the master's name", shown);
 	}
 	else
 	{
 		if ((why = parse_authority(rest, slash ? slash : body_end, sc->defport, 1, out)) != NULL)
-			URL_FAIL("invalid Redis URL \"%s\": %s", url, why);
+			URL_FAIL("invalid Redis URL \"%s\": %s", shown, why);
 		if (slash != NULL && slash + 1 < body_end)
 			URL_FAIL("invalid Redis URL \"%s\": a Redis Cluster has only database 0 and takes nothing after the hosts; expected %s",
-					 url, url_forms[2]);
+					 shown, url_forms[2]);
 	}
 	if (q != NULL && (why = parse_query(q + 1, sc->query, out, qbuf, sizeof(qbuf))) != NULL)
-		URL_FAIL("invalid Redis URL \"%s\": %s%s", url, why,
-				 strchr(q, '@') ? " (a '?' in a password is written %3F)" : "");
+	{
+		/*
+		 * An '@' after the '?' is most likely the end of a password that
+		 * holds a '?': "why" would quote a piece of it.
+		 */
+		if (strchr(q, '@') != NULL)
+			URL_FAIL("invalid Redis URL \"%s\": the query after '?' is refused (a '?' in a password is written %%3F)",
+					 shown);
+		URL_FAIL("invalid Redis URL \"%s\": %s", shown, why);
+	}
+	free(shown);
 	return FENCE_OK;
 }
 

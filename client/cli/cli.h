@@ -124,6 +124,7 @@ typedef struct options
 	const char *password_file;	/* --password-file, or NULL */
 	char	   *redis_auth;		/* "redis" with the password put in */
 	const char *prefix;			/* resync --prefix, or NULL */
+	int			inherit_password;	/* run --inherit-password */
 } options;
 
 /*
@@ -164,6 +165,7 @@ extern int	parse_duration_arg(const char *what, const char *s, long long *ms,
 extern char **hide_secrets(int argc, char **argv);
 extern char *masked_url(const char *spec);
 extern int	apply_password(options *o);
+extern int	keep_password_from_child(const options *o);
 
 /* help.c */
 extern int	print_help(const char *verb);

@@ -44,6 +44,8 @@ usage_options(void)
 	printf("                           (default: $FENCE_REDIS_URL, else\n");
 	printf("                           %s)\n", FENCE_DEFAULT_URL);
 	printf("      --password-file=FILE the Redis password, read from FILE (see Passwords)\n");
+	printf("      --inherit-password   run: leave the Redis password in COMMAND's\n");
+	printf("                           environment, for a nested fence run (see Passwords)\n");
 	printf("      --timeout=DURATION   how long connecting to Redis and each command may\n");
 	printf("                           take (default: 5s); while --wait runs, its end\n");
 	printf("                           bounds them too\n");
@@ -106,7 +108,9 @@ usage(void)
 	printf("--password-file FILE, or $FENCE_REDIS_PASSWORD, or $REDISCLI_AUTH (as\n");
 	printf("redis-cli takes it), the first there is: it logs in to every node whose URL\n");
 	printf("holds no password of its own, with the URL's user if it names one\n");
-	printf("(redis://user@host).\n");
+	printf("(redis://user@host).  run keeps the password from COMMAND: it takes\n");
+	printf("$FENCE_REDIS_PASSWORD and $REDISCLI_AUTH out of its environment, and the\n");
+	printf("passwords out of $FENCE_REDIS_URL, unless --inherit-password.\n");
 	printf("\nDURATION is a whole number and its unit: 250ms, 10s, 2m, 1h (0 needs none).\n");
 	printf("A bare number is refused: before 0.3.0 it meant milliseconds.\n");
 	printf("\nOptions go before COMMAND or SQL: what follows them is passed on as it is\n");
@@ -139,7 +143,7 @@ usage(void)
 	printf("  65  fence's keys in Redis hold what fence never writes (wrong type,\n");
 	printf("      lock without expiry, token counter not a positive integer)\n");
 	printf("  69  Redis or PostgreSQL unreachable (or silent past --timeout, or past\n");
-	printf("      the end of --wait)\n");
+	printf("      the end of --wait, or a reply announcing more than fence reads)\n");
 	printf("  74  acquire, exec: the output could not be written (acquire gives the\n");
 	printf("      lease back)\n");
 	printf("  75  lease not acquired before --wait ran out\n");
@@ -190,7 +194,7 @@ static const verb_help helps[] = {
 		"give it back.  The exit status is COMMAND's; 76 when the lease was lost (all\n"
 		"of them got SIGTERM, then SIGKILL after --grace); 75 when it was busy past\n"
 		"--wait.  With -R, a set: every token in FENCE_TOKENS and fence.tokens.",
-	"--resource --ttl --wait --timeout --grace --pg --name --death-signal -c --redis --password-file --min-replicas --replica-timeout --json --quiet --verbose"},
+	"--resource --ttl --wait --timeout --grace --pg --name --death-signal -c --redis --password-file --inherit-password --min-replicas --replica-timeout --json --quiet --verbose"},
 	{"exec", "exec RESOURCE --pg CONNINFO [--] SQL [PARAM]...\n"
 		"  fence exec -R RESOURCE [-R RESOURCE]... --pg CONNINFO [--] SQL [PARAM]...",
 		"Take the lease, announce its token, run one SQL statement fenced by it\n"

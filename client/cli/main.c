@@ -99,6 +99,8 @@ check_command_line(options *o, const verb *v, const char *err, int nargs, char *
 		return usage_error("--hold is for acquire only%s", "");
 	if (o->hold && o->nresources > 0)
 		return usage_error("--hold takes one RESOURCE, not -R%s", "");
+	if (o->inherit_password && v->fn != cmd_run)
+		return usage_error("--inherit-password is for run only%s", "");
 	if (o->shell != NULL && nargs != (o->nresources > 0 ? 0 : 1))
 		return usage_error("run -c STRING takes RESOURCE (or -R) and no COMMAND%s", "");
 	if (o->nresources > 0)
@@ -195,6 +197,7 @@ main(int argc, char **argv)
 		{"hold", no_argument, NULL, 'H' + 256},
 		{"prefix", required_argument, NULL, 'X' + 256},
 		{"password-file", required_argument, NULL, 'P' + 256},
+		{"inherit-password", no_argument, NULL, 'I' + 256},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"version", no_argument, NULL, 'V'},
@@ -320,6 +323,9 @@ main(int argc, char **argv)
 				break;
 			case 'P' + 256:
 				o.password_file = optarg;
+				break;
+			case 'I' + 256:
+				o.inherit_password = 1;
 				break;
 			case 'o' + 256:
 				dst = &o.timeout_ms;

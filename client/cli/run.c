@@ -172,6 +172,8 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 
 	if (argc < first + 1)
 		return usage_error("run needs RESOURCE and a command after --%s", "");
+	if ((code = keep_password_from_child(o)) != 0)
+		return code;
 	/* fence holds the lease while the command runs: its pid, their name */
 	if ((code = name_owner(ctx, o, argv[first])) != 0)
 		return code;

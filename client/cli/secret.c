@@ -45,77 +45,34 @@ scheme_len(const char *s)
 }
 
 /*
- * Copy "s" into "out" (room for 3 times its length, and 1) with each
- * password of a Redis URL in it replaced by "***".  A URL is found
- * anywhere in "s" ("--redis=URL", a quorum's list): the credentials are
- * what comes between "://" and the '@' before the first '/', '?' or space,
- * and the password what follows the ':' in them.
+ * "spec" (one URL or a quorum's, or any argument that holds one) as it may
+ * be shown: passwords as "***", where libfence's URL parser finds them, so
+ * that what is hidden is what fence would log in with.  Returns a
+ * malloc'd string, or NULL when out of memory.
  */
-static void
-mask_copy(const char *s, char *out)
+char *
+masked_url(const char *spec)
 {
-	const char *p = s;
+	size_t		len = strlen(spec) * 2 + 4;
+	char	   *out = malloc(len);
 
-	while (*p)
-	{
-		size_t		n = scheme_len(p);
-		const char *auth,
-				   *end,
-				   *at,
-				   *colon;
-
-		if (n == 0)
-		{
-			*out++ = *p++;
-			continue;
-		}
-		memcpy(out, p, n);
-		out += n;
-		auth = p + n;
-		end = auth + strcspn(auth, "/? \t\n");
-		at = memchr(auth, '@', end - auth);
-		colon = at ? memchr(auth, ':', at - auth) : NULL;
-		if (colon != NULL && colon + 1 < at)
-		{
-			memcpy(out, auth, colon + 1 - auth);
-			out += colon + 1 - auth;
-			memcpy(out, "***", 3);
-			out += 3;
-			p = at;
-		}
-		else
-			p = auth;
-	}
-	*out = '\0';
+	if (out != NULL)
+		fence_mask_url(spec, out, len);
+	return out;
 }
 
 /* Does "s" hold a password in a Redis URL? */
 static int
 holds_password(const char *s)
 {
-	char	   *masked = malloc(strlen(s) * 3 + 1);
+	char	   *masked = masked_url(s);
 	int			differs;
 
 	if (masked == NULL)
 		return 0;
-	mask_copy(s, masked);
 	differs = strcmp(masked, s) != 0;
 	free(masked);
 	return differs;
-}
-
-/*
- * "spec" (one URL or a quorum's) as it may be shown: passwords as "***".
- * Returns a malloc'd string, or NULL when out of memory.
- */
-char *
-masked_url(const char *spec)
-{
-	char	   *out = malloc(strlen(spec) * 3 + 1);
-
-	if (out != NULL)
-		mask_copy(spec, out);
-	return out;
 }
 
 /*
@@ -169,7 +126,10 @@ hide_secrets(int argc, char **argv)
 	{
 		char	   *masked = masked_url(copy[i]);
 
-		/* a mask is never longer than what it hides ("***" for 3+ bytes) */
+		/*
+		 * a mask is longer than what it hides only for a password of 1 or
+		 * 2 bytes: what no longer fits is left out (NULs below)
+		 */
 		if (masked == NULL || w + strlen(masked) + 1 > end)
 		{
 			free(masked);
@@ -260,37 +220,32 @@ read_password_file(const char *path, char *errbuf, size_t errlen)
 static int
 add_password(const char *url, size_t len, const char *enc, char *out)
 {
-	const char *stop = url + len,
-			   *auth = url + scheme_len(url),
-			   *auth_end,
-			   *at,
-			   *colon;
+	size_t		start,
+				colon,
+				at;
+	int			has = fence_url_credentials(url, len, &start, &colon, &at);
 
-	if (auth == url || auth > stop)
+	if (has < 0 || scheme_len(url) == 0)
 	{
 		if (strncmp(url, "unix://", 7) == 0)
 			return -1;
 		strncat(out, url, len); /* not a URL: fence_check_url says so */
 		return 0;
 	}
-	auth_end = auth + strcspn(auth, "/?");
-	if (auth_end > stop)
-		auth_end = stop;
-	at = memchr(auth, '@', auth_end - auth);
-	colon = at ? memchr(auth, ':', at - auth) : NULL;
-	if (colon != NULL && colon + 1 < at)
+	if (has && colon + 1 < at)
 	{
 		strncat(out, url, len); /* its own password wins */
 		return 0;
 	}
-	strncat(out, url, auth - url);
-	if (at != NULL)
-		strncat(out, auth, (colon ? colon : at) - auth);
+	/* where the URL parser ends the credentials, the user name with them */
+	strncat(out, url, colon);
 	strcat(out, ":");
 	strcat(out, enc);
 	strcat(out, "@");
-	auth = at ? at + 1 : auth;
-	strncat(out, auth, stop - auth);
+	if (has)
+		strncat(out, url + at + 1, len - at - 1);
+	else
+		strncat(out, url + start, len - start);
 	return 0;
 }
 
@@ -368,5 +323,78 @@ apply_password(options *o)
 	trace("Redis password from %s", from);
 	o->redis_auth = spec;
 	o->redis = spec;
+	return 0;
+}
+
+/*
+ * "spec" (one URL or a quorum's) without the passwords its URLs hold, the
+ * users they name kept: malloc'd, or NULL when out of memory.
+ */
+static char *
+without_passwords(const char *spec)
+{
+	char	   *out = calloc(1, strlen(spec) + 1);
+	const char *p = spec;
+
+	while (out != NULL && *p)
+	{
+		size_t		len = strcspn(p, " \t\n\r\f\v"),
+					start,
+					colon,
+					at;
+
+		if (len == 0)
+		{
+			strncat(out, p++, 1);
+			continue;
+		}
+		if (fence_url_credentials(p, len, &start, &colon, &at) == 1)
+		{
+			strncat(out, p, colon);
+			if (colon > start)	/* a user: "user@host" */
+				strncat(out, p + at, len - at);
+			else
+				strncat(out, p + at + 1, len - at - 1);
+		}
+		else
+			strncat(out, p, len);
+		p += len;
+	}
+	return out;
+}
+
+/*
+ * fence run: what COMMAND may know of the Redis password.  By default
+ * nothing: $FENCE_REDIS_PASSWORD and $REDISCLI_AUTH are taken out of its
+ * environment, and the passwords out of the URLs in $FENCE_REDIS_URL.  The
+ * command rarely needs them (its token is in FENCE_TOKEN and PGOPTIONS),
+ * and a command that is a script of someone else's, or that runs code it
+ * downloads, would learn a password that opens every lease.  A command
+ * that itself takes leases (a nested fence run, a program on libfence)
+ * needs them: --inherit-password passes the environment on as it is.
+ * Done before any thread starts: setenv is not safe after fork in a
+ * process with threads.  Returns 0, or an exit status.
+ */
+int
+keep_password_from_child(const options *o)
+{
+	const char *url = getenv("FENCE_REDIS_URL");
+
+	if (o->inherit_password)
+		return 0;
+	if (url != NULL)
+	{
+		char	   *bare = without_passwords(url);
+
+		/* glibc keeps the old string, which o->redis may point into */
+		if (bare == NULL || setenv("FENCE_REDIS_URL", bare, 1) != 0)
+		{
+			free(bare);
+			return report_error(EXIT_FAIL, "out of memory", NULL);
+		}
+		free(bare);
+	}
+	unsetenv("FENCE_REDIS_PASSWORD");
+	unsetenv("REDISCLI_AUTH");
 	return 0;
 }

@@ -529,8 +529,16 @@ fence_script_run(fence_ctx *ctx, enum fence_script which,
 	}
 	if (replies[0]->type == REDIS_REPLY_ERROR && fence_reply_refused(replies[0]->str))
 	{
-		/* Redis appends " script: SHA, on @user_script:N." */
-		const char *cut = strstr(replies[0]->str, " script: ");
+		/*
+		 * Redis appends " script: SHA, on @user_script:N.": cut at its last
+		 * " script: ", as Redis 7.2's own words hold one ("ACL failure in
+		 * script: User u has no permissions to run the 'set' command").
+		 */
+		const char *cut = NULL,
+				   *p;
+
+		for (p = replies[0]->str; (p = strstr(p, " script: ")) != NULL; p++)
+			cut = p;
 
 		fence_set_error(ctx, FENCE_ERR_AUTH, "Redis refused fence's %s script (%s): %.*s",
 						fence_script_name(which), eval ? "EVAL" : "EVALSHA",

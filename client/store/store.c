@@ -108,9 +108,12 @@ parse_spec(const char *spec, fence_url *urls, int *n, char *errbuf, size_t errle
 		}
 		else if (*n > 1 && urls[i].kind != FENCE_URL_NODE)
 		{
+			char		shown[512];
+
+			fence_mask_url(words[i], shown, sizeof(shown));
 			snprintf(errbuf, errlen,
 					 "quorum member \"%s\" must be a redis://, rediss:// or unix:// URL of one independent node",
-					 words[i]);
+					 shown);
 			rc = FENCE_ERR;
 		}
 	}
