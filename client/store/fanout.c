@@ -86,7 +86,12 @@ fan_start(fence_ctx *ctx, fence_fan *f, fan_state *st)
 	fence_node *n = f->node;
 	const fence_url *u = &n->addr;
 
-	if (n->link != NULL && n->link->pid != getpid())
+	/*
+	 * Nothing is due on a node's connection between rounds: one the node
+	 * closed meanwhile (its idle "timeout", CLIENT KILL) is connected
+	 * anew, rather than sent a request that cannot arrive (link.c).
+	 */
+	if (n->link != NULL && (n->link->pid != getpid() || fence_link_idle_closed(n->link)))
 		fence_node_drop(n);
 	if (n->link == NULL)
 	{
