@@ -305,6 +305,7 @@ void		fence_link_free(fence_link *l);
 
 /* node.c: one Redis server, and the deadlines of an operation */
 void		fence_conn_set_deadline(fence_ctx *ctx, int64_t deadline_ns);
+void		fence_conn_grace(fence_ctx *ctx);
 void		fence_op_begin(fence_ctx *ctx);
 void		fence_op_begin_block(fence_ctx *ctx, long block_ms);
 void		fence_blpop_cmd(fence_cmd *cmd, const char *key, long block_ms, char *secs,

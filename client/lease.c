@@ -321,12 +321,10 @@ ride_failover(fence_ctx *ctx, int rc, enum fence_attempt how, int *heard, char *
 static void
 last_chance(fence_ctx *ctx, int64_t caller_deadline, const char *failing)
 {
-	int64_t		end = fence_now_ns() + (int64_t) FENCE_WAIT_SLACK_MS * 1000000;
-
-	if (failing[0] != '\0' || ctx->conn->deadline_ns == 0 || ctx->conn->deadline_ns >= end ||
-		(caller_deadline != 0 && caller_deadline < end))
+	if (failing[0] != '\0' || (caller_deadline != 0 &&
+								caller_deadline < fence_now_ns() + (int64_t) FENCE_WAIT_SLACK_MS * 1000000))
 		return;
-	fence_conn_set_deadline(ctx, end);
+	fence_conn_grace(ctx);
 }
 
 /*

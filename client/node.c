@@ -55,6 +55,22 @@ fence_conn_set_deadline(fence_ctx *ctx, int64_t deadline_ns)
 	ctx->conn->deadline_ns = deadline_ns;
 }
 
+/*
+ * The caller is late: it was paused (SIGSTOP, a VM paused, a starved CPU)
+ * past the deadline of its calls while the servers kept answering.  Its
+ * next step gets FENCE_WAIT_SLACK_MS from now, rather than failing unsent
+ * with "no answer before the deadline" (a wait's last attempt, lease.c; a
+ * quorum's attempt after its nodes woke it, quorum.c).
+ */
+void
+fence_conn_grace(fence_ctx *ctx)
+{
+	int64_t		end = fence_now_ns() + (int64_t) FENCE_WAIT_SLACK_MS * 1000000;
+
+	if (ctx->conn->deadline_ns != 0 && ctx->conn->deadline_ns < end)
+		ctx->conn->deadline_ns = end;
+}
+
 /* Start the clock of one lease operation. */
 void
 fence_op_begin(fence_ctx *ctx)

@@ -139,35 +139,43 @@ test_idle_heartbeat_rides_kill() {
 	lock_free "$res"
 }
 
-# paused_waiter PAUSE: a waiter (--wait 1s) for a lock held for a minute
+# paused_waiter PAUSE: a waiter (--wait 2s) for a lock held for a minute
 # is stopped (SIGSTOP) while it blocks in Redis, for PAUSE seconds, well
 # past its deadline, and continued: Redis's answer ("busy") is there to
 # read, and the last attempt gets its answer too, so it exits 75 (not
 # acquired in time), not 69 ("no answer before the deadline").
+# With QUORUM set, on a quorum of three databases of the shared server.
 paused_waiter() {
-	local res pid rc=0
+	local res pid rc=0 q=() n
 	res=$(rname "pause$RANDOM")
-	rcli SET "$(lockkey "$res")" holder PX 60000 >/dev/null
-	"$F" acquire "$res" --wait 1s >"$TMP/out" 2>"$TMP/err" &
+	for n in ${QUORUM:-0}; do
+		rcli -n $n SET "$(lockkey "$res")" holder PX 60000 >/dev/null
+		[ -z "${QUORUM:-}" ] || q+=(--redis "$FENCE_REDIS_URL/$n")
+	done
+	"$F" acquire "$res" --wait 2s "${q[@]}" >"$TMP/out" 2>"$TMP/err" &
 	pid=$!
-	wait_for blocked $pid
+	wait_for blocked $pid || echo "# not seen blocked in Redis"
 	kill -STOP $pid
 	sleep "$1"
 	kill -CONT $pid
 	wait $pid || rc=$?
-	rcli DEL "$(lockkey "$res")" >/dev/null
+	for n in ${QUORUM:-0}; do
+		rcli -n $n DEL "$(lockkey "$res")" >/dev/null
+	done
 	if [ $rc != 75 ]; then
 		echo "paused $1 s: expected exit 75, got $rc"
 		cat "$TMP/err"
 		return 1
 	fi
-	grep -q 'not acquired within 1000 ms (held by another owner' "$TMP/err"
+	grep -q 'not acquired within 2000 ms (held by another owner' "$TMP/err" || { cat "$TMP/err"; return 1; }
 }
 
 test_idle_paused_waiter() {
-	paused_waiter 2
-	paused_waiter 1.5
 	paused_waiter 3
+	paused_waiter 2.5
+	paused_waiter 3
+	QUORUM="13 14 15" paused_waiter 3
+	QUORUM="13 14 15" paused_waiter 2.5
 }
 
 run_test idle_quorum_release
