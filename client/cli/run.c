@@ -212,6 +212,7 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 	pthread_sigmask(SIG_SETMASK, &g.old, NULL);
 
 	/* a set, or settings inherited from an outer run: carry.c merges */
+	pgoptions_keep();
 	if ((code = carry_set_env(set, o->nresources > 0, &tokens)) == 1)
 		code = set_child_env(fence_leases_member(set, 0));
 	if (code != 0)
@@ -221,13 +222,18 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		code = code == -2 ? EXIT_USAGE : EXIT_FAIL;
 		goto release;
 	}
-	/* a command that could not even connect is not worth starting */
-	if (o->pg != NULL && (tokens != NULL ? carry_probe(o->pg, tokens) :
+	/*
+	 * A command that could not even connect is not worth starting: with
+	 * the settings refused, a configuration to change (78); with
+	 * PostgreSQL unreachable, an outage (69).
+	 */
+	if (o->pg != NULL && (code = tokens != NULL ? carry_probe(o->pg, tokens) :
 						  probe_pgoptions(o->pg, fence_leases_member(set, 0))) < 0)
 	{
-		code = EXIT_CONFIG;
+		code = code == -2 ? EXIT_UNAVAIL : EXIT_CONFIG;
 		goto release;
 	}
+	code = 0;
 
 	/* In the foreground of a terminal: a stand-in for the shell's job. */
 	own_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
