@@ -46,10 +46,9 @@
  * the README shows, 3F000 (invalid_schema_name) a database without the
  * extension (no schema "fence"), 42883 (undefined_function) one without
  * it or with an older version than this client needs, 25006
- * (read_only_sql_transaction) a standby where the primary was meant.  Only
- * fence's own
- * statements are read so: the caller's SQL may fail with the same codes
- * for reasons of its own.
+ * (read_only_sql_transaction) a standby where the primary was meant.
+ * Only fence's own statements are read so: the caller's SQL may fail with
+ * the same codes for reasons of its own.
  */
 static void
 setup_hint(fence_ctx *ctx, PGconn *pg, const char *state)
