@@ -205,7 +205,9 @@ carry_probe(const char *conninfo, const char *tokens)
 		if (unreachable)
 			return probe_unreachable(msg);
 		fprintf(stderr, "%s: PostgreSQL at --pg refuses the fence settings in PGOPTIONS\n"
-				"(a connection pooler? PgBouncer refuses the options parameter): %s",
+				"(a connection pooler? PgBouncer refuses the options parameter): %s"
+				"Run with --pooler and set fence.tokens per transaction instead\n"
+				"(SET LOCAL fence.tokens = '$FENCE_TOKENS').\n",
 				progname, msg);
 		return -1;
 	}

@@ -127,6 +127,9 @@ typedef struct options
 	int			hold;			/* acquire --hold */
 	const char *password_file;	/* --password-file, or NULL */
 	char	   *redis_auth;		/* "redis" with the password put in */
+	int			no_pg;			/* run --no-pg: nothing to announce to */
+	int			pooler;			/* run --pooler: no PGOPTIONS for the command */
+	const char *pg_from;		/* run: where the PostgreSQL target came from */
 } options;
 
 /*
@@ -193,6 +196,7 @@ extern int	give_back_set(fence_ctx *ctx, fence_leases *set, PGconn *pg, int sig)
 extern int	set_child_env(fence_lease *l);
 extern int	probe_pgoptions(const char *conninfo, fence_lease *l);
 extern void pgoptions_keep(void);
+extern int	pgoptions_restore(void);
 extern PGconn *probe_connect(const char *conninfo, int *unreachable, char *why, size_t whylen);
 extern int	probe_unreachable(const char *why);
 
@@ -213,6 +217,7 @@ extern int	cmd_extend(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_list(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv);
+extern void run_pg_target(options *o);
 extern int	cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_hold(fence_ctx *ctx, const options *o, int argc, char **argv);
 

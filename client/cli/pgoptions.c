@@ -93,6 +93,21 @@ pgoptions_keep(void)
 }
 
 /*
+ * run --pooler: the command connects through a pooler that refuses or
+ * drops the "options" startup parameter (PgBouncer), so it gets PGOPTIONS
+ * as fence found it, and sets the token per transaction from FENCE_*.
+ */
+int
+pgoptions_restore(void)
+{
+	if (!pgoptions_kept)
+		return 0;
+	if (pgoptions_before != NULL)
+		return setenv("PGOPTIONS", pgoptions_before, 1);
+	return unsetenv("PGOPTIONS");
+}
+
+/*
  * Open a session at "conninfo" as the command will, with the command's
  * PGOPTIONS (already in our environment).  When that fails, the fence
  * settings are not necessarily why: a server that is slow, stalled or in
@@ -181,9 +196,10 @@ int
 probe_pgoptions(const char *conninfo, fence_lease *l)
 {
 	const char *advice =
-		"Set the token per transaction instead (SET LOCAL fence.resource and fence.token\n"
-		"from $FENCE_RESOURCE and $FENCE_TOKEN, which the command gets), or pass it to\n"
-		"fence.fenced_update(), or connect the command directly to PostgreSQL.\n";
+		"Run with --pooler and set the token per transaction instead (SET LOCAL\n"
+		"fence.resource and fence.token from $FENCE_RESOURCE and $FENCE_TOKEN, which\n"
+		"the command gets), or pass it to fence.fenced_update(), or connect the command\n"
+		"directly to PostgreSQL.\n";
 	char		token[24],
 				why[1024];
 	char	   *own;

@@ -142,6 +142,43 @@ run_standin(pid_t supervisor, const sigset_t *oldmask, const struct sigaction *o
 	return EXIT_FAIL;
 }
 
+/*
+ * Where run announces the token when no --pg was given: FENCE_PG (a
+ * connection string), else, as libpq programs do, the PostgreSQL that
+ * PGSERVICE, PGHOST or PGDATABASE name (an empty connection string: libpq
+ * reads them).  A run that announces nowhere lets a stale holder's writes
+ * land wherever the command writes without the token, so it is said
+ * (cmd_run), unless --no-pg says that is meant.
+ */
+void
+run_pg_target(options *o)
+{
+	static const char *const libpq_vars[] = {"PGSERVICE", "PGHOST", "PGDATABASE"};
+	const char *v;
+	size_t		i;
+
+	if (o->pg != NULL)
+	{
+		o->pg_from = "--pg";
+		return;
+	}
+	if (o->no_pg)
+		return;
+	if ((v = getenv("FENCE_PG")) != NULL && *v != '\0')
+	{
+		o->pg = v;
+		o->pg_from = "FENCE_PG";
+		return;
+	}
+	for (i = 0; i < sizeof(libpq_vars) / sizeof(libpq_vars[0]); i++)
+		if ((v = getenv(libpq_vars[i])) != NULL && *v != '\0')
+		{
+			o->pg = "";
+			o->pg_from = libpq_vars[i];
+			return;
+		}
+}
+
 int
 cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 {
@@ -182,6 +219,14 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		return give_back_set(ctx, set, NULL, g.sig);
 	if (set == NULL)
 		return code;
+	if (o->pg == NULL && !o->no_pg)
+		note("warning: the lease on \"%s\" was taken with no PostgreSQL to announce it to\n"
+			 "(no --pg, FENCE_PG, PGSERVICE, PGHOST or PGDATABASE): PostgreSQL refuses a\n"
+			 "stale holder's writes only for a token it has heard of.  Give --pg (or set\n"
+			 "FENCE_PG), or --no-pg when the command writes nothing that is fenced.",
+			 fence_lease_resource(fence_leases_member(set, 0)));
+	else if (o->pg != NULL)
+		trace("announced to PostgreSQL at %s", o->pg_from);
 
 	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
 	{
@@ -215,6 +260,9 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 	pgoptions_keep();
 	if ((code = carry_set_env(set, o->nresources > 0, &tokens)) == 1)
 		code = set_child_env(fence_leases_member(set, 0));
+	/* behind a pooler: FENCE_* for the command, PGOPTIONS as it was */
+	if (code == 0 && o->pooler && pgoptions_restore() != 0)
+		code = -1;
 	if (code != 0)
 	{
 		if (code != -2)
@@ -227,7 +275,7 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 	 * the settings refused, a configuration to change (78); with
 	 * PostgreSQL unreachable, an outage (69).
 	 */
-	if (o->pg != NULL && (code = tokens != NULL ? carry_probe(o->pg, tokens) :
+	if (o->pg != NULL && !o->pooler && (code = tokens != NULL ? carry_probe(o->pg, tokens) :
 						  probe_pgoptions(o->pg, fence_leases_member(set, 0))) < 0)
 	{
 		code = code == -2 ? EXIT_UNAVAIL : EXIT_CONFIG;
