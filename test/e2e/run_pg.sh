@@ -3,6 +3,12 @@
 # primary it should be, or not answering.
 #
 # Must hold:
+# - without --pg, fence run announces to FENCE_PG, else to the server
+#   libpq's PGSERVICE, PGHOST or PGDATABASE name (as psql does); with none
+#   of them it runs the command and warns that the lease was taken with no
+#   PostgreSQL to announce it to; --no-pg says none is meant (no warning,
+#   no announce); --no-pg with --pg, and --no-pg or --pooler outside run,
+#   are usage errors (64);
 # - a server that stalls after the announce (new sessions accepted by the
 #   kernel, then nothing: a frozen primary, a failover under way; here the
 #   proxy holds the bytes of every session after the first) makes the
@@ -17,6 +23,44 @@
 . "$(dirname "$0")/lib/lib.sh"
 e2e_init run_pg
 need_client
+
+# --- where fence run announces without --pg
+mark() { sql -c "SELECT coalesce(max(token), 0) FROM fence.fences WHERE resource = '$1'"; }
+nopg() { env -u PGHOST -u PGDATABASE -u PGSERVICE -u FENCE_PG "$@"; }
+# PGHOST and PGDATABASE (e2e_init exports them), as psql reads them
+"$FENCE_BIN" run rp-env -- sh -c 'psql -X -qAt -c "SHOW fence.token" >"$0"' "$WORK/env.token" \
+	2>"$WORK/env.err" || fail "fence run with PGHOST: $(cat "$WORK/env.err")"
+[ ! -s "$WORK/env.err" ] || fail "fence run with PGHOST said: $(cat "$WORK/env.err")"
+[ "$(mark rp-env)" -gt 0 ] && [ "$(mark rp-env)" = "$(cat "$WORK/env.token")" ] ||
+	fail "fence run with PGHOST did not announce (mark $(mark rp-env), token $(cat "$WORK/env.token"))"
+# FENCE_PG, a connection string, when libpq's variables say nothing
+nopg FENCE_PG="$PGCONN" "$FENCE_BIN" run rp-fpg -- true 2>"$WORK/env.err" ||
+	fail "fence run with FENCE_PG: $(cat "$WORK/env.err")"
+[ ! -s "$WORK/env.err" ] && [ "$(mark rp-fpg)" -gt 0 ] || fail "fence run with FENCE_PG did not announce"
+# and --pg wins over both
+FENCE_PG="host=127.0.0.1 port=1" "$FENCE_BIN" run rp-fpg --pg "$PGCONN" -- true 2>"$WORK/env.err" ||
+	fail "fence run --pg with FENCE_PG set: $(cat "$WORK/env.err")"
+# none of them: the lease is taken, the command runs, and that is said
+nopg "$FENCE_BIN" run rp-none -- touch "$WORK/ran-none" 2>"$WORK/env.err" || fail "fence run with no PostgreSQL"
+[ -e "$WORK/ran-none" ] || fail "the command did not run"
+grep -q 'warning: the lease on "rp-none" was taken with no PostgreSQL to announce it to' "$WORK/env.err" ||
+	fail "fence run with no PostgreSQL said: $(cat "$WORK/env.err")"
+[ "$(mark rp-none)" = 0 ] || fail "announced to a PostgreSQL nobody named"
+# --no-pg: meant, so nothing is said, and nothing announced even with PGHOST set
+nopg "$FENCE_BIN" run rp-none --no-pg -- true 2>"$WORK/env.err" || fail "fence run --no-pg"
+[ ! -s "$WORK/env.err" ] || fail "fence run --no-pg said: $(cat "$WORK/env.err")"
+"$FENCE_BIN" run rp-nopg --no-pg -- true 2>"$WORK/env.err" || fail "fence run --no-pg with PGHOST"
+[ "$(mark rp-nopg)" = 0 ] || fail "fence run --no-pg announced"
+for bad in "run rp-x --no-pg --pg $PGCONN -- true" "acquire rp-x --no-pg" "acquire rp-x --pooler" \
+	"run rp-x --no-pg --pooler -- true"; do
+	set +e
+	# shellcheck disable=SC2086 # words on purpose
+	"$FENCE_BIN" $bad >/dev/null 2>"$WORK/env.err"
+	rc=$?
+	set -e
+	[ $rc = 64 ] || fail "fence $bad: exit $rc, expected 64: $(cat "$WORK/env.err")"
+done
+say "no --pg: announced to FENCE_PG or libpq's PGHOST/PGDATABASE; with none, a warning; --no-pg: silent"
 
 # --- a server that stalls after the announce
 proxy_start
