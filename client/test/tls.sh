@@ -38,7 +38,7 @@ refused() {
 test_tls_cli_lazy_openssl() {
 	local res
 	res=$(rname lazyssl)
-	LD_DEBUG=files "$F" run "$res" --redis "$(url "$GOOD")" -- \
+	LD_DEBUG=files "$F" run "$res" --no-pg --redis "$(url "$GOOD")" -- \
 		sh -c 'cat /proc/$PPID/maps >"$0"' "$TMP/maps" 2>"$TMP/ld"
 	grep -q '/libssl\.so' "$TMP/maps"
 	grep -q 'file=libssl.so.[0-9.]* .*dynamically loaded' "$TMP/ld"
