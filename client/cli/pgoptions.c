@@ -1,9 +1,11 @@
 /*
  * client/cli/pgoptions.c
- *	  What run's command gets to carry the token into PostgreSQL:
- *	  FENCE_RESOURCE, FENCE_TOKEN and FENCE_OWNER in its environment, the
- *	  same as "-c fence.*=..." settings appended to PGOPTIONS, and a probe
- *	  that sessions at --pg really see them.
+ *	  run and PostgreSQL: where it announces (--pg, FENCE_PG, libpq's
+ *	  variables), what its command gets to carry the token there
+ *	  (FENCE_RESOURCE, FENCE_TOKEN and FENCE_OWNER in its environment, the
+ *	  same as "-c fence.*=..." settings appended to PGOPTIONS, none of
+ *	  those with --pooler), and a probe that sessions at --pg really see
+ *	  them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +79,43 @@ set_child_env(fence_lease *l)
 		setenv("FENCE_OWNER", fence_lease_owner(l), 1);
 	free(buf);
 	return rc;
+}
+
+/*
+ * Where run announces the token when no --pg was given: FENCE_PG (a
+ * connection string), else, as libpq programs do, the PostgreSQL that
+ * PGSERVICE, PGHOST or PGDATABASE name (an empty connection string: libpq
+ * reads them).  A run that announces nowhere lets a stale holder's writes
+ * land wherever the command writes without the token, so it is said
+ * (cmd_run), unless --no-pg says that is meant.
+ */
+void
+run_pg_target(options *o)
+{
+	static const char *const libpq_vars[] = {"PGSERVICE", "PGHOST", "PGDATABASE"};
+	const char *v;
+	size_t		i;
+
+	if (o->pg != NULL)
+	{
+		o->pg_from = "--pg";
+		return;
+	}
+	if (o->no_pg)
+		return;
+	if ((v = getenv("FENCE_PG")) != NULL && *v != '\0')
+	{
+		o->pg = v;
+		o->pg_from = "FENCE_PG";
+		return;
+	}
+	for (i = 0; i < sizeof(libpq_vars) / sizeof(libpq_vars[0]); i++)
+		if ((v = getenv(libpq_vars[i])) != NULL && *v != '\0')
+		{
+			o->pg = "";
+			o->pg_from = libpq_vars[i];
+			return;
+		}
 }
 
 /* PGOPTIONS as fence found it, before run added the fence settings */

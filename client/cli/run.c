@@ -142,43 +142,6 @@ run_standin(pid_t supervisor, const sigset_t *oldmask, const struct sigaction *o
 	return EXIT_FAIL;
 }
 
-/*
- * Where run announces the token when no --pg was given: FENCE_PG (a
- * connection string), else, as libpq programs do, the PostgreSQL that
- * PGSERVICE, PGHOST or PGDATABASE name (an empty connection string: libpq
- * reads them).  A run that announces nowhere lets a stale holder's writes
- * land wherever the command writes without the token, so it is said
- * (cmd_run), unless --no-pg says that is meant.
- */
-void
-run_pg_target(options *o)
-{
-	static const char *const libpq_vars[] = {"PGSERVICE", "PGHOST", "PGDATABASE"};
-	const char *v;
-	size_t		i;
-
-	if (o->pg != NULL)
-	{
-		o->pg_from = "--pg";
-		return;
-	}
-	if (o->no_pg)
-		return;
-	if ((v = getenv("FENCE_PG")) != NULL && *v != '\0')
-	{
-		o->pg = v;
-		o->pg_from = "FENCE_PG";
-		return;
-	}
-	for (i = 0; i < sizeof(libpq_vars) / sizeof(libpq_vars[0]); i++)
-		if ((v = getenv(libpq_vars[i])) != NULL && *v != '\0')
-		{
-			o->pg = "";
-			o->pg_from = libpq_vars[i];
-			return;
-		}
-}
-
 int
 cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 {
