@@ -172,7 +172,7 @@ killed_idle() {
 	shift
 	for p in "$@"; do urls+=(--redis "$p"); done
 	res=$(rname idle$RANDOM)
-	"$F" run "$res" --ttl 9s "${urls[@]}" -- sleep 2 >"$TMP/out" 2>"$TMP/err" &
+	"$F" run "$res" --no-pg --ttl 9s "${urls[@]}" -- sleep 2 >"$TMP/out" 2>"$TMP/err" &
 	pid=$!
 	for p in "${ports[@]}"; do
 		wait_for eval '[ "$(tcli "$p" EXISTS "fence:{$res}:lock")" = 1 ]'
