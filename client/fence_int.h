@@ -313,6 +313,7 @@ int			fence_tls_handshake(fence_link *l);
 ssize_t		fence_tls_read(fence_link *l, void *buf, size_t len, int *want);
 ssize_t		fence_tls_write(fence_link *l, const void *buf, size_t len, int *want);
 int			fence_tls_pending(fence_link *l);
+int			fence_tls_idle_closed(fence_link *l);
 void		fence_tls_close(fence_link *l);
 
 /* link.c: one connection, plain or TLS */
@@ -325,10 +326,12 @@ int			fence_link_flush(fence_link *l);
 int			fence_link_read(fence_link *l);
 int			fence_link_reply(fence_link *l, redisReply **reply);
 int			fence_link_wait(fence_link *l, int want, int64_t end_ns);
+int			fence_link_idle_closed(fence_link *l);
 void		fence_link_free(fence_link *l);
 
 /* node.c: one Redis server, and the deadlines of an operation */
 void		fence_conn_set_deadline(fence_ctx *ctx, int64_t deadline_ns);
+void		fence_conn_grace(fence_ctx *ctx);
 void		fence_op_begin(fence_ctx *ctx);
 void		fence_op_begin_block(fence_ctx *ctx, long block_ms);
 void		fence_blpop_cmd(fence_cmd *cmd, const char *key, long block_ms, char *secs,

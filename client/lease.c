@@ -282,22 +282,49 @@ block_time(fence_ctx *ctx, int64_t *backoff_ms, int64_t left_ns)
  * lock takes it again.  Returns what the loop goes on with; "why" keeps
  * the failure (empty once an attempt got an answer), for the error when
  * the wait runs out without one.
+ *
+ * A single server has no master to move, but it drops connections (its
+ * idle "timeout", CLIENT KILL, a restart, a proxy's reset) and answers
+ * again at once: a waiter that has had an answer from it in this wait
+ * ("*heard") rides that in the same way, reconnecting on its next
+ * attempt.  One that never had an answer fails at once: that server is
+ * not there (a wrong URL, a server down) and waiting would hide it.
  */
 static int
-ride_failover(fence_ctx *ctx, int rc, enum fence_attempt how, char *why, size_t whylen)
+ride_failover(fence_ctx *ctx, int rc, enum fence_attempt how, int *heard, char *why,
+			  size_t whylen)
 {
 	if (rc >= 0)
 	{
 		why[0] = '\0';
+		*heard = 1;
 		return rc;
 	}
-	if (how == FENCE_ATTEMPT_TRY || ctx->conn->ops == NULL || !ctx->conn->ops->fails_over ||
-		ctx->err != FENCE_ERR_IO)
+	if (how == FENCE_ATTEMPT_TRY || ctx->conn->ops == NULL ||
+		(!ctx->conn->ops->fails_over && !*heard) || ctx->err != FENCE_ERR_IO)
 		return rc;
 	snprintf(why, whylen, "%s", ctx->errstr);
 	fence_clear_error(ctx);
 	ctx->conn->busy_pttl = -1;	/* no PTTL: back off (block_time) */
 	return 0;
+}
+
+/*
+ * Give the last attempt of a wait its slack from now when the waiter
+ * itself was late for it: a process paused (SIGSTOP, a VM paused, a
+ * starved CPU) past its deadline plus the slack would otherwise fail that
+ * attempt unsent ("no answer before the deadline") although Redis has been
+ * answering all along, and leave a lock handed to it stranded.  Only while
+ * the last answer came ("failing" empty): a server that does not answer
+ * still ends the wait on time.  A deadline of the caller's holds.
+ */
+static void
+last_chance(fence_ctx *ctx, int64_t caller_deadline, const char *failing)
+{
+	if (failing[0] != '\0' || (caller_deadline != 0 &&
+								caller_deadline < fence_now_ns() + (int64_t) FENCE_WAIT_SLACK_MS * 1000000))
+		return;
+	fence_conn_grace(ctx);
 }
 
 /*
@@ -350,7 +377,8 @@ fence_acquire_wait_as(fence_ctx *ctx, const char *resource, long long ttl_ms,
 	int64_t		backoff_ms = 10;
 	enum fence_attempt how = wait_ms > 0 ? FENCE_ATTEMPT_WAIT : FENCE_ATTEMPT_TRY;
 	char		failing[FENCE_ERRSTR_LEN] = "";
-	int			refused = 0;
+	int			refused = 0,
+				heard = 0;
 	int			rc;
 
 	fence_clear_error(ctx);
@@ -376,7 +404,7 @@ fence_acquire_wait_as(fence_ctx *ctx, const char *resource, long long ttl_ms,
 			fence_conn_set_deadline(ctx, bound);
 	}
 
-	rc = ride_failover(ctx, try_acquire(ctx, l, how), how, failing, sizeof(failing));
+	rc = ride_failover(ctx, try_acquire(ctx, l, how), how, &heard, failing, sizeof(failing));
 	while (rc == 0 && how != FENCE_ATTEMPT_TRY)
 	{
 		int64_t		left;
@@ -393,13 +421,14 @@ fence_acquire_wait_as(fence_ctx *ctx, const char *resource, long long ttl_ms,
 				break;
 			/* woken early, and beaten to it (a quorum): queue up again */
 			how = FENCE_ATTEMPT_WAIT;
-			rc = ride_failover(ctx, try_acquire(ctx, l, how), how, failing, sizeof(failing));
+			rc = ride_failover(ctx, try_acquire(ctx, l, how), how, &heard, failing, sizeof(failing));
 			continue;
 		}
 		if (left <= 0)
 		{
 			how = FENCE_ATTEMPT_LAST;
-			rc = ride_failover(ctx, try_acquire(ctx, l, how), how, failing, sizeof(failing));
+			last_chance(ctx, caller_deadline, failing);
+			rc = ride_failover(ctx, try_acquire(ctx, l, how), how, &heard, failing, sizeof(failing));
 			continue;
 		}
 		block_ms = block_time(ctx, &backoff_ms, left);
@@ -414,7 +443,7 @@ fence_acquire_wait_as(fence_ctx *ctx, const char *resource, long long ttl_ms,
 						   (int64_t) block_ms * 1000000 : left);
 			rc = try_acquire(ctx, l, how);
 		}
-		rc = ride_failover(ctx, rc, how, failing, sizeof(failing));
+		rc = ride_failover(ctx, rc, how, &heard, failing, sizeof(failing));
 	}
 	__atomic_store_n(&ctx->conn->cancel_wait, 0, __ATOMIC_RELEASE);
 	fence_conn_set_deadline(ctx, caller_deadline);

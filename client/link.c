@@ -287,6 +287,11 @@ fence_link_reply(fence_link *l, redisReply **reply)
  * Wait until the link's socket is ready for what "want" asks
  * (FENCE_LINK_WANT_READ or _WRITE), or "end_ns" passes: 1 ready, 0 timed
  * out, -1 poll failed (errno).
+ *
+ * A deadline that has passed still gets one look at the socket: a process
+ * that was paused (SIGSTOP, a VM paused, a starved CPU) past it may find
+ * the answer arrived meanwhile, and an answer that is there is no
+ * timeout.
  */
 int
 fence_link_wait(fence_link *l, int want, int64_t end_ns)
@@ -298,8 +303,8 @@ fence_link_wait(fence_link *l, int want, int64_t end_ns)
 		struct timespec ts;
 		int			n;
 
-		if (left <= 0)
-			return 0;
+		if (left < 0)
+			left = 0;
 		ts.tv_sec = left / 1000000000;
 		ts.tv_nsec = left % 1000000000;
 		n = ppoll(&pfd, 1, &ts, NULL);
@@ -307,7 +312,36 @@ fence_link_wait(fence_link *l, int want, int64_t end_ns)
 			return n > 0 ? 1 : 0;
 		if (errno != EINTR)
 			return -1;
+		if (left == 0)
+			return 0;
 	}
+}
+
+/*
+ * Has the server closed this link while it was idle (it restarted, a
+ * failover's CLIENT KILL, its idle "timeout", a proxy's idle reset)?
+ * Nothing is due on it, so anything to read can only be the end: a
+ * command sent there would never arrive, and its lost reply would leave
+ * the outcome unknown when it is known not to have run.  A plain socket is
+ * peeked at, so that the bytes stay where they are; a TLS one is asked of
+ * OpenSSL (fence_tls_idle_closed: the end comes as a close_notify there,
+ * which is data to the socket).  Bytes nobody asked for also end it.
+ */
+int
+fence_link_idle_closed(fence_link *l)
+{
+	struct pollfd pfd = {l->fd, POLLIN, 0};
+	char		c;
+	ssize_t		got;
+
+	if (l->state != FENCE_LINK_OPEN)
+		return l->state == FENCE_LINK_FAILED;
+	if (poll(&pfd, 1, 0) <= 0)
+		return 0;
+	if (l->ssl != NULL)
+		return fence_tls_idle_closed(l);
+	got = recv(l->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	return got >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
 void

@@ -55,6 +55,22 @@ fence_conn_set_deadline(fence_ctx *ctx, int64_t deadline_ns)
 	ctx->conn->deadline_ns = deadline_ns;
 }
 
+/*
+ * The caller is late: it was paused (SIGSTOP, a VM paused, a starved CPU)
+ * past the deadline of its calls while the servers kept answering.  Its
+ * next step gets FENCE_WAIT_SLACK_MS from now, rather than failing unsent
+ * with "no answer before the deadline" (a wait's last attempt, lease.c; a
+ * quorum's attempt after its nodes woke it, quorum.c).
+ */
+void
+fence_conn_grace(fence_ctx *ctx)
+{
+	int64_t		end = fence_now_ns() + (int64_t) FENCE_WAIT_SLACK_MS * 1000000;
+
+	if (ctx->conn->deadline_ns != 0 && ctx->conn->deadline_ns < end)
+		ctx->conn->deadline_ns = end;
+}
+
 /* Start the clock of one lease operation. */
 void
 fence_op_begin(fence_ctx *ctx)
@@ -437,35 +453,18 @@ fence_node_connect(fence_ctx *ctx, fence_node *n)
 }
 
 /*
- * Has the server closed this idle connection (it restarted, a failover's
- * CLIENT KILL, its idle timeout)?  Nothing is due on it, so anything to
- * read can only be the end: a command sent there would never arrive, and
- * its lost reply would leave the outcome unknown (FENCE_NODE_BROKEN) when
- * it is known not to have run.  A peek, so that bytes of a protocol below
- * hiredis's stay where they are.  A connection that answered within the
- * last IDLE_CHECK_MS is taken as it is: back-to-back commands (a cycle of
- * acquire and release) do not pay the system call.
+ * Has the server closed this idle connection (link.c)?  A connection that
+ * answered within the last IDLE_CHECK_MS is taken as it is: back-to-back
+ * commands (a cycle of acquire and release) do not pay the system call.
  */
 #define IDLE_CHECK_MS 10
 
 static int
 peer_closed(const fence_node *n)
 {
-	struct pollfd pfd = {n->link->fd, POLLIN, 0};
-	char		c;
-	ssize_t		got;
-
-	if (fence_now_ns() - n->used_ns < (int64_t) IDLE_CHECK_MS * 1000000 ||
-		poll(&pfd, 1, 0) <= 0)
+	if (fence_now_ns() - n->used_ns < (int64_t) IDLE_CHECK_MS * 1000000)
 		return 0;
-
-	/*
-	 * Under TLS the socket may hold records that are not replies (a TLS 1.3
-	 * session ticket, a close_notify): only the end of the stream counts as
-	 * closed, as for a plain connection.
-	 */
-	got = recv(n->link->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-	return got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+	return fence_link_idle_closed(n->link);
 }
 
 /*

@@ -107,9 +107,10 @@ grant_hint(fence_ctx *ctx, PGconn *pg)
  * language changes: 42501 (insufficient_privilege) is the missing grant
  * the README shows, 3F000 (invalid_schema_name) a database without the
  * extension (no schema "fence"), 42883 (undefined_function) one without
- * it or with an older version than this client needs.  Only fence's own
- * statements are read so: the caller's SQL may fail with the same codes
- * for reasons of its own.
+ * it or with an older version than this client needs, 25006
+ * (read_only_sql_transaction) a standby where the primary was meant.
+ * Only fence's own statements are read so: the caller's SQL may fail with
+ * the same codes for reasons of its own.
  */
 static void
 setup_hint(fence_ctx *ctx, PGconn *pg, const char *state)
@@ -122,6 +123,12 @@ setup_hint(fence_ctx *ctx, PGconn *pg, const char *state)
 		snprintf(ctx->conn->pg_hint, sizeof(ctx->conn->pg_hint),
 				 "The extension is not installed in database \"%.200s\". "
 				 "As a superuser, run in it: CREATE EXTENSION fence;", db);
+	else if (strcmp(state, "25006") == 0)
+		snprintf(ctx->conn->pg_hint, sizeof(ctx->conn->pg_hint),
+				 "The server is read-only (a standby, after a switchover or behind a "
+				 "pooler that still points at it): tokens are announced to the primary. "
+				 "Connect with target_session_attrs=read-write and every server of the "
+				 "cluster in the connection string (host=pg1,pg2).");
 	else if (strcmp(state, "42883") == 0)
 		snprintf(ctx->conn->pg_hint, sizeof(ctx->conn->pg_hint),
 				 "The extension is missing from database \"%.200s\", or older than this "

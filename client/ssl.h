@@ -43,8 +43,8 @@
 	X(SSL_CTX_free) X(SSL_CTX_get_cert_store) X(SSL_CTX_load_verify_locations) \
 	X(SSL_CTX_new) X(SSL_CTX_set_verify) X(SSL_CTX_up_ref) \
 	X(SSL_CTX_use_certificate) X(SSL_CTX_use_PrivateKey) X(SSL_free) \
-	X(SSL_get0_param) X(SSL_get_error) X(SSL_get_verify_result) \
-	X(SSL_new) X(SSL_pending) X(SSL_read) \
+	X(SSL_get0_param) X(SSL_get_error) X(SSL_get_shutdown) X(SSL_get_verify_result) \
+	X(SSL_new) X(SSL_peek) X(SSL_pending) X(SSL_read) \
 	X(SSL_set1_host) X(SSL_set_bio) X(SSL_set_connect_state) \
 	X(SSL_set_hostflags) X(SSL_set_msg_callback) X(SSL_shutdown) \
 	X(SSL_write) X(TLS_client_method) X(X509_free) \
@@ -109,8 +109,10 @@ int			fence_ssl_load(struct fence_ctx *ctx);
 #define SSL_free fence_ssl.SSL_free
 #define SSL_get0_param fence_ssl.SSL_get0_param
 #define SSL_get_error fence_ssl.SSL_get_error
+#define SSL_get_shutdown fence_ssl.SSL_get_shutdown
 #define SSL_get_verify_result fence_ssl.SSL_get_verify_result
 #define SSL_new fence_ssl.SSL_new
+#define SSL_peek fence_ssl.SSL_peek
 #define SSL_pending fence_ssl.SSL_pending
 #define SSL_read fence_ssl.SSL_read
 #define SSL_set1_host fence_ssl.SSL_set1_host

@@ -738,6 +738,41 @@ fence_tls_write(fence_link *l, const void *buf, size_t len, int *want)
 	return io_result(l, SSL_write(l->ssl, buf, (int) len), want);
 }
 
+/*
+ * Has the server ended this idle session?  Called when the socket has
+ * something to read while no reply is due.  Redis (its idle "timeout",
+ * CLIENT KILL) and TLS proxies send a close_notify before the FIN, so the
+ * socket holds a record, not the end of the stream: a peek at the socket
+ * would call the session alive.  Let OpenSSL take the records in: a TLS
+ * 1.3 session ticket is consumed and the session is alive (it wants to
+ * read); a close_notify, an alert or the end of the stream end it; so
+ * does application data, which no request asked for (a reply to nothing
+ * would be taken for the answer to the next command).  SSL_peek leaves
+ * such data where it is, but the link is dropped then anyway.
+ */
+int
+fence_tls_idle_closed(fence_link *l)
+{
+	char		c;
+	int			ret,
+				e;
+
+	if (SSL_get_shutdown(l->ssl) & SSL_RECEIVED_SHUTDOWN)
+		return 1;
+	ERR_clear_error();
+	l->sys_errno = 0;
+	ret = SSL_peek(l->ssl, &c, 1);
+	if (ret > 0)
+		return 1;
+	e = SSL_get_error(l->ssl, ret);
+	ERR_clear_error();
+	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+		return 0;
+	/* the session is over: say nothing more on it (fence_tls_close) */
+	l->state = FENCE_LINK_FAILED;
+	return 1;
+}
+
 /* Does OpenSSL hold decrypted bytes not read yet? */
 int
 fence_tls_pending(fence_link *l)

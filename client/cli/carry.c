@@ -182,7 +182,8 @@ done:
 /*
  * probe_pgoptions for fence.tokens: 0 when a session opened with the
  * command's PGOPTIONS shows "tokens", 1 when it works without (a warning
- * says why), -1 when it cannot connect with them (an error says so).
+ * says why), -1 when it cannot connect with them, -2 when it cannot
+ * connect at all (an error says so).
  */
 int
 carry_probe(const char *conninfo, const char *tokens)
@@ -190,20 +191,24 @@ carry_probe(const char *conninfo, const char *tokens)
 	PGconn	   *pg;
 	PGresult   *res;
 	const char *why;
-	int			rc;
+	char		msg[1024];
+	int			rc,
+				unreachable;
 
 	if ((why = pq_load()) != NULL)
 	{
 		fprintf(stderr, "%s: %s\n", progname, why);
 		return -1;
 	}
-	pg = PQconnectdb(conninfo);
-	if (pg == NULL || PQstatus(pg) != CONNECTION_OK)
+	if ((pg = probe_connect(conninfo, &unreachable, msg, sizeof(msg))) == NULL)
 	{
+		if (unreachable)
+			return probe_unreachable(msg);
 		fprintf(stderr, "%s: PostgreSQL at --pg refuses the fence settings in PGOPTIONS\n"
-				"(a connection pooler? PgBouncer refuses the options parameter): %s",
-				progname, pg ? PQerrorMessage(pg) : "out of memory\n");
-		PQfinish(pg);
+				"(a connection pooler? PgBouncer refuses the options parameter): %s"
+				"Run with --pooler and set fence.tokens per transaction instead\n"
+				"(SET LOCAL fence.tokens = '$FENCE_TOKENS').\n",
+				progname, msg);
 		return -1;
 	}
 	res = PQexec(pg, "SHOW fence.tokens");

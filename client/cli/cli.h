@@ -34,7 +34,8 @@
 	X(PQconnectdb) X(PQconninfoFree) X(PQconninfoParse) X(PQerrorMessage) \
 	X(PQexec) X(PQexecParams) X(PQfinish) X(PQfreeCancel) X(PQfreemem) \
 	X(PQgetCancel) X(PQgetCopyData) X(PQgetisnull) X(PQgetResult) \
-	X(PQgetvalue) X(PQnfields) X(PQntuples) X(PQputCopyEnd) \
+	X(PQgetvalue) X(PQhost) X(PQnfields) X(PQntuples) X(PQparameterStatus) X(PQport) \
+	X(PQputCopyEnd) \
 	X(PQresultErrorField) X(PQresultErrorMessage) X(PQresultStatus) \
 	X(PQstatus) X(PQtransactionStatus)
 
@@ -68,8 +69,11 @@ extern void pq_finish(PGconn *pg);
 #define PQgetisnull cli_pq.PQgetisnull
 #define PQgetResult cli_pq.PQgetResult
 #define PQgetvalue cli_pq.PQgetvalue
+#define PQhost cli_pq.PQhost
 #define PQnfields cli_pq.PQnfields
 #define PQntuples cli_pq.PQntuples
+#define PQparameterStatus cli_pq.PQparameterStatus
+#define PQport cli_pq.PQport
 #define PQputCopyEnd cli_pq.PQputCopyEnd
 #define PQresultErrorField cli_pq.PQresultErrorField
 #define PQresultErrorMessage cli_pq.PQresultErrorMessage
@@ -125,6 +129,9 @@ typedef struct options
 	char	   *redis_auth;		/* "redis" with the password put in */
 	const char *prefix;			/* resync --prefix, or NULL */
 	int			inherit_password;	/* run --inherit-password */
+	int			no_pg;			/* run --no-pg: nothing to announce to */
+	int			pooler;			/* run --pooler: no PGOPTIONS for the command */
+	const char *pg_from;		/* run: where the PostgreSQL target came from */
 } options;
 
 /*
@@ -149,6 +156,7 @@ extern int	add_quorum_url(options *o, const char *url);
 extern int	is_quorum(const char *spec);
 extern int	skips_verify(const char *spec);
 extern PGconn *pg_connect(const char *conninfo, int *code);
+extern PGconn *pg_connect_writer(const char *conninfo, int *code);
 
 /* report.c */
 extern int	cli_verbosity;		/* -1 --quiet, 0, 1 --verbose */
@@ -190,6 +198,10 @@ extern int	give_back_set(fence_ctx *ctx, fence_leases *set, PGconn *pg, int sig)
 /* pgoptions.c */
 extern int	set_child_env(fence_lease *l);
 extern int	probe_pgoptions(const char *conninfo, fence_lease *l);
+extern void pgoptions_keep(void);
+extern int	pgoptions_restore(void);
+extern PGconn *probe_connect(const char *conninfo, int *unreachable, char *why, size_t whylen);
+extern int	probe_unreachable(const char *why);
 
 /* sets.c: -R, acquire, release and extend of a set */
 extern int	set_usage(const options *o, const char *verb, int nargs);
@@ -208,6 +220,7 @@ extern int	cmd_extend(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_show(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_list(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv);
+extern void run_pg_target(options *o);
 extern int	cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_hold(fence_ctx *ctx, const options *o, int argc, char **argv);
 extern int	cmd_resync(fence_ctx *ctx, const options *o, int argc, char **argv);

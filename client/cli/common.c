@@ -93,12 +93,18 @@ fail(fence_ctx *ctx)
  * A PostgreSQL failure: unreachable (69) or some other error (1); with the
  * fix when the database is not set up for fence (a grant, the extension).
  */
+static int	pg_read_only(PGconn *pg);
+
 int
 pg_fail(fence_ctx *ctx, PGconn *pg)
 {
 	int			code = exit_for(ctx->err);
 
 	if (ctx->err == FENCE_ERR_PG && (pg == NULL || PQstatus(pg) != CONNECTION_OK))
+		code = EXIT_UNAVAIL;
+	/* it became read-only since we connected (a switchover): no writer */
+	else if (ctx->err == FENCE_ERR_PG && PQtransactionStatus(pg) == PQTRANS_IDLE &&
+			 pg_read_only(pg))
 		code = EXIT_UNAVAIL;
 	return report_error(code, ctx->errstr, fence_pg_hint(ctx));
 }
@@ -237,4 +243,56 @@ pg_connect(const char *conninfo, int *code)
 		return NULL;
 	}
 	return pg;
+}
+
+/*
+ * Is the server at the other end of "pg" read-only: a standby (after a
+ * switchover, a single-host --pg still names the demoted server; a pooler
+ * may still point at it), or a primary with default_transaction_read_only?
+ * Servers of PostgreSQL 14 and later report both settings at login; an
+ * older one is asked.
+ */
+static int
+pg_read_only(PGconn *pg)
+{
+	const char *standby = PQparameterStatus(pg, "in_hot_standby");
+	const char *ro = PQparameterStatus(pg, "default_transaction_read_only");
+	PGresult   *res;
+	int			yes;
+
+	if (standby != NULL)
+		return strcmp(standby, "on") == 0 || (ro != NULL && strcmp(ro, "on") == 0);
+	res = PQexec(pg, "SELECT pg_catalog.pg_is_in_recovery() "
+				 "OR pg_catalog.current_setting('default_transaction_read_only')::bool");
+	yes = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
+		strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	PQclear(res);
+	return yes;
+}
+
+/*
+ * pg_connect for a verb that announces tokens, which writes: a read-only
+ * server cannot take the announce.  That is the writer out of reach (69),
+ * found before any lease is taken, and said with the way to the primary.
+ */
+PGconn *
+pg_connect_writer(const char *conninfo, int *code)
+{
+	PGconn	   *pg = pg_connect(conninfo, code);
+	char		buf[1024];
+
+	if (pg == NULL || !pg_read_only(pg))
+		return pg;
+	snprintf(buf, sizeof(buf),
+			 "PostgreSQL at --pg (%s port %s) is a read-only server (a standby, or "
+			 "default_transaction_read_only): tokens are announced to the primary",
+			 PQhost(pg) ? PQhost(pg) : "?", PQport(pg) ? PQport(pg) : "?");
+	*code = report_error(EXIT_UNAVAIL, buf,
+						 "Reach the primary: list every server of the cluster in --pg and add "
+						 "target_session_attrs=read-write (\"host=pg1,pg2 "
+						 "target_session_attrs=read-write\", or "
+						 "postgresql://pg1,pg2/db?target_session_attrs=read-write); libpq then "
+						 "connects to whichever is the primary.");
+	PQfinish(pg);
+	return NULL;
 }

@@ -14,7 +14,7 @@ _fence()
 	local prev=${COMP_WORDS[COMP_CWORD - 1]}
 	local verbs="acquire release extend run exec show list resync help"
 	local opts="--resource --ttl --wait --grace --name --hold --prefix --death-signal --redis --password-file --inherit-password
-		--timeout --min-replicas --replica-timeout --pg --json --quiet --verbose --version --help"
+		--timeout --min-replicas --replica-timeout --pg --no-pg --pooler --json --quiet --verbose --version --help"
 	# options followed by a value of their own
 	local valued="-R|--resource|-t|--ttl|-w|--wait|-g|--grace|-n|--name|--prefix|--death-signal|-r|--redis|--password-file|--timeout|--min-replicas|--replica-timeout|-p|--pg|-c"
 	local i word verb= args=0 command_at= set=0

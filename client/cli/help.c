@@ -55,6 +55,13 @@ usage_options(void)
 	printf("                           how long to wait for them (default: 1s)\n");
 	printf("  -p, --pg=CONNINFO        PostgreSQL connection string; the token is\n");
 	printf("                           announced there before anything else runs\n");
+	printf("                           (run: default $FENCE_PG, else the server that\n");
+	printf("                           PGSERVICE, PGHOST or PGDATABASE name, as for psql)\n");
+	printf("      --no-pg              run: announce to no PostgreSQL, and say nothing\n");
+	printf("                           about it (the command writes nothing fenced)\n");
+	printf("      --pooler             run: COMMAND connects through a pooler that refuses\n");
+	printf("                           or drops PGOPTIONS (PgBouncer): it gets FENCE_*\n");
+	printf("                           only, and sets the token per transaction\n");
 	printf("\nOther options:\n");
 	printf("  -j, --json               print results as JSON, and errors too, on stdout:\n");
 	printf("                           {\"ok\":false,\"error\":\"busy\",\"exit\":75,\"message\":...}\n");
@@ -125,7 +132,9 @@ usage(void)
 	printf("-c fence.tokens=R1=T1/O1,R2=T2/O2 (merged with what PGOPTIONS had), and\n");
 	printf("into FENCE_TOKENS, FENCE_COUNT and FENCE_RESOURCE_i, FENCE_TOKEN_i, FENCE_OWNER_i.\n");
 	printf("With --pg it first checks that a session opened with those options sees the\n");
-	printf("token: a connection pooler may refuse them (exit 78) or drop them (a warning).\n");
+	printf("token: a connection pooler may refuse them (exit 78) or drop them (a warning);\n");
+	printf("with --pooler PGOPTIONS stays as it was.  A run with no PostgreSQL to announce\n");
+	printf("to (no --pg, FENCE_PG, PGSERVICE, PGHOST or PGDATABASE) says so, unless --no-pg.\n");
 	printf("It keeps the lease until COMMAND and every process it started have exited\n");
 	printf("(background jobs too, and processes that left its process group); if the\n");
 	printf("lease is lost, all of them get SIGTERM, then SIGKILL after --grace.\n");
@@ -143,7 +152,8 @@ usage(void)
 	printf("  65  fence's keys in Redis hold what fence never writes (wrong type,\n");
 	printf("      lock without expiry, token counter not a positive integer)\n");
 	printf("  69  Redis or PostgreSQL unreachable (or silent past --timeout, or past\n");
-	printf("      the end of --wait, or a reply announcing more than fence reads)\n");
+	printf("      the end of --wait, or a reply announcing more than fence reads);\n");
+	printf("      --pg names a read-only server (a standby)\n");
 	printf("  74  acquire, exec: the output could not be written (acquire gives the\n");
 	printf("      lease back)\n");
 	printf("  75  lease not acquired before --wait ran out\n");
@@ -185,7 +195,7 @@ static const verb_help helps[] = {
 		"Renew the lease OWNER holds for --ttl from now (compare-and-expire): exit 76\n"
 		"when OWNER does not hold it any more.",
 	"--resource --ttl --timeout --redis --password-file --json --quiet --verbose"},
-	{"run", "run RESOURCE [--ttl D] [--wait D] [--pg CONNINFO] [--grace D] [--] COMMAND [ARG]...\n"
+	{"run", "run RESOURCE [--ttl D] [--wait D] [--pg CONNINFO | --no-pg] [--pooler] [--grace D] [--] COMMAND [ARG]...\n"
 		"  fence run RESOURCE [OPTION]... -c STRING\n"
 		"  fence run -R RESOURCE [-R RESOURCE]... [OPTION]... [--] COMMAND [ARG]...",
 		"Take the lease, run COMMAND (or /bin/sh -c STRING) with FENCE_RESOURCE,\n"
@@ -193,8 +203,11 @@ static const verb_help helps[] = {
 		"renew the lease until COMMAND and everything it started have exited, then\n"
 		"give it back.  The exit status is COMMAND's; 76 when the lease was lost (all\n"
 		"of them got SIGTERM, then SIGKILL after --grace); 75 when it was busy past\n"
-		"--wait.  With -R, a set: every token in FENCE_TOKENS and fence.tokens.",
-	"--resource --ttl --wait --timeout --grace --pg --name --death-signal -c --redis --password-file --inherit-password --min-replicas --replica-timeout --json --quiet --verbose"},
+		"--wait.  With -R, a set: every token in FENCE_TOKENS and fence.tokens.\n"
+		"The token is announced to --pg, else $FENCE_PG, else the PostgreSQL that\n"
+		"PGSERVICE, PGHOST or PGDATABASE name; with none of them a warning says so\n"
+		"(--no-pg: none is meant).  --pooler: no PGOPTIONS for a command behind PgBouncer.",
+	"--resource --ttl --wait --timeout --grace --pg --no-pg --pooler --name --death-signal -c --redis --password-file --inherit-password --min-replicas --replica-timeout --json --quiet --verbose"},
 	{"exec", "exec RESOURCE --pg CONNINFO [--] SQL [PARAM]...\n"
 		"  fence exec -R RESOURCE [-R RESOURCE]... --pg CONNINFO [--] SQL [PARAM]...",
 		"Take the lease, announce its token, run one SQL statement fenced by it\n"

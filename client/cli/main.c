@@ -101,6 +101,10 @@ check_command_line(options *o, const verb *v, const char *err, int nargs, char *
 		return usage_error("--hold takes one RESOURCE, not -R%s", "");
 	if (o->inherit_password && v->fn != cmd_run)
 		return usage_error("--inherit-password is for run only%s", "");
+	if ((o->no_pg || o->pooler) && v->fn != cmd_run)
+		return usage_error("%s is for run only", o->no_pg ? "--no-pg" : "--pooler");
+	if (o->no_pg && (o->pg != NULL || o->pooler))
+		return usage_error("--no-pg does not go with %s", o->pg != NULL ? "--pg" : "--pooler");
 	if (o->shell != NULL && nargs != (o->nresources > 0 ? 0 : 1))
 		return usage_error("run -c STRING takes RESOURCE (or -R) and no COMMAND%s", "");
 	if (o->nresources > 0)
@@ -138,6 +142,8 @@ check_command_line(options *o, const verb *v, const char *err, int nargs, char *
 	if (o->name != NULL && fence_check_owner_name(o->name, errbuf, sizeof(errbuf)) != FENCE_OK)
 		return usage_error("--name: %s", errbuf);
 
+	if (v->fn == cmd_run)
+		run_pg_target(o);
 	if (o->redis == NULL)
 		o->redis = getenv("FENCE_REDIS_URL");
 	if (o->redis == NULL || *o->redis == '\0')
@@ -196,6 +202,8 @@ main(int argc, char **argv)
 		{"timeout", required_argument, NULL, 'o' + 256},
 		{"hold", no_argument, NULL, 'H' + 256},
 		{"prefix", required_argument, NULL, 'X' + 256},
+		{"no-pg", no_argument, NULL, 'N' + 256},
+		{"pooler", no_argument, NULL, 'B' + 256},
 		{"password-file", required_argument, NULL, 'P' + 256},
 		{"inherit-password", no_argument, NULL, 'I' + 256},
 		{"quiet", no_argument, NULL, 'q'},
@@ -320,6 +328,12 @@ main(int argc, char **argv)
 				break;
 			case 'X' + 256:
 				o.prefix = optarg;
+				break;
+			case 'N' + 256:
+				o.no_pg = 1;
+				break;
+			case 'B' + 256:
+				o.pooler = 1;
 				break;
 			case 'P' + 256:
 				o.password_file = optarg;

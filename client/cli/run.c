@@ -184,6 +184,14 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		return give_back_set(ctx, set, NULL, g.sig);
 	if (set == NULL)
 		return code;
+	if (o->pg == NULL && !o->no_pg)
+		note("warning: the lease on \"%s\" was taken with no PostgreSQL to announce it to\n"
+			 "(no --pg, FENCE_PG, PGSERVICE, PGHOST or PGDATABASE): PostgreSQL refuses a\n"
+			 "stale holder's writes only for a token it has heard of.  Give --pg (or set\n"
+			 "FENCE_PG), or --no-pg when the command writes nothing that is fenced.",
+			 fence_lease_resource(fence_leases_member(set, 0)));
+	else if (o->pg != NULL)
+		trace("announced to PostgreSQL at %s", o->pg_from);
 
 	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
 	{
@@ -214,8 +222,12 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 	pthread_sigmask(SIG_SETMASK, &g.old, NULL);
 
 	/* a set, or settings inherited from an outer run: carry.c merges */
+	pgoptions_keep();
 	if ((code = carry_set_env(set, o->nresources > 0, &tokens)) == 1)
 		code = set_child_env(fence_leases_member(set, 0));
+	/* behind a pooler: FENCE_* for the command, PGOPTIONS as it was */
+	if (code == 0 && o->pooler && pgoptions_restore() != 0)
+		code = -1;
 	if (code != 0)
 	{
 		if (code != -2)
@@ -223,13 +235,18 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		code = code == -2 ? EXIT_USAGE : EXIT_FAIL;
 		goto release;
 	}
-	/* a command that could not even connect is not worth starting */
-	if (o->pg != NULL && (tokens != NULL ? carry_probe(o->pg, tokens) :
+	/*
+	 * A command that could not even connect is not worth starting: with
+	 * the settings refused, a configuration to change (78); with
+	 * PostgreSQL unreachable, an outage (69).
+	 */
+	if (o->pg != NULL && !o->pooler && (code = tokens != NULL ? carry_probe(o->pg, tokens) :
 						  probe_pgoptions(o->pg, fence_leases_member(set, 0))) < 0)
 	{
-		code = EXIT_CONFIG;
+		code = code == -2 ? EXIT_UNAVAIL : EXIT_CONFIG;
 		goto release;
 	}
+	code = 0;
 
 	/* In the foreground of a terminal: a stand-in for the shell's job. */
 	own_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();

@@ -43,7 +43,7 @@ acquire_and_announce(fence_ctx *ctx, const options *o, const char *resource,
 	PGconn	   *pg = NULL;
 
 	/* Connect first: no point holding a lease PostgreSQL cannot hear of. */
-	if (o->pg != NULL && (pg = pg_connect(o->pg, code)) == NULL)
+	if (o->pg != NULL && (pg = pg_connect_writer(o->pg, code)) == NULL)
 		return NULL;
 	l = fence_acquire_wait(ctx, resource, o->ttl_ms, o->wait_ms);
 	if (l == NULL)
@@ -79,7 +79,7 @@ acquire_set_and_announce(fence_ctx *ctx, const options *o, const char *const *re
 	fence_leases *set;
 	PGconn	   *pg = NULL;
 
-	if (o->pg != NULL && (pg = pg_connect(o->pg, code)) == NULL)
+	if (o->pg != NULL && (pg = pg_connect_writer(o->pg, code)) == NULL)
 		return NULL;
 	set = fence_acquire_many_wait(ctx, resources, n, o->ttl_ms, o->wait_ms);
 	if (set == NULL)

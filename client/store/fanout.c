@@ -86,7 +86,12 @@ fan_start(fence_ctx *ctx, fence_fan *f, fan_state *st)
 	fence_node *n = f->node;
 	const fence_url *u = &n->addr;
 
-	if (n->link != NULL && n->link->pid != getpid())
+	/*
+	 * Nothing is due on a node's connection between rounds: one the node
+	 * closed meanwhile (its idle "timeout", CLIENT KILL) is connected
+	 * anew, rather than sent a request that cannot arrive (link.c).
+	 */
+	if (n->link != NULL && (n->link->pid != getpid() || fence_link_idle_closed(n->link)))
 		fence_node_drop(n);
 	if (n->link == NULL)
 	{
@@ -239,7 +244,8 @@ fence_fanout(fence_ctx *ctx, int n, fence_fan *fan, long timeout_ms, int enough)
 	struct pollfd *pfd = calloc(n, sizeof(struct pollfd));
 	int		   *who = calloc(n, sizeof(int));
 	int64_t		end;
-	int			i;
+	int			last = 0,
+				i;
 
 	for (i = 0; i < n; i++)
 	{
@@ -278,9 +284,15 @@ fence_fanout(fence_ctx *ctx, int n, fence_fan *fan, long timeout_ms, int enough)
 			pfd[k].revents = 0;
 			who[k++] = i;
 		}
-		if (k == 0 || left <= 0)
+		if (k == 0)
 			break;
-		ready = poll(pfd, k, (int) left);
+		/*
+		 * Past the end, one look more without waiting: a process paused
+		 * past it (SIGSTOP, a starved CPU) may find the replies there.
+		 */
+		if (left <= 0)
+			last = 1;
+		ready = poll(pfd, k, last ? 0 : (int) left);
 		if (ready < 0 && errno != EINTR)
 			break;
 		for (i = 0; i < k && ready > 0; i++)
@@ -295,6 +307,8 @@ fence_fanout(fence_ctx *ctx, int n, fence_fan *fan, long timeout_ms, int enough)
 			else
 				fan_talk(f, s);
 		}
+		if (last)
+			break;
 	}
 
 	/* Whoever has not answered now never will, as far as we care. */

@@ -647,6 +647,9 @@ quorum_wait_acquire(fence_ctx *ctx, fence_lease *l, int64_t *t0, long block_ms,
 	}
 	clear_round(s);
 	*refused = answered > 0 && errors == answered;
+	/* a node answered: only our own pause can have made us late */
+	if (answered > 0 && ctx->conn->deadline_ns != 0 && fence_now_ns() >= ctx->conn->deadline_ns)
+		fence_conn_grace(ctx);
 	fence_op_begin(ctx);
 	*t0 = fence_now_ns();
 	return quorum_acquire(ctx, l, *t0, how);

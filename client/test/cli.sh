@@ -655,7 +655,8 @@ test_cli_run_job_control() {
 test_cli_lazy_libpq() {
 	local res
 	res=$(rname lazy)
-	"$F" run "$res" -- sh -c 'cat /proc/$PPID/maps >"$0"; echo "$PPID" >"$0.pid"' "$TMP/maps"
+	# --no-pg: PGHOST and PGDATABASE are set, and run would announce there
+	"$F" run "$res" --no-pg -- sh -c 'cat /proc/$PPID/maps >"$0"; echo "$PPID" >"$0.pid"' "$TMP/maps"
 	[ "$(cat "$TMP/maps.pid")" != "" ]
 	awk '$6 ~ /\.so/ {n = split($6, p, "/"); print p[n]}' "$TMP/maps" | sort -u >"$TMP/libs"
 	grep -q '^libhiredis' "$TMP/libs"	# the maps are fence's
@@ -691,7 +692,7 @@ test_cli_lazy_libpq_missing() {
 	LD_LIBRARY_PATH=$TMP/stub expect_rc 69 "$F" run "$res" --pg "$PGC" -- true
 	grep -q 'libpq.so.5 has no function PQ' "$TMP/err"
 	lock_free "$res"
-	LD_LIBRARY_PATH=$TMP/stub expect_rc 0 "$F" run "$res" -- true
+	LD_LIBRARY_PATH=$TMP/stub expect_rc 0 "$F" run "$res" --no-pg -- true
 }
 
 test_cli_run_psql() {

@@ -157,7 +157,7 @@ test_set_nested() {
 	[[ $tokens =~ ^$a=[0-9]+/[^,]+/$HEX,'"x, y"=5/o,zz=7'$ ]]
 	[[ $tokens != *999999* ]]
 	# what cannot be read is refused (64), the lease given back
-	expect_rc 64 env PGOPTIONS='-c fence.tokens=x=5/"o' "$F" run -R "$a" -- true
+	expect_rc 64 env PGOPTIONS='-c fence.tokens=x=5/"o' "$F" run -R "$a" --no-pg -- true
 	grep -q 'PGOPTIONS: fence.tokens: the owner of "x" has a quote left open' "$TMP/err"
 	lock_free "$a" && lock_free "$b" && lock_free "$c"
 }

@@ -225,7 +225,7 @@ test_ux_quiet_verbose() {
 test_ux_json_errors() {
 	local res owner
 	res=$(rname json)
-	eval "$("$F" acquire "$res" --ttl 30s)"
+	eval "$("$F" acquire "$res" --ttl 2m)"
 	owner=$FENCE_OWNER
 	expect_rc 75 "$F" acquire "$res" --json
 	json_error 75 busy

@@ -18,6 +18,24 @@ rcli() { redis-cli -u "$FENCE_REDIS_URL" "$@"; }
 lockkey() { echo "fence:{$1}:lock"; }
 lock_free() { [ "$(rcli EXISTS "$(lockkey "$1")")" = 0 ]; }
 
+# conns_of PID PORT: the local addresses of process PID's TCP connections
+# to 127.0.0.1:PORT (ss names the process of each socket; we are root).
+conns_of() {
+	ss -tnpH state established "( dport = :$2 )" | grep "pid=$1," | awk '{print $3}'
+}
+
+# kill_conns PID PORT [REDIS-CLI-ARG...]: have the Redis on PORT close
+# every connection process PID has to it (CLIENT KILL ADDR), as Redis's
+# idle "timeout" or a failover would; "1" when there was one to close.
+kill_conns() {
+	local pid=$1 port=$2 a n=0
+	shift 2
+	for a in $(conns_of "$pid" "$port"); do
+		redis-cli "$@" -p "$port" CLIENT KILL ADDR "$a" >/dev/null && n=$((n + 1))
+	done
+	[ $n -gt 0 ]
+}
+
 # dead PID: gone, or a zombie nobody has reaped yet
 dead() {
 	! kill -0 "$1" 2>/dev/null || grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null

@@ -38,7 +38,7 @@ refused() {
 test_tls_cli_lazy_openssl() {
 	local res
 	res=$(rname lazyssl)
-	LD_DEBUG=files "$F" run "$res" --redis "$(url "$GOOD")" -- \
+	LD_DEBUG=files "$F" run "$res" --no-pg --redis "$(url "$GOOD")" -- \
 		sh -c 'cat /proc/$PPID/maps >"$0"' "$TMP/maps" 2>"$TMP/ld"
 	grep -q '/libssl\.so' "$TMP/maps"
 	grep -q 'file=libssl.so.[0-9.]* .*dynamically loaded' "$TMP/ld"
@@ -161,6 +161,38 @@ test_tls_cli_topologies() {
 		"rediss-cluster://127.0.0.1:$c1?tls-ca-cert-file=$D/rogue-ca.pem"
 }
 
+# killed_idle PORT... -- URL...: fence run holds a lease for 2 s on URLs
+# while the TLS servers on PORTs close its idle connections (CLIENT KILL,
+# as their "timeout" would): each says close_notify before its FIN, and
+# that counts as closed, so the release at the end goes out on a fresh
+# connection, lands, and no warning is printed.
+killed_idle() {
+	local ports=() urls=() res pid rc=0 p
+	while [ "$1" != -- ]; do ports+=("$1"); shift; done
+	shift
+	for p in "$@"; do urls+=(--redis "$p"); done
+	res=$(rname idle$RANDOM)
+	"$F" run "$res" --no-pg --ttl 9s "${urls[@]}" -- sleep 2 >"$TMP/out" 2>"$TMP/err" &
+	pid=$!
+	for p in "${ports[@]}"; do
+		wait_for eval '[ "$(tcli "$p" EXISTS "fence:{$res}:lock")" = 1 ]'
+		wait_for kill_conns $pid "$p" --tls --cacert "$D/ca.pem" || echo "# nothing closed on $p"
+	done
+	wait $pid || rc=$?
+	[ $rc = 0 ] || { echo "exit $rc"; cat "$TMP/err"; return 1; }
+	if grep -q . "$TMP/err"; then cat "$TMP/err"; return 1; fi
+	for p in "${ports[@]}"; do
+		[ "$(tcli "$p" EXISTS "fence:{$res}:lock")" = 0 ] || { echo "lock left on $p"; return 1; }
+	done
+}
+
+test_tls_cli_idle_closed() {
+	local q1 q2 q3
+	read -r q1 q2 q3 <<<"$FENCE_TEST_TLS_QUORUM"
+	killed_idle "$GOOD" -- "$(url "$GOOD")"
+	killed_idle "$q1" "$q2" "$q3" -- "$(url "$q1")" "$(url "$q2")" "$(url "$q3")"
+}
+
 if [ -z "$D" ] || [ -z "${STOP:-}" ]; then
 	echo "skip - tls_cli # no TLS servers (FENCE_TEST_TLS_DIR, FENCE_TEST_TLS_PORTS)"
 	exit 0
@@ -173,6 +205,7 @@ run_test tls_cli_usage
 run_test tls_cli_unreachable
 run_test tls_cli_sni
 run_test tls_cli_topologies
+run_test tls_cli_idle_closed
 
 echo "# TLS CLI tests: $passed passed, $failed failed, $skipped skipped"
 [ $failed = 0 ]

@@ -12,6 +12,9 @@ one reply line each):
   hold      from now on keep client-to-server bytes instead of sending them
   silence   keep the bytes of both directions: a network that went silent
   delay MS  send server-to-client bytes MS milliseconds late (0: on time)
+  hold-new N  let N more connections through, then keep the client-to-
+            server bytes of every connection made after them (a server
+            that accepts and then stalls, for new sessions only)
   release   send what was kept, in order, and forward normally again
   status    "held=BYTES held_replies=BYTES open=CONNS closed=CONNS
             last_up_ms=T last_down_ms=T": the wall-clock times (ms since
@@ -39,6 +42,7 @@ class Proxy:
         self.target = (target_host, target_port)
         self.logdir = logdir
         self.holding = False
+        self.hold_from = None
         self.silent = False
         self.delay = 0.0
         self.conns = set()
@@ -64,6 +68,7 @@ class Proxy:
 
     def release(self):
         self.holding = False
+        self.hold_from = None
         self.silent = False
         self.delay = 0.0
         for c in list(self.conns):
@@ -78,6 +83,8 @@ class Proxy:
             reply = "ok"
             if cmd == ["hold"]:
                 self.holding = True
+            elif len(cmd) == 2 and cmd[0] == "hold-new" and cmd[1].isdigit():
+                self.hold_from = self.nextid + int(cmd[1])
             elif cmd == ["silence"]:
                 self.holding = True
                 self.silent = True
@@ -139,7 +146,8 @@ class Conn:
             data = await self.creader.read(65536)
             if not data:
                 break
-            if self.p.holding or self.queue:
+            if self.p.holding or self.queue or (
+                    self.p.hold_from is not None and self.id >= self.p.hold_from):
                 self.queue.append(data)
             else:
                 self.swriter.write(data)

@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# client/test/cli_idle.sh: connections that Redis closes under the fence
+# command, against real redis-servers: one of the test's own with Redis's
+# idle "timeout" at 1 s (a quorum of three of its databases), and the
+# shared one of FENCE_REDIS_URL, where CLIENT KILL closes the connections
+# of one fence process.  A connection closed while idle is connected anew
+# before it is used; a waiter rides a dropped connection to its deadline;
+# a waiter paused past its deadline reads the answer that came meanwhile.
+# (tls.sh does the same over TLS, where the end comes as a close_notify.)
+# One "ok - NAME" / "not ok - NAME" / "skip - NAME" line per test.
+#
+# The harness (FENCE_BIN, FENCE_CLI_ONLY) is clilib.sh's.
+set -u
+cd "$(dirname "$0")/.."
+: "${FENCE_REDIS_URL:=redis://127.0.0.1:6379}"
+export FENCE_REDIS_URL
+. test/clilib.sh
+
+PORT=${FENCE_REDIS_URL##*:}
+PORT=${PORT%%/*}
+
+# idle_redis DIR: a redis-server of the test's own that closes connections
+# idle for 1 s (IDLE_PORT), stopped when the test's subshell ends.
+idle_redis() {
+	local dir=$1
+	mkdir -p "$dir"
+	while :; do
+		IDLE_PORT=$((12000 + RANDOM % 20000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$IDLE_PORT") 2>/dev/null || break
+	done
+	redis-server --port "$IDLE_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+		--dir "$dir" --daemonize no --logfile "$dir/log" --timeout 1 &
+	IDLE_REDIS=$!
+	trap 'kill $IDLE_REDIS 2>/dev/null; wait $IDLE_REDIS 2>/dev/null' EXIT
+	wait_for redis-cli -p "$IDLE_PORT" ping >/dev/null 2>&1
+}
+
+# A quorum whose nodes close idle connections after 1 s: the command runs
+# for 2.5 s, then fence run releases on every node (no "0 of 3 Redis
+# nodes ... Server closed the connection"), and the lock is gone at once,
+# not left for the rest of its TTL.
+test_idle_quorum_release() {
+	local res q n
+	idle_redis "$TMP/idle"
+	res=$(rname qidle)
+	q=(--redis "redis://127.0.0.1:$IDLE_PORT/1" --redis "redis://127.0.0.1:$IDLE_PORT/2"
+		--redis "redis://127.0.0.1:$IDLE_PORT/3")
+	expect_rc 0 "$F" run "$res" --no-pg --ttl 9s "${q[@]}" -- sleep 2.5
+	if grep -q . "$TMP/err"; then
+		echo "stderr:"
+		cat "$TMP/err"
+		return 1
+	fi
+	for n in 1 2 3; do
+		[ "$(redis-cli -p "$IDLE_PORT" -n $n EXISTS "$(lockkey "$res")")" = 0 ]
+	done
+	# and a holder's heartbeat (every 1 s for a 3 s TTL) keeps it for 4 s
+	expect_rc 0 "$F" run "$res" --no-pg --ttl 3s "${q[@]}" -- sleep 4
+	! grep -q . "$TMP/err"
+}
+
+# The same on one node: the idle connections of the holder closed by the
+# server, its release still lands.
+test_idle_single_release() {
+	local res
+	idle_redis "$TMP/idle1"
+	res=$(rname sidle)
+	expect_rc 0 "$F" run "$res" --no-pg --ttl 9s --redis "redis://127.0.0.1:$IDLE_PORT" -- sleep 2.5
+	! grep -q . "$TMP/err"
+	[ "$(redis-cli -p "$IDLE_PORT" EXISTS "$(lockkey "$res")")" = 0 ]
+}
+
+# blocked PID: a connection of process PID is blocked in Redis (BLPOP).
+blocked() {
+	local a
+	for a in $(conns_of "$1" "$PORT"); do
+		rcli CLIENT LIST | grep "addr=$a " | grep -q 'flags=b' && return 0
+	done
+	return 1
+}
+
+# kill_waiter WANT_RC WAIT: a waiter (--wait WAIT) for a lock held for 6 s
+# has its connection closed by Redis (CLIENT KILL) twice while it blocks:
+# it goes on waiting, and takes the lock when the holder's lease runs out,
+# exit WANT_RC (0), not 69 at the first close.
+kill_waiter() {
+	local want=$1 wait=$2 res pid rc=0 t0 ms kills=0 owner
+	res=$(rname "kwait$RANDOM")
+	rcli SET "$(lockkey "$res")" holder PX 6000 >/dev/null
+	t0=$(date +%s%N)
+	"$F" acquire "$res" --wait "$wait" >"$TMP/out" 2>"$TMP/err" &
+	pid=$!
+	for _ in 1 2; do
+		wait_for blocked $pid && kill_conns "$pid" "$PORT" && kills=$((kills + 1))
+		sleep 0.2
+	done
+	wait $pid || rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	owner=$(sed -n 's/^FENCE_OWNER=//p' "$TMP/out")
+	if [ $rc != "$want" ] || [ $kills != 2 ] || [ $ms -lt 5500 ] ||
+		[ "$(rcli GET "$(lockkey "$res")")" != "$owner" ]; then
+		echo "exit $rc (expected $want) after $ms ms, $kills connections closed, owner \"$owner\""
+		cat "$TMP/out" "$TMP/err"
+		return 1
+	fi
+	rcli DEL "$(lockkey "$res")" >/dev/null
+}
+
+test_idle_waiter_rides_kill() {
+	kill_waiter 0 20s
+}
+
+test_idle_waiter_inf_rides_kill() {
+	kill_waiter 0 inf
+}
+
+# A waiter that never had an answer still fails at once: nothing listens.
+test_idle_waiter_unreachable() {
+	local t0=$SECONDS
+	expect_rc 69 "$F" acquire "$(rname nobody)" --wait 20s --redis redis://127.0.0.1:1
+	[ $((SECONDS - t0)) -lt 3 ]
+}
+
+# A holder's heartbeat on one node rides the same: its connections closed
+# twice while it holds a 1.5 s lease for 3 s, it keeps the lease, and the
+# command ends with exit 0 and the lock released.
+test_idle_heartbeat_rides_kill() {
+	local res pid rc=0 kills=0
+	res=$(rname hbkill)
+	"$F" run "$res" --no-pg --ttl 1500ms -- sleep 3 >"$TMP/out" 2>"$TMP/err" &
+	pid=$!
+	wait_for eval '! lock_free "$res"' || echo "# no lock seen"
+	for _ in 1 2; do
+		sleep 0.6
+		kill_conns "$pid" "$PORT" && kills=$((kills + 1))
+	done
+	wait $pid || rc=$?
+	if [ $rc != 0 ] || [ $kills != 2 ] || ! lock_free "$res"; then
+		echo "exit $rc, $kills times closed, lock $(rcli GET "$(lockkey "$res")")"
+		cat "$TMP/err"
+		return 1
+	fi
+}
+
+# paused_waiter PAUSE: a waiter (--wait 2s) for a lock held for a minute
+# is stopped (SIGSTOP) while it blocks in Redis, for PAUSE seconds, well
+# past its deadline, and continued: Redis's answer ("busy") is there to
+# read, and the last attempt gets its answer too, so it exits 75 (not
+# acquired in time), not 69 ("no answer before the deadline").
+# With QUORUM set, on a quorum of three databases of the shared server.
+paused_waiter() {
+	local res pid rc=0 q=() n
+	res=$(rname "pause$RANDOM")
+	for n in ${QUORUM:-0}; do
+		rcli -n $n SET "$(lockkey "$res")" holder PX 60000 >/dev/null
+		[ -z "${QUORUM:-}" ] || q+=(--redis "$FENCE_REDIS_URL/$n")
+	done
+	"$F" acquire "$res" --wait 2s "${q[@]}" >"$TMP/out" 2>"$TMP/err" &
+	pid=$!
+	wait_for blocked $pid || echo "# not seen blocked in Redis"
+	kill -STOP $pid
+	sleep "$1"
+	kill -CONT $pid
+	wait $pid || rc=$?
+	for n in ${QUORUM:-0}; do
+		rcli -n $n DEL "$(lockkey "$res")" >/dev/null
+	done
+	if [ $rc != 75 ]; then
+		echo "paused $1 s: expected exit 75, got $rc"
+		cat "$TMP/err"
+		return 1
+	fi
+	grep -q 'not acquired within 2000 ms (held by another owner' "$TMP/err" || { cat "$TMP/err"; return 1; }
+}
+
+test_idle_paused_waiter() {
+	paused_waiter 3
+	paused_waiter 2.5
+	paused_waiter 3
+	QUORUM="13 14 15" paused_waiter 3
+	QUORUM="13 14 15" paused_waiter 2.5
+}
+
+run_test idle_quorum_release
+run_test idle_single_release
+run_test idle_waiter_rides_kill
+run_test idle_waiter_inf_rides_kill
+run_test idle_waiter_unreachable
+run_test idle_heartbeat_rides_kill
+run_test idle_paused_waiter
+
+echo "# client idle-connection CLI tests: $passed passed, $failed failed, $skipped skipped"
+[ $failed = 0 ]
