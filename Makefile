@@ -32,7 +32,7 @@ PGTREE ?= $(CURDIR)/build/pgtree
 endif
 export PGTREE
 
-.PHONY: all extension client install uninstall deps deps-packaging test demo bench \
+.PHONY: all extension client install uninstall deps deps-demo deps-packaging test demo bench \
 	dist check-packaging clean
 
 all: extension client
@@ -72,6 +72,9 @@ endif
 deps:
 	@test/lib/deps.sh
 
+deps-demo:
+	@test/lib/deps.sh demo
+
 deps-packaging:
 	@test/lib/deps.sh packaging
 
@@ -79,7 +82,7 @@ test: deps
 	$(MAKE) install
 	test/run.sh
 
-demo: deps
+demo: deps-demo
 	$(MAKE) install
 	test/demo.sh
 

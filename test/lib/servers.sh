@@ -64,6 +64,10 @@ servers_stop() {
 		kill -9 "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
 	done
+	# stopped once: a second call (the EXIT trap after an explicit one)
+	# must not kill whatever has taken those process ids since
+	FENCE_REDIS_PIDS=()
+	FENCE_PGDATA=
 	[ -n "$FENCE_TMP" ] && [ -z "${FENCE_KEEP_TMP:-}" ] && rm -rf "$FENCE_TMP"
 	FENCE_TMP=
 }
