@@ -82,7 +82,7 @@ in_chroot() {
 versions() {
 	local root=$1 lock=$2 pg hi ls
 	pg=$(chroot "$root" sh -c 'ls /usr/lib/postgresql | sort -n | tail -1' 2>/dev/null)
-	pg=$(chroot "$root" "/usr/lib/postgresql/$pg/bin/postgres" --version 2>/dev/null | awk '{print $NF}')
+	pg=$(chroot "$root" "/usr/lib/postgresql/$pg/bin/postgres" --version 2>/dev/null | sed -n 's/.*(PostgreSQL) \([0-9.]*\).*/\1/p')
 	hi=$(chroot "$root" dpkg-query -W -f='${Version}' libhiredis-dev 2>/dev/null | sed 's/-.*//')
 	ls=$(chroot "$root" "$lock-server" --version 2>/dev/null | sed -n 's/.* v=\([0-9.]*\).*/\1/p')
 	echo "PostgreSQL ${pg:-?}, hiredis ${hi:-?}, ${lock^} ${ls:-?}"
