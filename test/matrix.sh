@@ -21,6 +21,9 @@
 # tree, as it is, is copied into the chroot.
 #
 # --setup: make the chroots and install their packages, run nothing.
+# Each chroot's lock server is also left runnable on the host as
+# FENCE_MATRIX_DIR/bin/redis-server-SUITE or valkey-server-SUITE (e.g.
+# FENCE_REDIS_SERVER_NEWER=/var/cache/pgfence-matrix/bin/valkey-server-sid).
 # FENCE_SUITES and FENCE_E2E pass through (test/run.sh); FENCE_MATRIX_CMD
 # replaces the command run in each chroot (default: the README's
 # "make test", strict as in CI).  Logs: FENCE_MATRIX_DIR/logs/PLATFORM.log.
@@ -78,6 +81,21 @@ in_chroot() {
 	' in_chroot "$root" "$cmd" "$net"
 }
 
+# host_server ROOT LOCK SUITE: FENCE_MATRIX_DIR/bin/LOCK-server-SUITE, the
+# chroot's server runnable on the host (through the chroot's own dynamic
+# loader and libraries), e.g. for FENCE_REDIS_SERVER_NEWER, the newer-server
+# test of a host run.
+host_server() {
+	local root=$1 lock=$2 suite=$3 ld
+	ld=$root/lib64/ld-linux-x86-64.so.2
+	[ -x "$ld" ] && [ -x "$root/usr/bin/$lock-server" ] || return 0
+	mkdir -p "$dir/bin"
+	printf '#!/bin/sh\n# %s-server of the %s chroot, on the host\nexec %s --library-path %s %s "$@"\n' \
+		"$lock" "$suite" "$ld" "$root/usr/lib/x86_64-linux-gnu:$root/lib/x86_64-linux-gnu" \
+		"$root/usr/bin/$lock-server" >"$dir/bin/$lock-server-$suite"
+	chmod 755 "$dir/bin/$lock-server-$suite"
+}
+
 # versions ROOT LOCK: what the platform runs, for its line.
 versions() {
 	local root=$1 lock=$2 pg hi ls
@@ -114,6 +132,7 @@ for platform in "$@"; do
 		status=1
 		continue
 	}
+	host_server "$root" "$lock" "$suite"
 	[ -z "$setup_only" ] || { lines+=("$platform set up"); continue; }
 	in_chroot "$root" nonet "cd /src/pgfence && export CI=${CI:-} FENCE_LOCK_SERVER=$lock FENCE_SUITES='${FENCE_SUITES:-}' FENCE_E2E='${FENCE_E2E:-}' && [ -n \"\$FENCE_SUITES\" ] || unset FENCE_SUITES; [ -n \"\$FENCE_E2E\" ] || unset FENCE_E2E; ${FENCE_MATRIX_CMD:-$cmd_default}" >>"$log" 2>&1
 	rc=$?
