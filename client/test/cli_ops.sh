@@ -188,7 +188,7 @@ cmdstat() { rcli INFO commandstats | tr -d '\r' | sed -n "s/^cmdstat_$1:calls=\(
 test_ops_list() {
 	local p o1 o2 keys scans w
 	p=$(rname list)
-	eval "$("$F" acquire "$p-b" --ttl 90s --name bee)"
+	eval "$("$F" acquire "$p-b" --ttl 180s --name bee)"
 	o2=$FENCE_OWNER
 	eval "$("$F" acquire "$p-a" --ttl 60s --name ay)"
 	o1=$FENCE_OWNER
@@ -218,7 +218,7 @@ test_ops_list() {
 	[ "$r $o $tok $n" = "$p-a $o1 $(rcli GET "fence:{$p-a}:token") 1" ]
 	[ "$ttl" -gt 0 ] && [ "$ttl" -le 60000 ]
 	read -r r o ttl tok n < <(sed -n 2p "$TMP/leases")
-	[ "$r $o $n" = "$p-b $o2 0" ] && [ "$ttl" -gt 60000 ] && [ "$ttl" -le 90000 ]
+	[ "$r $o $n" = "$p-b $o2 0" ] && [ "$ttl" -gt 60000 ] && [ "$ttl" -le 180000 ]
 	# a pattern that matches one, and one that matches none
 	expect_rc 0 "$F" list "$p-?"
 	[ "$(wc -l <"$TMP/out")" = 3 ]
