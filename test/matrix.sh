@@ -106,7 +106,10 @@ versions() {
 	echo "PostgreSQL ${pg:-?}, hiredis ${hi:-?}, ${lock^} ${ls:-?}"
 }
 
-cmd_default='make test PGTREE=$PWD/build/pgtree PG_CFLAGS=-Werror FENCE_CFLAGS=-Werror'
+# As root, into the chroot's own PostgreSQL (nothing else uses it): the
+# private tree of PGTREE needs a pg_config that relocates, which Debian's
+# PostgreSQL 13 does not.
+cmd_default='make test PG_CFLAGS=-Werror FENCE_CFLAGS=-Werror'
 status=0
 lines=()
 for platform in "$@"; do
