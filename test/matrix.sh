@@ -26,7 +26,9 @@
 # FENCE_REDIS_SERVER_NEWER=/var/cache/pgfence-matrix/bin/valkey-server-sid).
 # FENCE_SUITES and FENCE_E2E pass through (test/run.sh); FENCE_MATRIX_CMD
 # replaces the command run in each chroot (default: the README's
-# "make test", strict as in CI).  Logs: FENCE_MATRIX_DIR/logs/PLATFORM.log.
+# "make test", strict as in CI).  Logs: FENCE_MATRIX_DIR/logs/PLATFORM.log
+# (the copy in the chroot, /src/pgfence.PID, is removed after each
+# platform unless FENCE_MATRIX_KEEP is set).
 # Needs root (debootstrap, chroot, unshare).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -109,6 +111,8 @@ versions() {
 # As root, into the chroot's own PostgreSQL (nothing else uses it): the
 # private tree of PGTREE needs a pg_config that relocates, which Debian's
 # PostgreSQL 13 does not.
+# the working tree's copy, one per run: two runs may share a chroot
+src=pgfence.$$
 cmd_default='make test PG_CFLAGS=-Werror FENCE_CFLAGS=-Werror'
 status=0
 lines=()
@@ -125,10 +129,10 @@ for platform in "$@"; do
 	echo "matrix: $platform (log: $log)"
 	{
 		chroot_make "$suite" &&
-			mkdir -p "$root/src" && rm -rf "$root/src/pgfence" && mkdir "$root/src/pgfence" &&
-			git ls-files -co --exclude-standard -z | tar --null -cf - -T - | tar -xf - -C "$root/src/pgfence" &&
-			chmod -R a+rX "$root/src/pgfence" &&
-			in_chroot "$root" net "cd /src/pgfence && FENCE_LOCK_SERVER=$lock bash test/lib/deps.sh" &&
+			mkdir -p "$root/src" && rm -rf "$root/src/$src" && mkdir "$root/src/$src" &&
+			git ls-files -co --exclude-standard -z | tar --null -cf - -T - | tar -xf - -C "$root/src/$src" &&
+			chmod -R a+rX "$root/src/$src" &&
+			in_chroot "$root" net "cd /src/$src && FENCE_LOCK_SERVER=$lock bash test/lib/deps.sh" &&
 			{ [ "$lock" != valkey ] || in_chroot "$root" net "apt-get -o DPkg::Lock::Timeout=600 install -y -qq valkey-server valkey-tools >/dev/null"; }
 	} >"$log" 2>&1 || {
 		lines+=("$(printf '%-14s set-up failed (see %s)' "$platform" "$log")")
@@ -137,7 +141,7 @@ for platform in "$@"; do
 	}
 	host_server "$root" "$lock" "$suite"
 	[ -z "$setup_only" ] || { lines+=("$platform set up"); continue; }
-	in_chroot "$root" nonet "cd /src/pgfence && export CI=${CI:-} FENCE_LOCK_SERVER=$lock FENCE_SUITES='${FENCE_SUITES:-}' FENCE_E2E='${FENCE_E2E:-}' && [ -n \"\$FENCE_SUITES\" ] || unset FENCE_SUITES; [ -n \"\$FENCE_E2E\" ] || unset FENCE_E2E; ${FENCE_MATRIX_CMD:-$cmd_default}" >>"$log" 2>&1
+	in_chroot "$root" nonet "cd /src/$src && export CI=${CI:-} FENCE_LOCK_SERVER=$lock FENCE_SUITES='${FENCE_SUITES:-}' FENCE_E2E='${FENCE_E2E:-}' && [ -n \"\$FENCE_SUITES\" ] || unset FENCE_SUITES; [ -n \"\$FENCE_E2E\" ] || unset FENCE_E2E; ${FENCE_MATRIX_CMD:-$cmd_default}" >>"$log" 2>&1
 	rc=$?
 	mins=$(awk -v s="$(($(date +%s) - start))" 'BEGIN { printf "%.1f", s / 60 }')
 	closing=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$log" | tail -n 1)
@@ -146,6 +150,7 @@ for platform in "$@"; do
 	lines+=("$(printf '%-14s %-44s %s; %s min%s' "$platform" "$(versions "$root" "$lock")" \
 		"$closing" "$mins" "$([ $rc -eq 0 ] || echo ' FAILED')")")
 	echo "${lines[-1]}"
+	[ -n "${FENCE_MATRIX_KEEP:-}" ] || rm -rf "${root:?}/src/$src"
 done
 echo
 echo "== matrix"
