@@ -1015,15 +1015,21 @@ fork_waiter(const char *res)
 	return pid;
 }
 
-/* BLPOPs the ACL refused so far. */
+/*
+ * BLPOPs the ACL refused so far; -1 where the server does not count them
+ * (rejected_calls came with Redis 6.2).
+ */
 static long long
 blpop_refused(void)
 {
 	redisReply *r = rcmd("INFO commandstats");
-	const char *p = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "cmdstat_blpop:") : NULL;
+	const char *p = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "cmdstat_") : NULL;
 	long long	n = 0;
 
-	if (p != NULL && (p = strstr(p, "rejected_calls=")) != NULL)
+	if (p != NULL && strstr(p, "rejected_calls=") == NULL)
+		n = -1;
+	else if (p != NULL && (p = strstr(p, "cmdstat_blpop:")) != NULL &&
+			 (p = strstr(p, "rejected_calls=")) != NULL)
 		n = atoll(p + 15);
 	freeReplyObject(r);
 	return n;
@@ -1270,7 +1276,8 @@ test_wait_without_blpop(void)
 	started = 0;
 	CHECK(w.token == fence_lease_token(l) + 1);
 	CHECK(w.got_ms - t <= FENCE_WAIT_BEAT_MS + 500);
-	CHECK(blpop_refused() > refused);
+	/* Redis 6.0 counts no refusals: the waiter's timing above is the check */
+	CHECK(refused < 0 || blpop_refused() > refused);
 	rc = 0;
 fail:
 	if (started)

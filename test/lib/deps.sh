@@ -76,7 +76,7 @@ demo) packages=("${demo[@]}") ;;
 test)
 	packages=(
 		"${demo[@]}"
-		faketime python3 python3-psycopg2 python3-yaml python3-redis gnuplot-nox
+		procps faketime python3 python3-psycopg2 python3-yaml python3-redis gnuplot-nox
 		python3-psycopg python3-asyncpg libpostgresql-jdbc-java pgbouncer
 		golang-go golang-github-jackc-pgx-v4-dev valgrind
 	)
