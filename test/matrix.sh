@@ -31,8 +31,7 @@
 # platform unless FENCE_MATRIX_KEEP is set).
 # Needs root (debootstrap, chroot, unshare).
 set -uo pipefail
-cd "$(dirname "$0")/.."
-top=$PWD
+cd "$(dirname "$0")/.." || exit 1
 dir=${FENCE_MATRIX_DIR:-/var/cache/pgfence-matrix}
 mirror=${FENCE_MATRIX_MIRROR:-http://deb.debian.org/debian}
 all="bullseye bookworm trixie trixie-valkey sid-valkey"

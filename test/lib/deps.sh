@@ -29,8 +29,8 @@ fi
 # the lock of the package lists (it exits 100 at once): retry it.
 apt=(apt-get -o DPkg::Lock::Timeout=600)
 apt_update() {
-	local i out
-	for i in $(seq 120); do
+	local out
+	for _ in $(seq 120); do
 		out=$($sudo "${apt[@]}" update -qq 2>&1) && return 0
 		case $out in
 		*"Could not get lock"* | *"Unable to lock"*) sleep 5 ;;
