@@ -13,6 +13,7 @@
 #include "utils/guc.h"
 
 #include "siphash.h"
+#include "compat.h"
 
 /* Resource names are btree keys of fence.fences and Redis keys: keep them small. */
 #define FENCE_MAX_RESOURCE_LEN 1024
@@ -21,7 +22,7 @@
 extern int64 fence_check_and_advance(const char *resource, int64 token,
 									 const char *owner);
 extern void fence_check_resource_name(const char *resource);
-extern void fence_refuse_missing(const char *resource) pg_attribute_noreturn();
+FENCE_NORETURN_BEFORE extern void fence_refuse_missing(const char *resource) FENCE_NORETURN_AFTER;
 
 /* floors.c: what fence.forget() leaves of the marks it deletes */
 extern int64 fence_floor_of(const char *resource);

@@ -14,11 +14,15 @@ cd "$(dirname "$0")/.."
 export FENCE_REDIS_URL
 . test/clilib.sh
 
-# Servers of this file's own, stopped on exit with the temp dir.
-OWN_PIDS=()
+# Servers of this file's own, stopped on exit with the temp dir.  Their
+# process ids go to a file: each test runs in a subshell (run_test), where
+# an array of them would be the subshell's own and lost with it.
+own_pid() { echo "$1" >>"$TMP/own.pids"; }
 cleanup() {
 	local p
-	for p in "${OWN_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	if [ -f "$TMP/own.pids" ]; then
+		while read -r p; do kill -9 "$p" 2>/dev/null; done <"$TMP/own.pids"
+	fi
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -33,7 +37,7 @@ auth_redis() {
 	PORT=$(free_port)
 	redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
 		--requirepass "$1" --dir "$TMP" --logfile "$TMP/redis-$PORT.log" &
-	OWN_PIDS+=($!)
+	own_pid $!
 	wait_for redis-cli -p "$PORT" -a "$1" --no-auth-warning PING >/dev/null
 }
 
@@ -50,7 +54,7 @@ held = []
 while True:
     held.append(s.accept()[0])
 ' "$PORT" &
-	OWN_PIDS+=($!)
+	own_pid $!
 	wait_for python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])))' "$PORT"
 }
 

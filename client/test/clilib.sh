@@ -69,6 +69,16 @@ if psql -XAtqc "SET client_min_messages = warning; CREATE EXTENSION IF NOT EXIST
 	pg_ready=1
 fi
 
+# kill_tree PID: kill PID and every process under it, children first found
+kill_tree() {
+	local c
+	kill -STOP "$1" 2>/dev/null
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		kill_tree "$c"
+	done
+	kill -9 "$1" 2>/dev/null
+}
+
 # FENCE_CLI_ONLY="NAME..." runs only the tests named (while iterating).
 run_test() {
 	local name=$1 needs_pg=${2:-}
@@ -78,9 +88,26 @@ run_test() {
 		skipped=$((skipped + 1))
 		return
 	fi
-	# not inside "if": errexit would be ignored there
-	(set -e; "test_$name") >"$TMP/log" 2>&1
-	if [ $? = 0 ]; then
+	# not inside "if": errexit would be ignored there.  A test that hangs
+	# (a lease never lost, a server that never answers) fails after
+	# FENCE_TEST_TIMEOUT seconds, and what it started is killed with it.
+	local pid limiter rc done_id=
+	(set -e; "test_$name") >"$TMP/log" 2>&1 &
+	pid=$!
+	sleep "${FENCE_TEST_TIMEOUT:-300}" &
+	limiter=$!
+	wait -n -p done_id "$pid" "$limiter"
+	rc=$?
+	if [ "$done_id" = "$pid" ]; then
+		kill "$limiter" 2>/dev/null
+		wait "$limiter" 2>/dev/null
+	else
+		kill_tree "$pid"
+		wait "$pid" 2>/dev/null
+		echo "timed out after ${FENCE_TEST_TIMEOUT:-300} s" >>"$TMP/log"
+		rc=124
+	fi
+	if [ $rc = 0 ]; then
 		echo "ok - $name"
 		passed=$((passed + 1))
 	else

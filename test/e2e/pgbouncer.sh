@@ -106,7 +106,8 @@ say "fenced_update and fence exec through the pooler: fresh accepted, stale refu
 # PGOPTIONS: refused by the pooler; fence run stops before the command
 PGOPTIONS="-c fence.token=5" PGHOST=127.0.0.1 PGPORT=$PGB_PORT psql -X -c "SELECT 1" >/dev/null 2>"$WORK/psql.err" &&
 	fail "the pooler accepted the options startup parameter"
-grep -q 'unsupported startup parameter: options' "$WORK/psql.err" || fail "unexpected refusal: $(cat "$WORK/psql.err")"
+# PgBouncer 1.18's words, and 1.24's and later's, which name the setting
+grep -qE 'unsupported startup parameter: options|unsupported startup parameter in options: fence\.token' "$WORK/psql.err" || fail "unexpected refusal: $(cat "$WORK/psql.err")"
 set +e
 "$FENCE_BIN" run pb --pg "$POOLER" -- touch "$WORK/ran" >"$WORK/run.out" 2>"$WORK/run.err"
 rc=$?
