@@ -40,7 +40,7 @@ def resource(request):
 
 
 @pytest.fixture
-def client():
+def client(fence_ext):
     c = pgfence.Client(pg="")
     yield c
     c.close()

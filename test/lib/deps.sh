@@ -13,7 +13,8 @@ packages=(
 	postgresql postgresql-contrib postgresql-server-dev-15 libpq-dev
 	redis-server redis-tools libhiredis-dev libssl-dev openssl
 	faketime python3 python3-psycopg2 python3-yaml python3-redis gnuplot-nox
-	python3-psycopg python3-asyncpg libpostgresql-jdbc-java pgbouncer
+	python3-psycopg python3-asyncpg python3-pytest python3-setuptools python3-venv
+	python3-pip libpostgresql-jdbc-java pgbouncer
 	golang-go golang-github-jackc-pgx-v4-dev valgrind
 )
 if [ "${1:-}" = packaging ]; then
