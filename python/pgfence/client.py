@@ -393,7 +393,6 @@ class _Held:
         TTL).  Releasing twice does nothing."""
         if self._ptr is None:
             return
-        self._record()
         slot = self._client._checkout()
         ptr, self._ptr = self._ptr, None
         try:
