@@ -256,3 +256,57 @@ def test_missing_library_names_the_package_and_make_install(tmp_path):
     out = subprocess.run([PY, "-c", code], capture_output=True, text=True,
                          env=env_with(PGFENCE_LIBFENCE=str(tmp_path / "libfence.so.2")))
     assert "libfence2" in out.stdout and "make install" in out.stdout, out.stdout + out.stderr
+
+
+def test_lease_lost_sets_the_event_and_leaving_the_block_raises(client, redis_server, resource):
+    r = redis_server()
+    with pgfence.Client(r.url) as c:
+        with pytest.raises(pgfence.LeaseLost):
+            with c.lease(resource, ttl="600ms") as lease:
+                # another owner's doing, as Redis sees it: the lock is gone
+                assert r.cli("DEL", "fence:{%s}:lock" % resource).strip() == "1"
+                assert lease.lost.wait(3), "the heartbeat did not report the loss"
+                with pytest.raises(pgfence.LeaseLost):
+                    lease.check()
+                assert lease.state == "lost" and not lease.held
+        # the block's own exception wins over the loss
+        with pytest.raises(KeyError):
+            with c.lease(resource, ttl="600ms") as lease:
+                r.cli("DEL", "fence:{%s}:lock" % resource)
+                lease.lost.wait(3)
+                raise KeyError("mine")
+
+
+def test_threads_share_one_client_tokens_unique(client, resource):
+    tokens, errors = [], []
+
+    def worker():
+        try:
+            for _ in range(15):
+                with client.lease(resource, ttl="5s", wait="30s", announce=False) as lease:
+                    tokens.append(lease.token)
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    assert len(tokens) == 60 and len(set(tokens)) == 60
+    # taken one at a time, in the order of their tokens
+    assert tokens == sorted(tokens)
+
+
+def test_quorum_of_three_nodes(redis_server, resource):
+    nodes = [redis_server() for _ in range(3)]
+    url = " ".join(n.url for n in nodes)
+    with pgfence.Client(url) as c:
+        with c.lease(resource, ttl="5s", announce=False) as lease:
+            held = sum(n.cli("EXISTS", "fence:{%s}:lock" % resource).strip() == "1" for n in nodes)
+            assert held >= 2
+            first = lease.token
+        nodes[0].stop()  # a majority is enough
+        with c.lease(resource, ttl="5s", announce=False) as lease:
+            assert lease.token > first
