@@ -19,7 +19,7 @@ import math
 import os
 import threading
 from datetime import timedelta
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Optional, TypeVar, Union
 
 from . import _lib
 from .errors import (
@@ -271,6 +271,9 @@ _ON_LOST = _lib.LOST_FN(_on_lost)
 _ON_SET_LOST = _lib.LEASES_LOST_FN(_on_set_lost)
 
 
+_H = TypeVar("_H", bound="_Held")
+
+
 class _Held:
     """What a lease and a set of leases share: taking, announcing, the
     heartbeat, the lost signal, releasing, the context managers."""
@@ -297,7 +300,7 @@ class _Held:
 
     # -- taking ---------------------------------------------------------
 
-    def acquire(self):
+    def acquire(self: _H) -> _H:
         """Take the lease (waiting as "wait" says), announce its token,
         start its heartbeat.  Returns self; NotAcquired, Unreachable,
         ConfigurationError, StaleToken on failure."""
@@ -311,7 +314,6 @@ class _Held:
     def _acquire_on(self, slot: _Slot) -> None:
         if self._ptr is not None:
             raise FenceError("%s is held already" % self._kind)
-        lib = _lib.fence()
         ptr = self._take(slot.ctx)
         if not ptr:
             raise self._client._fail(slot)
@@ -408,10 +410,10 @@ class _Held:
 
     # -- with / async with ----------------------------------------------
 
-    def __enter__(self):
+    def __enter__(self: _H) -> _H:
         return self.acquire()
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         self._exit(exc_type)
 
     def _exit(self, exc_type) -> None:
@@ -425,7 +427,7 @@ class _Held:
             # Redis is away: the lease ends with its TTL; nothing to undo
             pass
 
-    async def acquire_async(self):
+    async def acquire_async(self: _H) -> _H:
         """acquire() for asyncio: the wait runs in a thread of its own, so
         the event loop runs other tasks meanwhile.  Cancelling the task
         cancels the wait (fence_cancel_wait) within about half a second,
@@ -476,10 +478,10 @@ class _Held:
         """release() in a thread, off the event loop."""
         await asyncio.to_thread(self.release)
 
-    async def __aenter__(self):
+    async def __aenter__(self: _H) -> _H:
         return await self.acquire_async()
 
-    async def __aexit__(self, exc_type, exc, tb) -> None:
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         await asyncio.to_thread(self._exit, exc_type)
 
     def __del__(self):

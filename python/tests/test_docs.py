@@ -6,11 +6,9 @@ against a fresh database with the fence extension (PGDATABASE) and the
 suite's Redis (the recipes' token counters only grow, which they allow).
 """
 import os
-import re
 import subprocess
 
 import psycopg
-import pytest
 
 from conftest import PY, TOP, env_with
 

@@ -6,8 +6,6 @@ import subprocess
 import threading
 import time
 
-import psycopg
-import pytest
 
 import pgfence
 from conftest import HERE, PY, TOP, env_with
