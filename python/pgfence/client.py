@@ -463,6 +463,8 @@ class _Held:
                     continue
                 except BaseException:
                     break
+            if not done.cancelled():
+                done.exception()  # retrieved: the cancellation wins
             # fence_cancel_wait also stops the next wait on that context
             slot.close()
             if self._ptr is not None:
