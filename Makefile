@@ -36,7 +36,7 @@ PGTREE ?= $(CURDIR)/build/pgtree
 endif
 export PGTREE
 
-.PHONY: all extension client install uninstall deps deps-demo deps-packaging test test-matrix demo bench \
+.PHONY: all extension client install uninstall deps deps-demo deps-packaging test test-matrix demo bench python-hint \
 	dist check-packaging clean
 
 all: extension client
@@ -52,13 +52,20 @@ install: all
 	@echo "install: into the system's PostgreSQL ($$($(PG_CONFIG) --pkglibdir)) and /usr/local (make PGTREE=DIR for a private tree)"
 	$(MAKE) -C extension install
 	$(MAKE) -C client install
+	@$(MAKE) -s python-hint
 else
 install: all
 	@tree_config=$$(PG_CONFIG_SYSTEM=$(PG_CONFIG) test/lib/pgtree.sh $(PGTREE)) && \
 	echo "install: into the private tree $(PGTREE)" && \
 	$(MAKE) -C extension install PG_CONFIG=$$tree_config && \
 	$(MAKE) -C client install PREFIX=$(PGTREE)/usr/local
+	@$(MAKE) -s python-hint
 endif
+
+# The Python package (python/) is a binding over the libfence just
+# installed; pip installs it, offline, with Debian's setuptools.
+python-hint:
+	@echo "install: for Python, pip install --no-build-isolation --no-index ./python (docs/python.md)"
 
 ifeq ($(PGTREE),)
 uninstall:

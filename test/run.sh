@@ -7,8 +7,9 @@
 # under ASan/UBSan (client/), its C tests on Redis Cluster, Sentinel and a
 # quorum (topo: servers of their own), the client's C and CLI tests over
 # TLS (tls: TLS-only servers of their own, certificates made here),
-# fence.fenced_update from every driver (test/drivers/), and the
-# end-to-end fault tests (test/e2e/).
+# fence.fenced_update from every driver (test/drivers/), the Python
+# package over libfence (python/tests, pytest), and the end-to-end fault
+# tests (test/e2e/).
 # Each suite reports a line per test, "ok - NAME", "not ok - NAME" or
 # "skip - NAME # REASON"; this script counts them, and fails loudly where
 # a platform takes something away:
@@ -24,7 +25,7 @@
 # - a process that a suite started and left running is a failure
 #   (leftover_processes), and is killed.
 #
-# FENCE_SUITES="regress regress_sql client topo tls drivers e2e" picks suites; FENCE_E2E="f1 f6" picks
+# FENCE_SUITES="regress regress_sql client topo tls drivers python e2e" picks suites; FENCE_E2E="f1 f6" picks
 # end-to-end tests by file-name prefix.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -224,6 +225,21 @@ suite_drivers() {
 		sed -u -E 's/^((not )?ok|skip) - driver_/\1 - driver_sql_/' | report
 }
 
+# The pgfence Python package (python/) on the libfence just built, with
+# Debian's pytest; each test reported as "ok - python_NAME".
+suite_python() {
+	echo "== python (pgfence over libfence)"
+	local before
+	before=$(grep -c '^not ok - ' "$results")
+	(cd python && PGFENCE_LIBFENCE=$top/client/libfence.so.2 PYTHONDONTWRITEBYTECODE=1 \
+		/usr/bin/python3 -m pytest -v -p no:cacheprovider tests 2>&1) |
+		sed -u -E \
+			-e 's/^tests\/[a-z0-9_]+\.py::(test_)?([^ ]+) PASSED.*/ok - python_\2/' \
+			-e 's/^tests\/[a-z0-9_]+\.py::(test_)?([^ ]+) (FAILED|ERROR).*/not ok - python_\2/' \
+			-e 's/^tests\/[a-z0-9_]+\.py::(test_)?([^ ]+) SKIPPED.*/skip - python_\2/' | report
+	made_it python "${PIPESTATUS[0]}" "$before"
+}
+
 # e2e_one SCRIPT NAME: run one end-to-end test and report it as NAME.
 e2e_one() {
 	local rc limit=${FENCE_E2E_TIMEOUT:-600}
@@ -258,7 +274,7 @@ suite_e2e() {
 	done
 }
 
-for s in ${FENCE_SUITES:-regress regress_sql client topo tls drivers e2e}; do
+for s in ${FENCE_SUITES:-regress regress_sql client topo tls drivers python e2e}; do
 	"suite_$s"
 done
 

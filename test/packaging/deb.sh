@@ -4,7 +4,8 @@
 #
 # Must hold: the README's commands (3.0 (quilt): pgfence_VERSION.orig.tar.gz
 # from make dist, plus debian/) build postgresql-NN-fence for each
-# supported PostgreSQL version, libfence2, libfence-dev and fence; lintian
+# supported PostgreSQL version, libfence2, libfence-dev, fence and
+# python3-pgfence; lintian
 # finds no error or warning; each package holds its files (the extension's
 # library and scripts, the shared object under its soname in the
 # multiarch directory, the header, libfence.pc, the command with its man
@@ -52,6 +53,9 @@ for p in $(for v in $pgversions; do echo "postgresql-$v-fence"; done) libfence2 
 	[ -f "$deb" ] || fail "no $p package (${deb##*/})"
 	debs+=("$deb")
 done
+pydeb=$out/python3-pgfence_${debversion}_all.deb
+[ -f "$pydeb" ] || fail "no python3-pgfence package (${pydeb##*/})"
+debs+=("$pydeb")
 
 # lintian: nothing above info.  initial-upload-closes-no-bugs is about the
 # bug that opens a package's way into Debian's archive, which has none.
@@ -85,6 +89,10 @@ cmp "$TOP/client/lua/acquire.lua" <(dpkg-deb --fsys-tarfile "$out/fence_${debver
 	tar -xOf - ./usr/share/fence/lua/acquire.lua) || fail "the fence package's acquire.lua is not client/lua's"
 grep -qF "libfence2 (= $debversion)" <<<"$(dpkg-deb -f "$out/libfence-dev_${debversion}_$arch.deb" Depends)" ||
 	fail "libfence-dev does not depend on its libfence2"
+holds "$pydeb" /usr/lib/python3/dist-packages/pgfence/__init__.py \
+	/usr/lib/python3/dist-packages/pgfence/_lib.py /usr/lib/python3/dist-packages/pgfence/py.typed
+grep -qF "libfence2 (>= $debversion)" <<<"$(dpkg-deb -f "$pydeb" Depends)" ||
+	fail "python3-pgfence does not depend on libfence2"
 say "each package holds its files"
 
 # --- unpacked into a root of its own
@@ -93,6 +101,10 @@ for deb in "${debs[@]}"; do dpkg-deb -x "$deb" "$root"; done
 [ "$("$root/usr/bin/fence" --version)" = "fence (pgfence) $version" ] || fail "the packaged fence says: $("$root/usr/bin/fence" --version)"
 soname=$(objdump -p "$root/usr/lib/$multiarch/libfence.so.2" | awk '$1 == "SONAME" { print $2 }')
 [ "$soname" = libfence.so.2 ] || fail "libfence2's soname is '$soname'"
+# python3-pgfence loads libfence2's library (named, as it is not installed)
+PGFENCE_LIBFENCE=$root/usr/lib/$multiarch/libfence.so.2 PYTHONPATH=$root/usr/lib/python3/dist-packages \
+	/usr/bin/python3 -c 'import pgfence, pgfence._lib as l; l.fence(); assert pgfence.__file__.startswith("'"$root"'")' ||
+	fail "python3-pgfence does not load libfence2's library"
 
 # the extension, from the package, in a private tree of the server
 pgv=$(echo "$pgversions" | tail -n 1)
