@@ -232,7 +232,7 @@ suite_python() {
 	local before
 	before=$(grep -c '^not ok - ' "$results")
 	(cd python && PGFENCE_LIBFENCE=$top/client/libfence.so.2 PYTHONDONTWRITEBYTECODE=1 \
-		/usr/bin/python3 -m pytest -v -p no:cacheprovider tests 2>&1) |
+		limited python "${FENCE_SUITE_TIMEOUT:-900}" /usr/bin/python3 -m pytest -v -p no:cacheprovider tests 2>&1) |
 		sed -u -E \
 			-e 's/^tests\/[a-z0-9_]+\.py::(test_)?([^ ]+) PASSED.*/ok - python_\2/' \
 			-e 's/^tests\/[a-z0-9_]+\.py::(test_)?([^ ]+) (FAILED|ERROR).*/not ok - python_\2/' \
