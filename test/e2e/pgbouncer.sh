@@ -14,7 +14,7 @@
 # "fence run" warns, runs the command, and the command's guarded write is
 # LF002.  Straight to PostgreSQL, "fence run --pg" warns about nothing.
 # Negative control: a session-level SET by one client does leak to the
-# next one on the same server connection (what the README warns about);
+# next one on the same server connection (what docs/writing-fenced-code.md warns about);
 # the leak check above would see it.
 . "$(dirname "$0")/lib/lib.sh"
 e2e_init pgbouncer
