@@ -18,12 +18,12 @@
 # too, and the current one accepted, also
 # under session_replication_role = replica.  pg_dump writes a disabled
 # trigger as CREATE TRIGGER and then DISABLE TRIGGER, and fence used to
-# refuse the CREATE (issue 17 item 10).
+# refuse the CREATE (0.2.0).
 #
 # A data-only restore needs --disable-triggers, which ends with ENABLE
 # TRIGGER ALL: the guards come back at plain ENABLE, and the late trigger
 # enabled, which the guard refuses to write with until it is disabled
-# again; fence.reprotect_all() puts ENABLE ALWAYS back (issue 17 item 11).
+# again; fence.reprotect_all() (new in 0.3.0) puts ENABLE ALWAYS back.
 #
 # A role that is not a superuser restores as docs/backups.md
 # says: a superuser

@@ -14,7 +14,7 @@
 # its apply worker never fails.  The workaround used to name only
 # fence_guard: fence_guard_truncate stayed ALWAYS, the TRUNCATE failed on
 # the subscriber with LF002 for ever, and every later change of the
-# subscription was stuck behind it (issue 17 item 12).  On the subscriber,
+# subscription was stuck behind it (0.2.0).  On the subscriber,
 # a local write still needs a token.
 . "$(dirname "$0")/lib/lib.sh"
 e2e_init logical_replication

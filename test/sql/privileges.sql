@@ -155,7 +155,7 @@ RESET ROLE;
 -- triggers there, but not replace the guard with one of its own: CREATE OR
 -- REPLACE TRIGGER fence_guard would also drop ENABLE ALWAYS.  Nor through
 -- a partitioned parent, whose row trigger replaces the partitions' triggers
--- of that name.  Only the table's owner may (issue 17 item 2).
+-- of that name.  Only the table's owner may (0.2.0 let any such role).
 SET ROLE regress_fence_owner;
 CREATE TABLE pv_all (id int PRIMARY KEY, qty int);
 INSERT INTO pv_all VALUES (1, 100);
