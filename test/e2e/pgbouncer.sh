@@ -17,7 +17,7 @@
 # FENCE_* variables in psql) runs word for word through the pooler: its
 # write lands, its token is announced, a stale token is LF001.
 # Negative control: a session-level SET by one client does leak to the
-# next one on the same server connection (what the README warns about);
+# next one on the same server connection (what docs/writing-fenced-code.md warns about);
 # the leak check above would see it.
 . "$(dirname "$0")/lib/lib.sh"
 e2e_init pgbouncer
