@@ -8,7 +8,7 @@
 # has only pg_monitor, returns exactly the columns its "metrics" name, a text for
 # each LABEL and a number (never NULL) for each COUNTER and GAUGE, with
 # the counts of those refusals; postgres_exporter (Debian's, unpacked by
-# deps.sh), started as docs/monitoring.md says (--auto-discover-databases,
+# deps.sh), started as docs/operating.md says (--auto-discover-databases,
 # --include-databases) and loaded with that YAML, serves them as
 # pg_fence_stale{datname=...,resource=...} and pg_fence_total_*, for the
 # database of its connection string and for a second database, where a
