@@ -1,7 +1,7 @@
 /*
  * client/lease_set.c
  *	  A set of leases held together: a transfer that debits one account and
- *	  credits another holds the lease of each (issue 19).
+ *	  credits another holds the lease of each.
  *
  * Order.  The members are taken one after the other in one canonical
  * order, the bytewise order of their names (strcmp), whatever order the
@@ -589,11 +589,11 @@ put_part(char *p, const char *s, const char *specials)
 }
 
 /*
- * "n" triples as a fence.tokens value (/work/notes/tokens-format.md,
- * README "Transfers between accounts"): RESOURCE=TOKEN/OWNER joined by
- * commas, a resource quoted when empty, holding ',' '=' '"' or '\' or
- * starting or ending with whitespace, an owner likewise (but '=' is
- * its own), '"' doubled inside quotes; an owner NULL or "" is left out
+ * "n" triples as a fence.tokens value (docs/sql-reference.md,
+ * "fence.tokens"): RESOURCE=TOKEN/OWNER joined by commas, a resource
+ * quoted when empty, holding ',' '=' '"' or '\' or starting or ending
+ * with whitespace, an owner likewise (but '=' is its own), '"' doubled
+ * inside quotes; an owner NULL or "" is left out
  * (RESOURCE=TOKEN).  Written in the order given.  malloc'd; NULL when out
  * of memory.
  */

@@ -2,8 +2,7 @@
  * client/cli/tokens.c
  *	  Reading the fence settings fence run inherits in PGOPTIONS: a
  *	  fence.tokens value (RESOURCE=TOKEN[/OWNER], comma-separated, the
- *	  format of the extension's fence.tokens, README "Transfers between
- *	  accounts") and fence.resource, fence.token and fence.owner; and
+ *	  format of the extension's fence.tokens, docs/sql-reference.md) and fence.resource, fence.token and fence.owner; and
  *	  writing settings back, escaped as libpq's options are (carry.c).
  */
 #include <stdio.h>

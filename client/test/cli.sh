@@ -953,7 +953,7 @@ test_cli_heal_flushall() {
 }
 
 # Heal and show --pg as roles that are not superusers: an application role
-# with the grants the README shows, and a monitoring role (pg_monitor).
+# with the grants docs/install.md shows, and a monitoring role (pg_monitor).
 # Neither may read fence.fences; both read the mark through fence.mark().
 test_cli_non_superuser() {
 	local res app=cli_app_$$ mon=cli_mon_$$
@@ -986,7 +986,7 @@ test_cli_non_superuser() {
 	grep -q 'permission denied for function mark' "$TMP/err"
 }
 
-# PostgreSQL not set up for fence: a role without the README's grant, and
+# PostgreSQL not set up for fence: a role without the grant of docs/install.md, and
 # a database without the extension.  Each verb that reaches fence's own
 # functions (the announce of acquire, run and exec; show's mark) says the
 # fix, found by SQLSTATE (42501; 3F000, 42883), and the fix it says works;

@@ -2622,7 +2622,7 @@ trace_stop(void)
 }
 
 /*
- * The round trips README.md and client/README.md state, counted: announce
+ * The round trips docs/libfence.md and client/README.md state, counted: announce
  * 1 (and 2 more to PostgreSQL and 1 to Redis per heal), fence_exec 2 on an
  * idle connection (the statement, then the commit after the lease check)
  * and 1 inside the caller's transaction.

@@ -9,7 +9,7 @@
 # test/hosted/sql/NAME.sql, of the SQL edition alone (its expected output
 # in test/hosted/expected).  Expected output is test/expected/NAME.out, unless
 # test/hosted/expected/NAME.out overrides it for a difference that the
-# README's table of differences lists.  psql runs through a wrapper that
+# table of differences in docs/hosted.md lists.  psql runs through a wrapper that
 # drops the CONTEXT lines naming the edition's own PL/pgSQL functions
 # (context_filter.awk); nothing else of the output is changed.
 #
