@@ -1,6 +1,7 @@
 # client/test/clilib.sh: the harness the fence command's shell tests share
-# (cli.sh, cli_ops.sh, tls.sh), sourced from client/: the binary under test
-# ($F), a temp dir ($TMP), expect_rc, wait_for, the Redis of
+# (cli*.sh, tls.sh), sourced from client/: the binary under test ($F), a
+# temp dir ($TMP) and the servers a file starts of its own (own_pid,
+# free_port, auth_redis), expect_rc, wait_for, the Redis of
 # FENCE_REDIS_URL (rcli, lockkey, lock_free), and run_test, which prints
 # one "ok - NAME" / "not ok - NAME" / "skip - NAME" line per test.
 #
@@ -10,10 +11,37 @@
 F=${FENCE_BIN:-$PWD/fence}
 PGC="dbname=${PGDATABASE:-postgres}"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fence-cli.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+
+# Servers a test file starts of its own (own_pid PID) are killed on exit,
+# with the temp dir.  Their ids go to a file: each test runs in a subshell
+# (run_test), where an array of them would be the subshell's and lost.
+own_pid() { echo "$1" >>"$TMP/own.pids"; }
+clilib_cleanup() {
+	local p
+	if [ -f "$TMP/own.pids" ]; then
+		while read -r p; do kill -9 "$p" 2>/dev/null; done <"$TMP/own.pids"
+	fi
+	rm -rf "$TMP"
+}
+trap clilib_cleanup EXIT
 failed=0 passed=0 skipped=0
 
 rname() { echo "cli-$$-$1"; }
+
+# free_port: a TCP port nobody listens on now.
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# auth_redis PASSWORD: a redis-server of the test's own with requirepass on
+# a spare port, its port in PORT.
+auth_redis() {
+	PORT=$(free_port)
+	redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
+		--requirepass "$1" --dir "$TMP" --logfile "$TMP/redis-$PORT.log" &
+	own_pid $!
+	wait_for redis-cli -p "$PORT" -a "$1" --no-auth-warning PING >/dev/null
+}
 rcli() { redis-cli -u "$FENCE_REDIS_URL" "$@"; }
 lockkey() { echo "fence:{$1}:lock"; }
 lock_free() { [ "$(rcli EXISTS "$(lockkey "$1")")" = 0 ]; }
