@@ -146,10 +146,8 @@ test_cli_redis_auth_unix() {
 	expect_rc 78 "$F" acquire "$res" --redis "redis://:p%40ss%3Aw@127.0.0.1:$port/99"
 	grep -q 'SELECT' "$TMP/err"
 	# a user the ACL does not allow to run scripts
-	# "&*" (every Pub/Sub channel) from Redis 6.2 on; 6.0 has no channel rules
-	channels='&*'
-	redis-cli -p "$port" --no-auth-warning -a 'p@ss:w' INFO server | grep -q '^redis_version:6\.[01]\.' && channels=on
-	redis-cli -p "$port" --no-auth-warning -a 'p@ss:w' ACL SETUSER ro on '>ro' '~*' "$channels" -@all +get >/dev/null
+	redis-cli -p "$port" --no-auth-warning -a 'p@ss:w' ACL SETUSER ro on '>ro' '~*' \
+		"$(all_channels "$port" --no-auth-warning -a 'p@ss:w')" -@all +get >/dev/null
 	expect_rc 78 "$F" acquire "$res" --redis "redis://ro:ro@127.0.0.1:$port"
 	grep -q 'NOPERM' "$TMP/err"
 	redis-cli -p "$port" --no-auth-warning -a 'p@ss:w' CONFIG SET requirepass '' >/dev/null

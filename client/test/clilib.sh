@@ -28,6 +28,19 @@ failed=0 passed=0 skipped=0
 
 rname() { echo "cli-$$-$1"; }
 
+# all_channels PORT [REDIS-CLI-ARG...]: the ACL rule for every Pub/Sub
+# channel of the Redis on PORT: "&*" from Redis 6.2 on; 6.0 has no channel
+# rules (its users have every channel), so a rule that changes nothing.
+all_channels() {
+	local port=$1
+	shift
+	if redis-cli -p "$port" "$@" INFO server | grep -q '^redis_version:6\.[01]\.'; then
+		echo on
+	else
+		echo '&*'
+	fi
+}
+
 # free_port: a TCP port nobody listens on now.
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'

@@ -76,7 +76,7 @@ demo) packages=("${demo[@]}") ;;
 test)
 	packages=(
 		"${demo[@]}"
-		procps faketime python3 python3-psycopg2 python3-yaml python3-redis gnuplot-nox
+		procps iproute2 faketime python3 python3-psycopg2 python3-yaml python3-redis gnuplot-nox
 		python3-psycopg python3-asyncpg python3-pytest python3-setuptools python3-venv python3-pip
 		libpostgresql-jdbc-java pgbouncer
 		golang-go golang-github-jackc-pgx-v4-dev valgrind
