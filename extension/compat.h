@@ -16,6 +16,15 @@
 #error "pgfence requires PostgreSQL 13 or later"
 #endif
 
+/*
+ * PostgreSQL 18 replaced the attribute written after a declaration,
+ * pg_attribute_noreturn(), by pg_noreturn written before it; GCC and
+ * clang take the older attribute in front of a declaration too.
+ */
+#ifndef pg_noreturn
+#define pg_noreturn pg_attribute_noreturn()
+#endif
+
 /* PostgreSQL 15 renamed the placeholder check and made it reserve a prefix. */
 #if PG_VERSION_NUM < 150000
 #define MarkGUCPrefixReserved(prefix) EmitWarningsOnPlaceholders(prefix)

@@ -12,6 +12,7 @@
 #include "fmgr.h"
 #include "utils/guc.h"
 
+#include "compat.h"
 #include "siphash.h"
 
 /* Resource names are btree keys of fence.fences and Redis keys: keep them small. */
@@ -21,7 +22,7 @@
 extern int64 fence_check_and_advance(const char *resource, int64 token,
 									 const char *owner);
 extern void fence_check_resource_name(const char *resource);
-extern void fence_refuse_missing(const char *resource) pg_attribute_noreturn();
+pg_noreturn extern void fence_refuse_missing(const char *resource);
 
 /* floors.c: what fence.forget() leaves of the marks it deletes */
 extern int64 fence_floor_of(const char *resource);
@@ -39,7 +40,11 @@ extern void fence_registry_forget(const FenceHash128 *name);
 extern uint64 fence_registry_generation(void);
 extern void fence_registry_init(void);
 
-/* stats.c: counts in shared memory (when preloaded), fence.log_refusals */
+/*
+ * stats.c: counts in shared memory (when preloaded), fence.log_refusals,
+ * and the one way a token is refused: fence_refuse() counts the refusal,
+ * then raises it
+ */
 typedef enum FenceRefusal
 {
 	FENCE_REFUSED_STALE,		/* LF001 */
@@ -50,8 +55,10 @@ typedef enum FenceRefusal
 
 extern void fence_stats_init(void);
 extern void fence_stats_accepted(const char *resource);
-extern void fence_stats_refused(const char *resource, FenceRefusal kind,
-								int64 token, bool token_known);
+pg_noreturn extern void fence_refuse(const char *resource, FenceRefusal kind,
+									  int64 token, bool token_known,
+									  const char *message, const char *detail,
+									  const char *hint);
 
 /* fence.c: settings */
 extern char *fence_setting_resource;	/* fence.resource */

@@ -432,19 +432,15 @@ fence_tokens_find(const char *resource, int64 *token, const char **owner)
 			fence_setting_owner : NULL;
 		if (!fence_parse_token(fence_setting_token, &setting_token) ||
 			setting_token != e->token || !same_owner(setting_owner, e->owner))
-		{
-			fence_stats_refused(resource, FENCE_REFUSED_INVALID, e->token, true);
-			ereport(ERROR,
-					(errcode(ERRCODE_FENCE_INVALID_TOKEN),
-					 errmsg("two fencing tokens for resource \"%s\"", resource),
-					 errdetail("fence.tokens gives token %lld%s%s, and fence.resource names the same resource with fence.token \"%s\"%s%s.",
-							   (long long) e->token,
-							   e->owner ? " for owner " : "", e->owner ? e->owner : "",
-							   fence_setting_token,
-							   setting_owner ? " for owner " : "",
-							   setting_owner ? setting_owner : ""),
-					 errhint("Give each resource's token once: in fence.tokens, or in fence.resource and fence.token.")));
-		}
+			fence_refuse(resource, FENCE_REFUSED_INVALID, e->token, true,
+						 psprintf("two fencing tokens for resource \"%s\"", resource),
+						 psprintf("fence.tokens gives token %lld%s%s, and fence.resource names the same resource with fence.token \"%s\"%s%s.",
+								  (long long) e->token,
+								  e->owner ? " for owner " : "", e->owner ? e->owner : "",
+								  fence_setting_token,
+								  setting_owner ? " for owner " : "",
+								  setting_owner ? setting_owner : ""),
+						 "Give each resource's token once: in fence.tokens, or in fence.resource and fence.token.");
 	}
 	*token = e->token;
 	*owner = e->owner;
