@@ -154,7 +154,6 @@ extern int	pg_fail(fence_ctx *ctx, PGconn *pg);
 extern fence_ctx *redis_connect(const options *o, int *code);
 extern int	add_quorum_url(options *o, const char *url);
 extern int	is_quorum(const char *spec);
-extern int	skips_verify(const char *spec);
 extern PGconn *pg_connect(const char *conninfo, int *code);
 extern PGconn *pg_connect_writer(const char *conninfo, int *code);
 

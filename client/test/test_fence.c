@@ -199,6 +199,23 @@ fail:
 	return rc;
 }
 
+/* fence_url_skips_verify: the command's warning, with fence_url opaque */
+static int
+test_url_skips_verify(void)
+{
+	int			rc = 1;
+
+	CHECK(fence_url_skips_verify("rediss://h?tls-insecure-skip-verify=yes") == 1);
+	CHECK(fence_url_skips_verify("redis://a:1 rediss://b:2?tls-insecure-skip-verify=yes") == 1);
+	CHECK(fence_url_skips_verify("rediss-cluster://a:7000,b?tls-insecure-skip-verify=yes") == 1);
+	CHECK(fence_url_skips_verify("rediss://h") == 0);
+	CHECK(fence_url_skips_verify("redis://a:1 redis://b:2") == 0);
+	CHECK(fence_url_skips_verify("ftp://h?tls-insecure-skip-verify=yes") == 0);
+	rc = 0;
+fail:
+	return rc;
+}
+
 static int
 test_url_malformed(void)
 {
@@ -2898,6 +2915,7 @@ main(void)
 	pg_setup();
 
 	TEST(url_good);
+	TEST(url_skips_verify);
 	TEST(url_malformed);
 	TEST(duration_good);
 	TEST(duration_malformed);
