@@ -379,6 +379,16 @@ int			fence_leases_announce(fence_ctx *ctx, fence_leases *set, PGconn *pg);
  * of memory.
  */
 char	   *fence_leases_tokens(const fence_leases *set);
+/*
+ * Read a fence.tokens value (the format fence_format_tokens writes),
+ * calling "entry" with each entry in order, "owner" "" when it names none.
+ * FENCE_OK; FENCE_ERR with a message in "errbuf" when the value is
+ * malformed; or the first non-zero value "entry" returns, which stops it.
+ */
+int			fence_parse_tokens(const char *value,
+							   int (*entry) (void *arg, const char *resource,
+											 long long token, const char *owner),
+							   void *arg, char *errbuf, size_t errlen);
 char	   *fence_format_tokens(size_t n, const char *const *resources,
 								const long long *tokens, const char *const *owners);
 

@@ -226,7 +226,8 @@ extern int	cmd_resync(fence_ctx *ctx, const options *o, int argc, char **argv);
 
 /*
  * What fence run carries: the (resource, token, owner) triples read from
- * an inherited PGOPTIONS (tokens.c) and written back merged (carry.c).
+ * an inherited PGOPTIONS (inherited.c, with libfence's reader) and written
+ * back merged (carry.c).
  */
 typedef struct triple
 {
@@ -243,7 +244,7 @@ typedef struct carried
 	char	   *single[3];		/* an inherited fence.resource, token, owner */
 } carried;
 
-/* tokens.c */
+/* inherited.c */
 extern void carried_free(carried *c);
 extern int	put_triple(carried *c, const char *resource, long long token, const char *owner);
 extern int	add_setting(char **buf, const char *name, const char *value);
