@@ -6,9 +6,9 @@
  *	  PGOPTIONS).  The value: RESOURCE=TOKEN[/OWNER] joined by commas, a
  *	  resource or owner in double quotes when it has to be ('"' doubled
  *	  inside), whitespace around an unquoted one dropped; README "Transfers
- *	  between accounts".  The server's reader is extension/tokens.c (and
- *	  the SQL edition's fence._tokens_parse); test/tokens_vectors.txt holds
- *	  the values all of them are tested on.
+ *	  between accounts".  The server's readers are extension/tokens.c and
+ *	  the SQL edition's (sql/hosted/fence_hosted.sql);
+ *	  test/tokens_vectors.txt holds the values all three are tested on.
  *
  *	  Ground: calls nothing else of libfence.
  */

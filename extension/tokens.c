@@ -16,7 +16,8 @@
  *	  ignored.  A token is digits only; 0 and negative tokens are kept and
  *	  refused by the rule (LF003) when a write uses them, as fence.token's
  *	  are.  The same resource twice is refused unless both entries say the
- *	  same.
+ *	  same.  test/tokens_vectors.txt holds the values this reader, the SQL
+ *	  edition's and libfence's (client/tokens.c) are tested on.
  *
  *	  Parsed once, when set.  The check hook parses the value (refusing a
  *	  malformed one with 22023 and a detail that says where) into one
