@@ -5,6 +5,10 @@
 #   make install    install the extension into PostgreSQL, libfence + fence
 #   make uninstall  remove what "make install" put there (same variables)
 #   make test       install what is missing, build, start throwaway servers, run every suite
+#   make test-matrix
+#                   "make test" in Debian chroots of every tested platform
+#                   (PostgreSQL 13 to 18, Redis 6.0 to 8.0, Valkey 8.1 and 9.1;
+#                   test/matrix.sh), one line each; as root
 #   make demo       the same set-up, then a stale writer being fenced off
 #   make bench      benchmarks against baselines measured in the same run
 #   make dist       pgfence-VERSION.tar.gz from git (DIST_REF=v0.3.0 for a tag)
@@ -32,7 +36,7 @@ PGTREE ?= $(CURDIR)/build/pgtree
 endif
 export PGTREE
 
-.PHONY: all extension client install uninstall deps deps-packaging test demo bench \
+.PHONY: all extension client install uninstall deps deps-demo deps-packaging test test-matrix demo bench python-hint \
 	dist check-packaging clean
 
 all: extension client
@@ -48,13 +52,20 @@ install: all
 	@echo "install: into the system's PostgreSQL ($$($(PG_CONFIG) --pkglibdir)) and /usr/local (make PGTREE=DIR for a private tree)"
 	$(MAKE) -C extension install
 	$(MAKE) -C client install
+	@$(MAKE) -s python-hint
 else
 install: all
 	@tree_config=$$(PG_CONFIG_SYSTEM=$(PG_CONFIG) test/lib/pgtree.sh $(PGTREE)) && \
 	echo "install: into the private tree $(PGTREE)" && \
 	$(MAKE) -C extension install PG_CONFIG=$$tree_config && \
 	$(MAKE) -C client install PREFIX=$(PGTREE)/usr/local
+	@$(MAKE) -s python-hint
 endif
+
+# The Python package (python/) is a binding over the libfence just
+# installed; pip installs it, offline, with Debian's setuptools.
+python-hint:
+	@echo "install: for Python, pip install --no-build-isolation --no-index ./python (docs/python.md)"
 
 ifeq ($(PGTREE),)
 uninstall:
@@ -72,6 +83,9 @@ endif
 deps:
 	@test/lib/deps.sh
 
+deps-demo:
+	@test/lib/deps.sh demo
+
 deps-packaging:
 	@test/lib/deps.sh packaging
 
@@ -79,7 +93,10 @@ test: deps
 	$(MAKE) install
 	test/run.sh
 
-demo: deps
+test-matrix:
+	test/matrix.sh
+
+demo: deps-demo
 	$(MAKE) install
 	test/demo.sh
 

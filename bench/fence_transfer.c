@@ -2,7 +2,7 @@
  * bench/fence_transfer.c
  *	  Scenario 15: N workers, each looping over a whole critical section on
  *	  random accounts through libfence, each account its own resource
- *	  "acct:<aid>" (issue 19):
+ *	  "acct:<aid>":
  *
  *		transfer  fence_acquire_many {acct:a, acct:b} ->
  *				  SELECT fence.fenced_update_many(both, their tokens,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/s12_transfers.sh: scenario 12, a transfer between two random
-# accounts, each account its own resource "acct:<aid>" (issue 19), under
+# accounts, each account its own resource "acct:<aid>", under
 # pgbench:
 #
 #   plain     UPDATE of both rows in one autocommit statement     baseline

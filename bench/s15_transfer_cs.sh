@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/s15_transfer_cs.sh: scenario 15, a transfer's whole critical section
-# through libfence (issue 19): scenario 12 measures the SQL alone, this
+# through libfence: scenario 12 measures the SQL alone, this
 # adds the leases.  BENCH_S15_WORKERS threads of bench/fence_transfer, each
 # with its own Redis and PostgreSQL connection, draw random accounts among
 # BENCH_S15_ACCOUNTS, each account the resource "acct:<aid>":

@@ -106,8 +106,8 @@ extern "C"
 
 /*
  * Limits on arguments, checked before anything is sent.  A TTL must exceed
- * the margin for clock drift (1% + 2 ms, see "Choosing a TTL" in the
- * README): a shorter lease would be lost before it is held.
+ * the margin for clock drift (1% + 2 ms, see "Choosing a TTL" in
+ * docs/concepts.md): a shorter lease would be lost before it is held.
  */
 #define FENCE_MAX_RESOURCE_LEN 1024 /* bytes, as the extension allows */
 #define FENCE_MIN_TTL_MS 3LL

@@ -105,7 +105,7 @@ grant_hint(fence_ctx *ctx, PGconn *pg)
  * An error of fence's own SQL that setting up the database fixes: say how
  * (fence_pg_hint).  By SQLSTATE, not by message, which the server's
  * language changes: 42501 (insufficient_privilege) is the missing grant
- * the README shows, 3F000 (invalid_schema_name) a database without the
+ * docs/install.md shows, 3F000 (invalid_schema_name) a database without the
  * extension (no schema "fence"), 42883 (undefined_function) one without
  * it or with an older version than this client needs, 25006
  * (read_only_sql_transaction) a standby where the primary was meant.

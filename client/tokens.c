@@ -5,9 +5,9 @@
  *	  reader (fence_parse_tokens, for the value fence run inherits in
  *	  PGOPTIONS).  The value: RESOURCE=TOKEN[/OWNER] joined by commas, a
  *	  resource or owner in double quotes when it has to be ('"' doubled
- *	  inside), whitespace around an unquoted one dropped; README "Transfers
- *	  between accounts".  The server's readers are extension/tokens.c and
- *	  the SQL edition's (sql/hosted/fence_hosted.sql);
+ *	  inside), whitespace around an unquoted one dropped
+ *	  (docs/sql-reference.md, "fence.tokens").  The server's readers are
+ *	  extension/tokens.c and the SQL edition's (sql/hosted/fence_hosted.sql);
  *	  test/tokens_vectors.txt holds the values all three are tested on.
  *
  *	  Ground: calls nothing else of libfence.
@@ -49,11 +49,11 @@ put_part(char *p, const char *s, const char *specials)
 }
 
 /*
- * "n" triples as a fence.tokens value (/work/notes/tokens-format.md,
- * README "Transfers between accounts"): RESOURCE=TOKEN/OWNER joined by
- * commas, a resource quoted when empty, holding ',' '=' '"' or '\' or
- * starting or ending with whitespace, an owner likewise (but '=' is
- * its own), '"' doubled inside quotes; an owner NULL or "" is left out
+ * "n" triples as a fence.tokens value (docs/sql-reference.md,
+ * "fence.tokens"): RESOURCE=TOKEN/OWNER joined by commas, a resource
+ * quoted when empty, holding ',' '=' '"' or '\' or starting or ending
+ * with whitespace, an owner likewise (but '=' is its own), '"' doubled
+ * inside quotes; an owner NULL or "" is left out
  * (RESOURCE=TOKEN).  Written in the order given.  malloc'd; NULL when out
  * of memory.
  */

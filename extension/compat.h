@@ -17,12 +17,38 @@
 #endif
 
 /*
- * PostgreSQL 18 replaced the attribute written after a declaration,
- * pg_attribute_noreturn(), by pg_noreturn written before it; GCC and
- * clang take the older attribute in front of a declaration too.
+ * The OIDs of the catalogs' indexes (TriggerRelidNameIndexId and the like)
+ * moved from catalog/indexing.h to each catalog's header in PostgreSQL 14.
  */
-#ifndef pg_noreturn
-#define pg_noreturn pg_attribute_noreturn()
+#if PG_VERSION_NUM < 140000
+#include "catalog/indexing.h"
+#endif
+
+/*
+ * PostgreSQL 18 removed pg_attribute_noreturn(), which went after a
+ * declaration; its pg_noreturn goes before it.
+ */
+#if PG_VERSION_NUM >= 180000
+#define FENCE_NORETURN_BEFORE pg_noreturn
+#define FENCE_NORETURN_AFTER
+#else
+#define FENCE_NORETURN_BEFORE
+#define FENCE_NORETURN_AFTER pg_attribute_noreturn()
+#endif
+
+/*
+ * PostgreSQL 18 gave index_beginscan() the scan's instrumentation (NULL:
+ * none) and RelationGetPrimaryKeyIndex() whether a deferrable primary key
+ * will do (fence's tables have an immediate one).
+ */
+#if PG_VERSION_NUM >= 180000
+#define fence_index_beginscan(heap, index, snapshot, nkeys, norderbys) \
+	index_beginscan((heap), (index), (snapshot), NULL, (nkeys), (norderbys))
+#define fence_primary_key_index(rel) RelationGetPrimaryKeyIndex((rel), false)
+#else
+#define fence_index_beginscan(heap, index, snapshot, nkeys, norderbys) \
+	index_beginscan((heap), (index), (snapshot), (nkeys), (norderbys))
+#define fence_primary_key_index(rel) RelationGetPrimaryKeyIndex(rel)
 #endif
 
 /* PostgreSQL 15 renamed the placeholder check and made it reserve a prefix. */
@@ -78,20 +104,36 @@ typedef OverrideSearchPath FenceSearchPath;
 #if PG_VERSION_NUM >= 180000
 #define FenceExecCheckIndexConstraints(rri, slot, estate, conflictTid, arbiters) \
 	ExecCheckIndexConstraints((rri), (slot), (estate), (conflictTid), NULL, (arbiters))
-#else
+#elif PG_VERSION_NUM >= 140000
 #define FenceExecCheckIndexConstraints(rri, slot, estate, conflictTid, arbiters) \
 	ExecCheckIndexConstraints((rri), (slot), (estate), (conflictTid), (arbiters))
+#else
+/* PostgreSQL 13: the result relation is the executor state's current one. */
+#define FenceExecCheckIndexConstraints(rri, slot, estate, conflictTid, arbiters) \
+	((estate)->es_result_relation_info = (rri), \
+	 ExecCheckIndexConstraints((slot), (estate), (conflictTid), (arbiters)))
 #endif
 #if PG_VERSION_NUM >= 160000
 #define FenceExecInsertIndexTuples(rri, slot, estate, noDupErr, specConflict, arbiters) \
 	ExecInsertIndexTuples((rri), (slot), (estate), false, (noDupErr), (specConflict), (arbiters), false)
 #define FenceExecInsertIndexTuplesOf(rri, slot, estate, summarizing_only) \
 	ExecInsertIndexTuples((rri), (slot), (estate), false, false, NULL, NIL, (summarizing_only))
-#else
+#elif PG_VERSION_NUM >= 140000
 #define FenceExecInsertIndexTuples(rri, slot, estate, noDupErr, specConflict, arbiters) \
 	ExecInsertIndexTuples((rri), (slot), (estate), false, (noDupErr), (specConflict), (arbiters))
 #define FenceExecInsertIndexTuplesOf(rri, slot, estate, summarizing_only) \
 	ExecInsertIndexTuples((rri), (slot), (estate), false, false, NULL, NIL)
+#else
+/*
+ * PostgreSQL 13: no result relation argument (the executor state's current
+ * one) and no "update" flag.
+ */
+#define FenceExecInsertIndexTuples(rri, slot, estate, noDupErr, specConflict, arbiters) \
+	((estate)->es_result_relation_info = (rri), \
+	 ExecInsertIndexTuples((slot), (estate), (noDupErr), (specConflict), (arbiters)))
+#define FenceExecInsertIndexTuplesOf(rri, slot, estate, summarizing_only) \
+	((estate)->es_result_relation_info = (rri), \
+	 ExecInsertIndexTuples((slot), (estate), false, NULL, NIL))
 #endif
 
 /*

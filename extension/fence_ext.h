@@ -12,8 +12,8 @@
 #include "fmgr.h"
 #include "utils/guc.h"
 
-#include "compat.h"
 #include "siphash.h"
+#include "compat.h"
 
 /* Resource names are btree keys of fence.fences and Redis keys: keep them small. */
 #define FENCE_MAX_RESOURCE_LEN 1024
@@ -22,7 +22,7 @@
 extern int64 fence_check_and_advance(const char *resource, int64 token,
 									 const char *owner);
 extern void fence_check_resource_name(const char *resource);
-pg_noreturn extern void fence_refuse_missing(const char *resource);
+FENCE_NORETURN_BEFORE extern void fence_refuse_missing(const char *resource) FENCE_NORETURN_AFTER;
 
 /* floors.c: what fence.forget() leaves of the marks it deletes */
 extern int64 fence_floor_of(const char *resource);
@@ -55,10 +55,10 @@ typedef enum FenceRefusal
 
 extern void fence_stats_init(void);
 extern void fence_stats_accepted(const char *resource);
-pg_noreturn extern void fence_refuse(const char *resource, FenceRefusal kind,
-									  int64 token, bool token_known,
-									  const char *message, const char *detail,
-									  const char *hint);
+FENCE_NORETURN_BEFORE extern void fence_refuse(const char *resource, FenceRefusal kind,
+												int64 token, bool token_known,
+												const char *message, const char *detail,
+												const char *hint) FENCE_NORETURN_AFTER;
 
 /* fence.c: settings */
 extern char *fence_setting_resource;	/* fence.resource */

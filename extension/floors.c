@@ -57,6 +57,7 @@
 #include "utils/relcache.h"
 #include "utils/snapmgr.h"
 
+#include "compat.h"
 #include "fence_ext.h"
 
 /* Columns of fence.floors, as sql/fence.sql creates it. */
@@ -156,7 +157,7 @@ fence_floor_of(const char *resource)
 		return 0;
 	}
 
-	idx = index_open(RelationGetPrimaryKeyIndex(rel), AccessShareLock);
+	idx = index_open(fence_primary_key_index(rel), AccessShareLock);
 	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_TEXTEQ,
 				PointerGetDatum(cstring_to_text_with_len(resource,
 														 floor_prefix_len(resource, strlen(resource)))));
@@ -164,7 +165,7 @@ fence_floor_of(const char *resource)
 
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	slot = table_slot_create(rel, NULL);
-	scan = index_beginscan(rel, idx, snapshot, 1, 0);
+	scan = fence_index_beginscan(rel, idx, snapshot, 1, 0);
 	index_rescan(scan, &key, 1, NULL, 0);
 	if (index_getnext_slot(scan, ForwardScanDirection, slot))
 	{

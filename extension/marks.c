@@ -135,7 +135,7 @@ fence_mark_lock(FenceTable *ft, const char *resource, int64 token, const char *o
 	key.sk_collation = idx->rd_indcollation[0];
 
 	slot = table_slot_create(rel, NULL);
-	scan = index_beginscan(rel, idx, snapshot, 1, 0);
+	scan = fence_index_beginscan(rel, idx, snapshot, 1, 0);
 	index_rescan(scan, &key, 1, NULL, 0);
 	if (index_getnext_slot(scan, ForwardScanDirection, slot))
 	{
@@ -529,7 +529,7 @@ fence_table_open(FenceTable *ft)
 		locked_for_writes = false;
 	}
 	ft->rel = table_open(relid, NoLock);
-	pkey = RelationGetPrimaryKeyIndex(ft->rel);
+	pkey = fence_primary_key_index(ft->rel);
 	if (pkey != locked_pkey)
 	{
 		AS_TOP_TRANSACTION(LockRelationOid(pkey, AccessShareLock));

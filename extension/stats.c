@@ -88,8 +88,10 @@ typedef struct StatsShared
 	StatsCounts overflow;		/* databases beyond STATS_OVERFLOW_DATABASES */
 } StatsShared;
 
-int			fence_stats_max_resources = 1000;
-bool		fence_log_refusals = false;
+/* the two settings: static, only this file reads them (PostgreSQL 18 builds
+ * with -Wmissing-variable-declarations) */
+static int	fence_stats_max_resources = 1000;
+static bool fence_log_refusals = false;
 
 static StatsShared *stats = NULL;
 static HTAB *stats_hash = NULL;

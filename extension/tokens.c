@@ -6,7 +6,7 @@
  *
  *	  The value is a list of RESOURCE=TOKEN or RESOURCE=TOKEN/OWNER entries
  *	  separated by commas, in the format that the client writes too
- *	  (README: "fence.tokens"):
+ *	  (docs/sql-reference.md, "fence.tokens"):
  *
  *		acct:1=41/web1:812:psql/9f3c2a01,"a,b"=17
  *

@@ -28,7 +28,7 @@ $probe$;
 -- Room on each page of fence.fences for the marks to move without index
 -- entries, and VACUUM sooner (sql/fence.sql says why).  Pages written
 -- before keep their fill until their rows move or VACUUM FULL rewrites
--- them (README: Maintenance).
+-- them (docs/maintenance.md).
 ALTER TABLE fence.fences SET (fillfactor = 70, autovacuum_vacuum_scale_factor = 0.02);
 
 -- fence.stats counts per database since 0.3.0; its reset is the server's.
@@ -136,8 +136,8 @@ COMMENT ON FUNCTION fence.mark(text) IS
 
 -- Delete the marks that have not moved for longer than older_than, and
 -- raise the floor of each one's prefix to it in the same transaction, so
--- that no token at or below a forgotten mark is accepted again (README:
--- Maintenance).  A DELETE waits for the writers that hold a mark's row and
+-- that no token at or below a forgotten mark is accepted again
+-- (docs/maintenance.md).  A DELETE waits for the writers that hold a mark's row and
 -- checks the row again once they are done: a mark that moved meanwhile is
 -- kept (READ COMMITTED), or the call fails with 40001 (REPEATABLE READ,
 -- SERIALIZABLE).  Administrators only, like fence.reset(), and logged; it
@@ -180,7 +180,7 @@ COMMENT ON FUNCTION fence.forget(interval) IS
     'Administrators only: delete the marks not moved for longer than older_than, raising the floor of their prefixes (fence.floors) to them; returns how many; logged';
 -- Which edition of fence a database runs: this extension ('c'), or the
 -- SQL edition for hosted PostgreSQL ('sql', sql/hosted/), whose
--- differences the client and the README tell apart by it.  Open to
+-- differences the client and docs/hosted.md tell apart by it.  Open to
 -- everybody: it says nothing about any resource.
 CREATE FUNCTION fence.edition()
 RETURNS text

@@ -69,7 +69,7 @@ GRANT USAGE ON SCHEMA fence TO PUBLIC;
 -- transactions to move them one at a time between two prunings.  Dead
 -- versions that pruning cannot reach (index entries of rows that moved
 -- off their page, rows of fence.reset) wait for VACUUM: 2% of the rows
--- rather than the default 20% start it (README: Maintenance).
+-- rather than the default 20% start it (docs/maintenance.md).
 CREATE TABLE fence.fences (
     resource    text PRIMARY KEY,
     token       bigint NOT NULL CHECK (token > 0),
@@ -114,7 +114,7 @@ COMMENT ON FUNCTION fence.floor_prefix(text) IS
 
 -- Which edition of fence a database runs: this extension ('c'), or the
 -- SQL edition for hosted PostgreSQL ('sql', sql/hosted/), whose
--- differences the client and the README tell apart by it.  Open to
+-- differences the client and docs/hosted.md tell apart by it.  Open to
 -- everybody: it says nothing about any resource.
 CREATE FUNCTION fence.edition()
 RETURNS text
@@ -246,8 +246,8 @@ COMMENT ON FUNCTION fence.resync(text[], bigint[]) IS
 
 -- Delete the marks that have not moved for longer than older_than, and
 -- raise the floor of each one's prefix to it in the same transaction, so
--- that no token at or below a forgotten mark is accepted again (README:
--- Maintenance).  A DELETE waits for the writers that hold a mark's row and
+-- that no token at or below a forgotten mark is accepted again
+-- (docs/maintenance.md).  A DELETE waits for the writers that hold a mark's row and
 -- checks the row again once they are done: a mark that moved meanwhile is
 -- kept (READ COMMITTED), or the call fails with 40001 (REPEATABLE READ,
 -- SERIALIZABLE).  Administrators only, like fence.reset(), and logged; it
@@ -412,8 +412,8 @@ COMMENT ON EVENT TRIGGER fence_guard_ddl IS
 -- schema fence) apply to what this script creates, and would hand out
 -- fence.fences, fence.reset() or fence.advance() behind the REVOKEs
 -- above: take every privilege on the extension's tables, views and
--- functions from everybody but their owner, then grant exactly what the
--- README says.
+-- functions from everybody but their owner, then grant exactly what
+-- docs/install.md says.
 DO $$
 DECLARE
     g record;

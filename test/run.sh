@@ -7,12 +7,25 @@
 # under ASan/UBSan (client/), its C tests on Redis Cluster, Sentinel and a
 # quorum (topo: servers of their own), the client's C and CLI tests over
 # TLS (tls: TLS-only servers of their own, certificates made here),
-# fence.fenced_update from every driver (test/drivers/), and the
-# end-to-end fault tests (test/e2e/).
+# fence.fenced_update from every driver (test/drivers/), the Python
+# package over libfence (python/tests, pytest), and the end-to-end fault
+# tests (test/e2e/).
 # Each suite reports a line per test, "ok - NAME", "not ok - NAME" or
-# "skip - NAME"; this script only counts them.
+# "skip - NAME # REASON"; this script counts them, and fails loudly where
+# a platform takes something away:
+# - every suite runs, and is reported, whatever the one before it said;
+# - every suite has a time limit (FENCE_SUITE_TIMEOUT, seconds; every
+#   end-to-end test FENCE_E2E_TIMEOUT, every shell test of the client
+#   FENCE_TEST_TIMEOUT), and a suite or test past it is a failure;
+# - a suite that reports fewer tests than it has (a crash, a make that
+#   stops) is a failure (the client's programs check their own counts:
+#   client/test/counted.sh);
+# - the closing line names every skip and its reason; under CI a skip for
+#   a dependency that "make test" installs (test/lib/deps.sh) is a failure;
+# - a process that a suite started and left running is a failure
+#   (leftover_processes), and is killed.
 #
-# FENCE_SUITES="regress regress_sql client topo tls drivers e2e" picks suites; FENCE_E2E="f1 f6" picks
+# FENCE_SUITES="regress regress_sql client topo tls drivers python e2e" picks suites; FENCE_E2E="f1 f6" picks
 # end-to-end tests by file-name prefix.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +34,9 @@ top=$PWD
 . test/lib/tls.sh
 
 servers_init
+# Every process started from here carries this mark in its environment:
+# what still carries it when the suites are done was left behind.
+export FENCE_RUN_MARK="run-$$-$RANDOM$RANDOM"
 set -e
 # fence.stats counts in shared memory, which needs the library preloaded;
 # test/e2e/stats_preload.sh covers a server without it.  Every suite names
@@ -34,12 +50,39 @@ export FENCE_REDIS_URL
 FENCE_REDIS_URL=$(redis_url main)
 export FENCE_BIN=$top/client/fence
 
-results=$FENCE_TMP/results
-: >"$results"
+# outside FENCE_TMP: the servers (and FENCE_TMP) are stopped before the
+# closing line is counted
+results=$(mktemp "${TMPDIR:-/tmp}/pgfence-results.XXXXXX")
+trap 'servers_stop; rm -f "$results"' EXIT
 
 # report: copy a suite's output through, keeping its per-test lines.
 report() {
 	tee -a "$results"
+}
+
+# tests_so_far: how many ok/not ok/skip lines the results hold.
+tests_so_far() { grep -cE '^(ok|not ok|skip) - ' "$results"; }
+
+# limited NAME SECS CMD...: run CMD (its output to stdout) with a time
+# limit; past it CMD and everything in its process group are killed, and
+# "not ok - NAME" says so.  Returns CMD's status (124: timed out).
+limited() {
+	local name=$1 secs=$2 rc
+	shift 2
+	timeout -k 20 "$secs" "$@"
+	rc=$?
+	case $rc in
+	124 | 137) echo "not ok - $name (timed out after $secs s)" | report ;;
+	esac
+	return $rc
+}
+
+# counted NAME WANT BEFORE: the suite NAME reported WANT tests (BEFORE were
+# there already), or says how many it lost.
+counted() {
+	local got
+	got=$(($(tests_so_far) - $3))
+	[ "$got" -ge "$2" ] || echo "not ok - $1 (reported $got of its $2 tests)" | report
 }
 
 # The PG15 pg_regress prints "test NAME ... ok"; PG16 and later print TAP
@@ -54,8 +97,26 @@ regress_lines() {
 
 suite_regress() {
 	echo "== pg_regress and isolation"
-	make -s -C extension installcheck 2>&1 | regress_lines | report
-	local d
+	local before d n specs
+	before=$(tests_so_far)
+	n=$(find test/sql -name '*.sql' | wc -l)
+	limited regress "${FENCE_SUITE_TIMEOUT:-900}" make -s -C extension installcheck-regress 2>&1 |
+		regress_lines | report
+	counted regress "$n" "$before"
+	# the isolation specs run whatever pg_regress said
+	before=$(tests_so_far)
+	specs=$(find test/specs -name '*.spec' | wc -l)
+	if [ ! -x "$(dirname "$("$PG_CONFIG" --pgxs)")/../test/isolation/pg_isolation_regress" ]; then
+		# Debian's -dev package of PostgreSQL 13 ships none
+		for d in test/specs/*.spec; do
+			d=${d##*/}
+			echo "skip - ${d%.spec} # no pg_isolation_regress in this PostgreSQL's -dev package"
+		done | report
+	else
+		limited isolation "${FENCE_SUITE_TIMEOUT:-900}" make -s -C extension installcheck-isolation 2>&1 |
+			regress_lines | report
+	fi
+	counted isolation "$specs" "$before"
 	for d in extension/regression.diffs extension/output_iso/regression.diffs; do
 		[ -s "$d" ] && { echo "-- $d"; head -c 20000 "$d"; }
 	done
@@ -76,7 +137,7 @@ suite_client() {
 	echo "== client (ASan/UBSan)"
 	local before
 	before=$(grep -c '^not ok - ' "$results")
-	make -s -C client check 2>&1 | report
+	limited client "${FENCE_SUITE_TIMEOUT:-1500}" make -s -C client check 2>&1 | report
 	made_it client "${PIPESTATUS[0]}" "$before"
 }
 
@@ -105,7 +166,7 @@ suite_topo() {
 		FENCE_TEST_SENTINEL_PIDS="$REDIS_PID_tm $REDIS_PID_tr" \
 		FENCE_TEST_SENTINELS_PIDS="$REDIS_PID_ts1 $REDIS_PID_ts2 $REDIS_PID_ts3" \
 		FENCE_TEST_QUORUM=$urls FENCE_TEST_QUORUM_PIDS=$pids \
-		make -s -C client check-topo 2>&1 | report
+		limited topo "${FENCE_SUITE_TIMEOUT:-1500}" make -s -C client check-topo 2>&1 | report
 	made_it topo "${PIPESTATUS[0]}" "$before"
 }
 
@@ -139,7 +200,7 @@ suite_tls() {
 		FENCE_TEST_TLS_QUORUM="$REDIS_PORT_tlsq1 $REDIS_PORT_tlsq2 $REDIS_PORT_tlsq3" \
 		FENCE_TEST_TLS_CLUSTER="$REDIS_PORT_tlsc1 $REDIS_PORT_tlsc2 $REDIS_PORT_tlsc3" \
 		FENCE_TEST_TLS_SENTINEL="$REDIS_PORT_tlss1 $REDIS_PORT_tlss2 $REDIS_PORT_tlss3" \
-		make -s -C client check-tls 2>&1 | report
+		limited tls "${FENCE_SUITE_TIMEOUT:-1500}" make -s -C client check-tls 2>&1 | report
 	made_it tls "${PIPESTATUS[0]}" "$before"
 }
 
@@ -147,26 +208,48 @@ suite_tls() {
 # in databases of their own on the same server.
 suite_regress_sql() {
 	echo "== pg_regress and isolation, SQL edition"
-	FENCE_TMP=$FENCE_TMP bash test/hosted/regress.sh 2>&1 | regress_lines | report
+	local before n
+	before=$(tests_so_far)
+	n=$(sed -n 's/^\(regress\|isolation\): //p' test/hosted/tests | wc -w)
+	FENCE_TMP=$FENCE_TMP limited regress_sql "${FENCE_SUITE_TIMEOUT:-900}" bash test/hosted/regress.sh 2>&1 |
+		regress_lines | report
+	counted regress_sql "$n" "$before"
 	return 0
 }
 
 suite_drivers() {
 	echo "== drivers"
-	bash test/drivers/run.sh 2>&1 | report
+	limited drivers "${FENCE_SUITE_TIMEOUT:-900}" bash test/drivers/run.sh 2>&1 | report
 	echo "== drivers, SQL edition"
-	FENCE_EDITION=sql bash test/drivers/run.sh 2>&1 |
+	FENCE_EDITION=sql limited drivers_sql "${FENCE_SUITE_TIMEOUT:-900}" bash test/drivers/run.sh 2>&1 |
 		sed -u -E 's/^((not )?ok|skip) - driver_/\1 - driver_sql_/' | report
+}
+
+# The pgfence Python package (python/) on the libfence just built, with
+# Debian's pytest; each test reported as "ok - python_NAME".
+suite_python() {
+	echo "== python (pgfence over libfence)"
+	local before
+	before=$(grep -c '^not ok - ' "$results")
+	(cd python && PGFENCE_LIBFENCE=$top/client/libfence.so.2 PYTHONDONTWRITEBYTECODE=1 \
+		limited python "${FENCE_SUITE_TIMEOUT:-900}" /usr/bin/python3 -m pytest -v -p no:cacheprovider tests 2>&1) |
+		sed -u -E \
+			-e 's/^tests\/[a-z0-9_]+\.py::(test_)?([^ ]+) PASSED.*/ok - python_\2/' \
+			-e 's/^tests\/[a-z0-9_]+\.py::(test_)?([^ ]+) (FAILED|ERROR).*/not ok - python_\2/' \
+			-e 's/^tests\/[a-z0-9_]+\.py::(test_)?([^ ]+) SKIPPED.*/skip - python_\2/' | report
+	made_it python "${PIPESTATUS[0]}" "$before"
 }
 
 # e2e_one SCRIPT NAME: run one end-to-end test and report it as NAME.
 e2e_one() {
-	local rc
-	bash "$1" >"$FENCE_TMP/$2.log" 2>&1
+	local rc limit=${FENCE_E2E_TIMEOUT:-600}
+	timeout -k 20 "$limit" bash "$1" >"$FENCE_TMP/$2.log" 2>&1
 	rc=$?
 	case $rc in
 	0) echo "ok - $2" | report ;;
-	77) echo "skip - $2" | report ;;
+	77) echo "skip - $2 # $(sed -n 's/.*SKIP: //p' "$FENCE_TMP/$2.log" | tail -n 1)" | report ;;
+	124 | 137) echo "not ok - $2 (timed out after $limit s)" | report
+	   tail -n 40 "$FENCE_TMP/$2.log" ;;
 	*) echo "not ok - $2 (exit $rc)" | report
 	   tail -n 40 "$FENCE_TMP/$2.log" ;;
 	esac
@@ -191,13 +274,58 @@ suite_e2e() {
 	done
 }
 
-for s in ${FENCE_SUITES:-regress regress_sql client topo tls drivers e2e}; do
+for s in ${FENCE_SUITES:-regress regress_sql client topo tls drivers python e2e}; do
 	"suite_$s"
 done
 
+# leftovers: every process started here is gone once the servers are
+# stopped; one that is not (a server a test forgot, a listener whose pid
+# was lost) is a failure, and is killed.  A few seconds' grace for those
+# being reaped.
+leftovers() {
+	local p i found
+	for i in $(seq 50); do
+		found=()
+		for p in /proc/[0-9]*; do
+			p=${p#/proc/}
+			[ "$p" = $$ ] || [ "$p" = "$BASHPID" ] && continue
+			grep -qz "^FENCE_RUN_MARK=$FENCE_RUN_MARK\$" "/proc/$p/environ" 2>/dev/null || continue
+			# this shell's own helpers (the command substitution, grep)
+			[ "$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null)" = $$ ] && continue
+			[ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = Z ] && continue
+			found+=("$p")
+		done
+		[ ${#found[@]} -eq 0 ] && return 0
+		sleep 0.2
+	done
+	for p in "${found[@]}"; do
+		echo "#   left running: $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-120)"
+		kill -9 "$p" 2>/dev/null
+	done
+	echo "not ok - leftover_processes (${#found[@]} still running after the suites: ${found[*]})" | report
+}
+servers_stop
+leftovers
+
+# Skips for a dependency that "make test" installs (test/lib/deps.sh) hide
+# a test that never ran: under CI they fail the run.
+dep_skip='not installed|not available|no fence command|no C compiler'
 passed=$(grep -c '^ok - ' "$results")
 failed=$(grep -c '^not ok - ' "$results")
 skipped=$(grep -c '^skip - ' "$results")
+if [ -n "${CI:-}" ] && [ "$skipped" -gt 0 ] &&
+	grep '^skip - ' "$results" | grep -qE "$dep_skip"; then
+	grep '^skip - ' "$results" | grep -E "$dep_skip" | sed 's/^skip - /not ok - (CI: a missing dependency) /' | tee -a "$results"
+	failed=$(grep -c '^not ok - ' "$results")
+fi
 echo
-echo "$passed passed, $failed failed, $skipped skipped"
+if [ "$skipped" -gt 0 ]; then
+	# "NAME (REASON); ..." with the same reason said once for its tests
+	skips=$(sed -n 's/^skip - \([^ ]*\)\( # \(.*\)\)\{0,1\}$/\3\t\1/p' "$results" |
+		awk -F '\t' '{ r = ($1 == "" ? "no reason given" : $1); if (!(r in n)) order[++k] = r; n[r] = n[r] (n[r] == "" ? "" : " ") $2 }
+			END { for (i = 1; i <= k; i++) printf "%s%s: %s", (i > 1 ? "; " : ""), order[i], n[order[i]] }')
+	echo "$passed passed, $failed failed, $skipped skipped ($skips)"
+else
+	echo "$passed passed, $failed failed, $skipped skipped"
+fi
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

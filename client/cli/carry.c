@@ -4,8 +4,8 @@
  *	  more than once) or runs inside another fence run: every (resource,
  *	  token, owner) triple in one "-c fence.tokens=..." in PGOPTIONS, and
  *	  FENCE_TOKENS, FENCE_COUNT, FENCE_RESOURCE_i, FENCE_TOKEN_i and
- *	  FENCE_OWNER_i in the environment (README, "Transfers between
- *	  accounts"; the format is the extension's fence.tokens).
+ *	  FENCE_OWNER_i in the environment (docs/writing-fenced-code.md,
+ *	  "Transfers between accounts"; the format is the extension's fence.tokens).
  *
  * Nesting.  "fence run acct:1 -- fence run acct:2 -- psql" must give psql
  * both tokens, or the debit of acct:1 fails with LF002.  So the inner

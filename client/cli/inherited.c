@@ -144,8 +144,8 @@ read_pgoptions(const char *pgoptions, carried *c, char *err, size_t errlen)
 		return -1;
 	for (;;)
 	{
-		const char *start,
-				   *setting = NULL;
+		const char *start;
+		char	   *setting = NULL; /* into word[], which is ours to cut */
 		size_t		n = 0;
 		int			i;
 

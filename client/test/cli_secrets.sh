@@ -14,33 +14,6 @@ cd "$(dirname "$0")/.."
 export FENCE_REDIS_URL
 . test/clilib.sh
 
-# Servers of this file's own.  Each test runs in a subshell (run_test),
-# where an array of pids would be lost: they go to a file that the exit
-# trap reads.
-own() { echo "$1" >>"$TMP/own.pids"; }
-cleanup() {
-	local p
-	if [ -f "$TMP/own.pids" ]; then
-		while read -r p; do kill -9 "$p" 2>/dev/null; done <"$TMP/own.pids"
-	fi
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
-# auth_redis PASSWORD: a redis-server with requirepass on a spare port,
-# its port in PORT.
-auth_redis() {
-	PORT=$(free_port)
-	redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
-		--requirepass "$1" --dir "$TMP" --logfile "$TMP/redis-$PORT.log" &
-	own $!
-	wait_for redis-cli -p "$PORT" -a "$1" --no-auth-warning PING >/dev/null
-}
-
 # title_of PID: what ps and /proc/PID/cmdline show of it, one line each.
 title_of() {
 	tr '\0' ' ' <"/proc/$1/cmdline"

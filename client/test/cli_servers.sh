@@ -16,23 +16,6 @@ cd "$(dirname "$0")/.."
 export FENCE_REDIS_URL
 . test/clilib.sh
 
-# Servers of this file's own.  Each test runs in a subshell (run_test),
-# where an array of pids would be lost: they go to a file that the exit
-# trap reads.
-own() { echo "$1" >>"$TMP/own.pids"; }
-cleanup() {
-	local p
-	if [ -f "$TMP/own.pids" ]; then
-		while read -r p; do kill -9 "$p" 2>/dev/null; done <"$TMP/own.pids"
-	fi
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
 # hostile_server REPLY: a server on a spare port (in PORT) that answers the
 # first bytes of every connection with REPLY (a Python string literal's
 # escapes) and then says nothing until the client goes.
@@ -58,7 +41,7 @@ def serve(c):
 while True:
     threading.Thread(target=serve, args=(s.accept()[0],), daemon=True).start()
 ' "$1" "$TMP/hostile.port" &
-	own $!
+	own_pid $!
 	wait_for test -s "$TMP/hostile.port"
 	PORT=$(cat "$TMP/hostile.port")
 }
@@ -136,7 +119,7 @@ acl_script_refusal() {
 	local res
 	PORT=$(free_port)
 	"$@" --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no >"$TMP/server-$PORT.log" 2>&1 &
-	own $!
+	own_pid $!
 	wait_for redis-cli -p "$PORT" PING >/dev/null || { cat "$TMP/server-$PORT.log"; return 1; }
 	redis-cli -p "$PORT" INFO server | grep -E '^(redis|valkey)_version'
 	redis-cli -p "$PORT" ACL SETUSER scripter on '>pw' '~*' '&*' '+@all' '-set' >/dev/null

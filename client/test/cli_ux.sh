@@ -14,29 +14,6 @@ cd "$(dirname "$0")/.."
 export FENCE_REDIS_URL
 . test/clilib.sh
 
-# Servers of this file's own, stopped on exit with the temp dir.
-OWN_PIDS=()
-cleanup() {
-	local p
-	for p in "${OWN_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
-# auth_redis PASSWORD: a redis-server with requirepass on a spare port,
-# its port in PORT.
-auth_redis() {
-	PORT=$(free_port)
-	redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
-		--requirepass "$1" --dir "$TMP" --logfile "$TMP/redis-$PORT.log" &
-	OWN_PIDS+=($!)
-	wait_for redis-cli -p "$PORT" -a "$1" --no-auth-warning PING >/dev/null
-}
-
 # silent_listener: a socket that accepts and never answers, its port in PORT.
 silent_listener() {
 	PORT=$(free_port)
@@ -50,7 +27,7 @@ held = []
 while True:
     held.append(s.accept()[0])
 ' "$PORT" &
-	OWN_PIDS+=($!)
+	own_pid $!
 	wait_for python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])))' "$PORT"
 }
 

@@ -1,6 +1,7 @@
 # client/test/clilib.sh: the harness the fence command's shell tests share
-# (cli.sh, cli_ops.sh, tls.sh), sourced from client/: the binary under test
-# ($F), a temp dir ($TMP), expect_rc, wait_for, the Redis of
+# (cli*.sh, tls.sh), sourced from client/: the binary under test ($F), a
+# temp dir ($TMP) and the servers a file starts of its own (own_pid,
+# free_port, auth_redis), expect_rc, wait_for, the Redis of
 # FENCE_REDIS_URL (rcli, lockkey, lock_free), and run_test, which prints
 # one "ok - NAME" / "not ok - NAME" / "skip - NAME" line per test.
 #
@@ -10,10 +11,37 @@
 F=${FENCE_BIN:-$PWD/fence}
 PGC="dbname=${PGDATABASE:-postgres}"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fence-cli.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+
+# Servers a test file starts of its own (own_pid PID) are killed on exit,
+# with the temp dir.  Their ids go to a file: each test runs in a subshell
+# (run_test), where an array of them would be the subshell's and lost.
+own_pid() { echo "$1" >>"$TMP/own.pids"; }
+clilib_cleanup() {
+	local p
+	if [ -f "$TMP/own.pids" ]; then
+		while read -r p; do kill -9 "$p" 2>/dev/null; done <"$TMP/own.pids"
+	fi
+	rm -rf "$TMP"
+}
+trap clilib_cleanup EXIT
 failed=0 passed=0 skipped=0
 
 rname() { echo "cli-$$-$1"; }
+
+# free_port: a TCP port nobody listens on now.
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# auth_redis PASSWORD: a redis-server of the test's own with requirepass on
+# a spare port, its port in PORT.
+auth_redis() {
+	PORT=$(free_port)
+	redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
+		--requirepass "$1" --dir "$TMP" --logfile "$TMP/redis-$PORT.log" &
+	own_pid $!
+	wait_for redis-cli -p "$PORT" -a "$1" --no-auth-warning PING >/dev/null
+}
 rcli() { redis-cli -u "$FENCE_REDIS_URL" "$@"; }
 lockkey() { echo "fence:{$1}:lock"; }
 lock_free() { [ "$(rcli EXISTS "$(lockkey "$1")")" = 0 ]; }
@@ -69,6 +97,16 @@ if psql -XAtqc "SET client_min_messages = warning; CREATE EXTENSION IF NOT EXIST
 	pg_ready=1
 fi
 
+# kill_tree PID: kill PID and every process under it, children first found
+kill_tree() {
+	local c
+	kill -STOP "$1" 2>/dev/null
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		kill_tree "$c"
+	done
+	kill -9 "$1" 2>/dev/null
+}
+
 # FENCE_CLI_ONLY="NAME..." runs only the tests named (while iterating).
 run_test() {
 	local name=$1 needs_pg=${2:-}
@@ -78,9 +116,26 @@ run_test() {
 		skipped=$((skipped + 1))
 		return
 	fi
-	# not inside "if": errexit would be ignored there
-	(set -e; "test_$name") >"$TMP/log" 2>&1
-	if [ $? = 0 ]; then
+	# not inside "if": errexit would be ignored there.  A test that hangs
+	# (a lease never lost, a server that never answers) fails after
+	# FENCE_TEST_TIMEOUT seconds, and what it started is killed with it.
+	local pid limiter rc done_id=
+	(set -e; "test_$name") >"$TMP/log" 2>&1 &
+	pid=$!
+	sleep "${FENCE_TEST_TIMEOUT:-300}" &
+	limiter=$!
+	wait -n -p done_id "$pid" "$limiter"
+	rc=$?
+	if [ "$done_id" = "$pid" ]; then
+		kill "$limiter" 2>/dev/null
+		wait "$limiter" 2>/dev/null
+	else
+		kill_tree "$pid"
+		wait "$pid" 2>/dev/null
+		echo "timed out after ${FENCE_TEST_TIMEOUT:-300} s" >>"$TMP/log"
+		rc=124
+	fi
+	if [ $rc = 0 ]; then
 		echo "ok - $name"
 		passed=$((passed + 1))
 	else

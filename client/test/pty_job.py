@@ -76,8 +76,13 @@ def owner():
 
 
 def state(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        return f.read().rsplit(")", 1)[1].split()[0]
+    # a process reaped between a caller's check and this read is gone:
+    # "X" (dead), as the kernel would have said a moment before
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return "X"
 
 
 def wait_state(pid, want, timeout=15):

@@ -45,6 +45,34 @@ rcmd(const char *fmt,...)
 	return r;
 }
 
+/*
+ * The ACL rule that grants every Pub/Sub channel: "&*", from Redis 6.2 on
+ * (7.0 grants none by default).  Redis 6.0 has no channel rules and
+ * refuses "&*"; "on", said twice, changes nothing there.
+ */
+static const char *
+acl_channels(void)
+{
+	static const char *rule = NULL;
+	redisReply *r;
+	int			major = 0,
+				minor = 0;
+
+	if (rule != NULL)
+		return rule;
+	r = rcmd("INFO server");
+	if (r && r->type == REDIS_REPLY_STRING)
+	{
+		const char *v = strstr(r->str, "redis_version:");
+
+		if (v != NULL)
+			(void) sscanf(v, "redis_version:%d.%d", &major, &minor);
+	}
+	freeReplyObject(r);
+	rule = major > 6 || (major == 6 && minor >= 2) ? "&*" : "on";
+	return rule;
+}
+
 /* GET key as a malloc'd string, NULL if missing. */
 static char *
 rget(const char *key)
@@ -1126,15 +1154,21 @@ fork_waiter(const char *res)
 	return pid;
 }
 
-/* BLPOPs the ACL refused so far. */
+/*
+ * BLPOPs the ACL refused so far; -1 where the server does not count them
+ * (rejected_calls came with Redis 6.2).
+ */
 static long long
 blpop_refused(void)
 {
 	redisReply *r = rcmd("INFO commandstats");
-	const char *p = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "cmdstat_blpop:") : NULL;
+	const char *p = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "cmdstat_") : NULL;
 	long long	n = 0;
 
-	if (p != NULL && (p = strstr(p, "rejected_calls=")) != NULL)
+	if (p != NULL && strstr(p, "rejected_calls=") == NULL)
+		n = -1;
+	else if (p != NULL && (p = strstr(p, "cmdstat_blpop:")) != NULL &&
+			 (p = strstr(p, "rejected_calls=")) != NULL)
 		n = atoll(p + 15);
 	freeReplyObject(r);
 	return n;
@@ -1364,7 +1398,7 @@ test_wait_without_blpop(void)
 	int			rc = 1;
 
 	memset(&u, 0, sizeof(u));
-	r = rcmd("ACL SETUSER %s on >pw ~* &* +@all -blpop", user);
+	r = rcmd("ACL SETUSER %s on >pw ~* %s +@all -blpop", user, acl_channels());
 	CHECK(r && r->type == REDIS_REPLY_STATUS);
 	freeReplyObject(r);
 	CHECK(fence_parse_url(redis_url, &u, err, sizeof(err)) == FENCE_OK);
@@ -1381,7 +1415,8 @@ test_wait_without_blpop(void)
 	started = 0;
 	CHECK(w.token == fence_lease_token(l) + 1);
 	CHECK(w.got_ms - t <= FENCE_WAIT_BEAT_MS + 500);
-	CHECK(blpop_refused() > refused);
+	/* Redis 6.0 counts no refusals: the waiter's timing above is the check */
+	CHECK(refused < 0 || blpop_refused() > refused);
 	rc = 0;
 fail:
 	if (started)
@@ -1766,7 +1801,7 @@ test_auth_select(void)
 
 	memset(&u, 0, sizeof(u));
 	snprintf(user, sizeof(user), "fencetest%d", (int) getpid());
-	r = rcmd("ACL SETUSER %s on >pw%s ~* &* +@all", user, user);
+	r = rcmd("ACL SETUSER %s on >pw%s ~* %s +@all", user, user, acl_channels());
 	CHECK(r && r->type == REDIS_REPLY_STATUS);
 	freeReplyObject(r);
 	CHECK(fence_parse_url(redis_url, &u, err, sizeof(err)) == FENCE_OK && !u.is_unix);
@@ -1797,7 +1832,7 @@ test_auth_select(void)
 	CHECK(a->err == FENCE_ERR_AUTH && strstr(a->errstr, "SELECT") != NULL);
 	fence_free(a);
 	/* an ACL that does not allow the scripts */
-	r = rcmd("ACL SETUSER %s-ro on >ro ~* &* -@all +get", user);
+	r = rcmd("ACL SETUSER %s-ro on >ro ~* %s -@all +get", user, acl_channels());
 	CHECK(r && r->type == REDIS_REPLY_STATUS);
 	freeReplyObject(r);
 	snprintf(url, sizeof(url), "redis://%s-ro:ro@%s:%d", user, u.host, u.port);
@@ -2176,7 +2211,7 @@ test_heartbeat_deadline(void)
 	lost_calls = 0;
 	memset(&px, 0, sizeof(px));
 	snprintf(user, sizeof(user), "fencehb%d", (int) getpid());
-	r = rcmd("ACL SETUSER %s on >pw ~* &* +@all", user);
+	r = rcmd("ACL SETUSER %s on >pw ~* %s +@all", user, acl_channels());
 	CHECK(r && r->type == REDIS_REPLY_STATUS);
 	freeReplyObject(r);
 	CHECK(proxy_start(&px) == 0);
@@ -2726,7 +2761,7 @@ trace_stop(void)
 }
 
 /*
- * The round trips README.md and client/README.md state, counted: announce
+ * The round trips docs/libfence.md and client/README.md state, counted: announce
  * 1 (and 2 more to PostgreSQL and 1 to Redis per heal), fence_exec 2 on an
  * idle connection (the statement, then the commit after the lease check)
  * and 1 inside the caller's transaction.

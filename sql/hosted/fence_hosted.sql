@@ -7,8 +7,8 @@
 --
 --	    psql -v ON_ERROR_STOP=1 -1 -f fence_hosted.sql
 --
---	  or as a pg_tle extension (sql/hosted/pg_tle_install.sql).  What it
---	  cannot do without C is listed in the README, "Hosted PostgreSQL".
+--	  or as a pg_tle extension (make build/fence_pg_tle.sql).  What it
+--	  cannot do without C is listed in docs/hosted.md.
 --
 --	  Invariant (as extension/rule.c): for each resource R, the tokens under
 --	  which transactions commit writes never go down in commit order, and
@@ -23,7 +23,7 @@
 --	  takes the shared lock for a token that does not move the mark; this
 --	  edition always takes the exclusive one, so that no transaction ever
 --	  upgrades a lock and no fairness trick is needed: writers of one
---	  resource queue one after the other (README: the table of differences).
+--	  resource queue one after the other (docs/hosted.md: the table of differences).
 --
 --	  The registry.  fence.advance() registers its token for R in a
 --	  transaction-local setting (set_config(..., true)), which PostgreSQL
@@ -963,8 +963,8 @@ COMMENT ON FUNCTION fence.resync(text[], bigint[]) IS
 
 -- Delete the marks that have not moved for longer than older_than, and
 -- raise the floor of each one's prefix to it in the same transaction, so
--- that no token at or below a forgotten mark is accepted again (README:
--- Maintenance; as sql/fence.sql).  It also numbers itself in
+-- that no token at or below a forgotten mark is accepted again
+-- (docs/maintenance.md; as sql/fence.sql).  It also numbers itself in
 -- fence._forgets, for first marks under REPEATABLE READ and SERIALIZABLE.
 CREATE FUNCTION fence.forget(older_than interval)
 RETURNS bigint
@@ -1092,8 +1092,8 @@ COMMENT ON FUNCTION fence.key_resource(text, anycompatible) IS
     'Resource of the row with this key in a table protected with this resource and key_column: resource:key, with ":" and "\" in the key escaped by "\"';
 
 -- fence.tokens --------------------------------------------------------------
--- The tokens of several resources in one setting (README: "fence.tokens";
--- extension/tokens.c).  The C extension parses the value when it is set and
+-- The tokens of several resources in one setting (docs/sql-reference.md,
+-- "fence.tokens"; extension/tokens.c).  The C extension parses the value when it is set and
 -- refuses a malformed one there; here fence.tokens is a placeholder setting
 -- that takes any value, so it is parsed when a guard or fenced_update reads
 -- it, and a malformed value is refused then, with the C extension's

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# test/drivers/run.sh: fence.fenced_update from every driver the README
-# names, each passing values the way it normally does and no casts in the
-# SQL text: asyncpg, psycopg 3, psycopg2 (fenced_python.py), node-postgres
-# (fenced_node.js, pg from npm, pinned in node/package-lock.json), pgJDBC
-# (FencedUpdate.java), pgbench -M prepared (fenced.pgbench) and pgx v4
-# (fenced_go.go, Debian's golang-github-jackc-pgx-v4-dev).
+# test/drivers/run.sh: fence.fenced_update from every driver that
+# docs/writing-fenced-code.md names, each passing values the way it
+# normally does and no casts in the SQL text: asyncpg, psycopg 3,
+# psycopg2 (fenced_python.py), node-postgres (fenced_node.js, pg from npm,
+# pinned in node/package-lock.json), pgJDBC (FencedUpdate.java), pgbench
+# -M prepared (fenced.pgbench) and pgx v4 (fenced_go.go, Debian's
+# golang-github-jackc-pgx-v4-dev).
 #
 # Each driver makes one write with a fresh token, which must update one
 # row, and one with the token below it, which the driver must see refused
@@ -16,9 +17,9 @@
 # and this script sees whether
 # the token arrived through PGOPTIONS (the write landed and recorded the
 # lease's token) or not (refused with LF002, nothing written), and checks
-# that against the README's table of drivers.  For a driver that does not
-# read PGOPTIONS, the README's two alternatives must work: passing
-# PGOPTIONS on in the one line it shows (driver_NAME_options), and the
+# that against the table of drivers in docs/writing-fenced-code.md.  For
+# a driver that does not read PGOPTIONS, its two alternatives must work:
+# passing PGOPTIONS on in the one line it shows (driver_NAME_options), and the
 # token set per transaction (driver_NAME_local).
 #
 # Runs against the PostgreSQL in the PG* variables and the Redis in
@@ -111,13 +112,13 @@ pgbench_write() {
 
 # The drivers that send the statement's values typed as integer and text
 # in one call (psycopg 3, pgJDBC) or as literals of both (psycopg2): the
-# SQL edition has no VARIADIC "any" for them, and the README's table of
-# differences says they are refused (42883, or 22P02 where the literals'
+# SQL edition has no VARIADIC "any" for them, and the table of differences
+# of docs/hosted.md says they are refused (42883, or 22P02 where the literals'
 # common type is integer) with nothing written.
 SQL_EDITION_MIXED="psycopg psycopg2 jdbc"
 
 # check_mixed DRIVER BEFORE: DRIVER's call is refused by the SQL edition as
-# the README says, before the mark moves or a row changes.
+# docs/hosted.md says, before the mark moves or a row changes.
 check_mixed() {
 	local name=$1 before=$2
 	if "run_$name" >"$WORK/$name.log" 2>&1; then
@@ -129,7 +130,7 @@ check_mixed() {
 		[ "$(sql -c "SELECT token FROM fence.fences WHERE resource = '$DRV_RESOURCE'")" != 10 ]; then
 		echo "not ok - driver_$name (refused, but something was written)"
 	else
-		echo "ok - driver_$name (refused: parameters of several types, README: Hosted PostgreSQL)"
+		echo "ok - driver_$name (refused: parameters of several types, docs/hosted.md)"
 	fi
 }
 
@@ -201,7 +202,8 @@ probe() {
 	fi
 }
 
-# readme_reads DRIVER: what the README's table says of DRIVER: "yes" (it
+# readme_reads DRIVER: what the table of docs/writing-fenced-code.md
+# ("Drivers under fence run") says of DRIVER: "yes" (it
 # reads PGOPTIONS) or "no"
 readme_reads() {
 	local label
@@ -212,12 +214,12 @@ readme_reads() {
 	esac
 	awk -F'|' -v label="$label" '
 		{ for (i = 2; i <= 3; i++) { gsub(/^ +| +$/, "", $i); gsub(/`/, "", $i) } }
-		$2 == label && ($3 == "yes" || $3 == "no") { print $3; exit }' ../../README.md
+		$2 == label && ($3 == "yes" || $3 == "no") { print $3; exit }' ../../docs/writing-fenced-code.md
 }
 
-# check_fence_run DRIVER: the README says right whether DRIVER's program,
+# check_fence_run DRIVER: the docs say right whether DRIVER's program,
 # unchanged, gets the token under "fence run"; if it does not, both
-# alternatives the README shows give it the token.
+# alternatives the docs show give it the token.
 check_fence_run() {
 	local name=$1 says got mode
 	says=$(readme_reads "$name")
@@ -227,7 +229,7 @@ check_fence_run() {
 		echo "ok - driver_${name}_fence_run (reads PGOPTIONS: $says)" ;;
 	*)
 		echo "not ok - driver_${name}_fence_run"
-		echo "#   the README says it reads PGOPTIONS: '${says:-(no row)}'; under fence run: $got" ;;
+		echo "#   docs/writing-fenced-code.md says it reads PGOPTIONS: '${says:-(no row)}'; under fence run: $got" ;;
 	esac
 	[ "$says" = no ] || return 0
 	for mode in options local; do

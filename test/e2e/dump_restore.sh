@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # pg_dump and pg_restore of a database that uses fence, in every way the
-# README says works.
+# documentation says works (docs/backups.md).
 #
 # The source database has a mark for each resource, a floor that
 # fence.forget() left of a forgotten mark, and a table in every
@@ -18,14 +18,14 @@
 # too, and the current one accepted, also
 # under session_replication_role = replica.  pg_dump writes a disabled
 # trigger as CREATE TRIGGER and then DISABLE TRIGGER, and fence used to
-# refuse the CREATE (issue 17 item 10).
+# refuse the CREATE (0.2.0).
 #
 # A data-only restore needs --disable-triggers, which ends with ENABLE
 # TRIGGER ALL: the guards come back at plain ENABLE, and the late trigger
 # enabled, which the guard refuses to write with until it is disabled
-# again; fence.reprotect_all() puts ENABLE ALWAYS back (issue 17 item 11).
+# again; fence.reprotect_all() (new in 0.3.0) puts ENABLE ALWAYS back.
 #
-# A role that is not a superuser restores as docs/restore-without-superuser.md
+# A role that is not a superuser restores as docs/backups.md
 # says: a superuser
 # makes the database and the extension and grants INSERT on fence.fences
 # and fence.floors,
@@ -143,7 +143,7 @@ say "directory format with -j2: restored, marks, guards and triggers intact"
 "$PG_BINDIR/pg_restore" --exit-on-error --data-only --disable-triggers -d fr_data "$WORK/src.dump" \
 	2>"$WORK/data.err" || fail "pg_restore --data-only --disable-triggers: $(cat "$WORK/data.err")"
 [ "$(sql -d fr_data -c "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'fence_guard%' AND tgenabled = 'O'")" = 12 ] ||
-	fail "data-only: the guards are not at plain ENABLE, as the README says they are"
+	fail "data-only: the guards are not at plain ENABLE, as docs/backups.md says they are"
 # ENABLE TRIGGER ALL enabled zz_audit too: the guard refuses to write
 # with it, and so does fence.reprotect_all() until it is disabled again
 [ "$(sqlstate -d fr_data -c "BEGIN" -c "SELECT fence.advance('frl:1', 6)" \
@@ -157,7 +157,7 @@ same_state fr_data "data-only with --disable-triggers, then fence.reprotect_all(
 say "data only: guards at plain ENABLE, fence.reprotect_all() sets ENABLE ALWAYS back"
 
 # a restore by a role that is not a superuser, as
-# docs/restore-without-superuser.md shows
+# docs/backups.md shows
 sql -d postgres <<-'SQL'
 	CREATE ROLE fr_restorer LOGIN;
 	ALTER DATABASE fr_user OWNER TO fr_restorer;
@@ -192,5 +192,5 @@ sql -d fr_user -c "REVOKE INSERT ON fence.fences, fence.floors FROM fr_restorer"
 same_state fr_user "restore by a role that is not a superuser"
 [ "$(PGUSER=fr_restorer sqlstate -d fr_user -c "UPDATE fence.fences SET token = 1")" = 42501 ] ||
 	fail "the restoring role may still write fence.fences"
-say "not a superuser, with the grants of docs/restore-without-superuser.md: marks, guards and triggers intact"
+say "not a superuser, with the grants of docs/backups.md: marks, guards and triggers intact"
 say "pass"

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # exporter_queries: the postgres_exporter queries over fence.stats in
-# docs/monitoring.md, and its alert rules, work against a real server and
+# docs/operating.md, and its alert rules, work against a real server and
 # a real exporter.
 #
 # Must hold: after one refusal of each kind (LF001, LF002, LF003) on a
-# resource, each query of docs/monitoring.md's YAML, run as a role that
+# resource, each query of docs/operating.md's YAML, run as a role that
 # has only pg_monitor, returns exactly the columns its "metrics" name, a text for
 # each LABEL and a number (never NULL) for each COUNTER and GAUGE, with
 # the counts of those refusals; postgres_exporter (Debian's, unpacked by
-# deps.sh), started as docs/monitoring.md says (--auto-discover-databases,
+# deps.sh), started as docs/operating.md says (--auto-discover-databases,
 # --include-databases) and loaded with that YAML, serves them as
 # pg_fence_stale{datname=...,resource=...} and pg_fence_total_*, for the
 # database of its connection string and for a second database, where a
@@ -32,18 +32,18 @@ if [ ! -x "$EXPORTER" ]; then
 	say "unpacked $(dpkg-deb -f "$WORK"/deb/*.deb Package Version | xargs) into $cache"
 fi
 
-# the blocks that follow docs/monitoring.md's markers
+# the blocks that follow docs/operating.md's markers
 doc_block() {
 	awk -v marker="<!-- $1 -->" '
 		$0 == marker { found = 1; next }
 		found == 1 && /^```/ { found = 2; next }
 		found == 2 && /^```/ { exit }
-		found == 2 { print }' "$TOP/docs/monitoring.md"
+		found == 2 { print }' "$TOP/docs/operating.md"
 }
 doc_block "postgres_exporter queries" >"$WORK/queries.yaml"
 doc_block "alert rules" >"$WORK/alerts.yaml"
-[ -s "$WORK/queries.yaml" ] || fail "docs/monitoring.md has no postgres_exporter queries block"
-[ -s "$WORK/alerts.yaml" ] || fail "docs/monitoring.md has no alert rules block"
+[ -s "$WORK/queries.yaml" ] || fail "docs/operating.md has no postgres_exporter queries block"
+[ -s "$WORK/alerts.yaml" ] || fail "docs/operating.md has no alert rules block"
 
 # fence.stats needs the library preloaded: the shared server does, a
 # server of our own (the test run by itself) must too

@@ -32,6 +32,9 @@ story() {
 	wait_for "A's write to reach the proxy" 20 proxy_holds
 	say "A (token $(token_of A)) sent its write; the proxy holds $(proxy_field held) bytes"
 	pid=$(worker_pid A)
+	# stopped first: killing its children first would let it react (and
+	# exit) before its own kill, which would then find no such process
+	kill -STOP "$pid"
 	pkill -9 -P "$pid" || true
 	kill -9 "$pid"
 	kill9 "$a"

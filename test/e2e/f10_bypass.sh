@@ -2,7 +2,7 @@
 # F10: bypass attempts by an application role.
 #
 # Login roles as a deployment has them: f10_owner owns and protects the
-# table, f10_app writes it (and may announce tokens: the README's grant).
+# table, f10_app writes it (and may announce tokens: the grant of docs/install.md).
 # f10_app takes leases with "fence run --pg" and writes through the guard
 # (tokens 1 and 2).  Then, each from its own psql process as f10_app and
 # each followed in the same session by a stale write (token 1, through

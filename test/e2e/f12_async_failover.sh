@@ -19,7 +19,8 @@
 # LF001 and B's token 2 writes; "fence show --pg" says FENCE_PG_STANDBY=no.
 # Negative control: before the repair, the promoted server has A's mark 1
 # back and accepts A's stale write (what PostgreSQL cannot prevent, and
-# what the README says the guarantee needs synchronous replication for).
+# what README.md's promises say the guarantee needs synchronous
+# replication for; docs/operating.md has the repair).
 . "$(dirname "$0")/lib/lib.sh"
 e2e_init f12
 need_client

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The one grant an application role needs: the GRANT that fence prints
-# when the role lacks it must be the README's for the database's edition,
+# when the role lacks it must be the documented one for the database's
+# edition (docs/install.md's for the C extension, docs/hosted.md's for the
+# SQL edition),
 # and running it must be enough for every verb.  The printed grant named 5
 # of the 9 functions (fence exec -R a -R b then failed with "permission
 # denied for function advance_many"), and on the SQL edition it failed as
@@ -8,8 +10,8 @@
 #
 # For each edition (the C extension; the SQL edition in a database of its
 # own): a fresh role with no grant; its first announce fails with the hint;
-# the GRANT in the hint runs as the superuser, and is the README's for the
-# edition, word for word; then, as the role, every verb that reaches
+# the GRANT in the hint runs as the superuser, and is the documented one
+# for the edition, word for word; then, as the role, every verb that reaches
 # PostgreSQL works: acquire --pg, run --pg, exec, show --pg, and their
 # sets (-R a -R b: advance_many, fenced_update_many).
 . "$(dirname "$0")/lib/lib.sh"
@@ -29,17 +31,18 @@ sql -c "CREATE ROLE $role LOGIN"
 createdb -T template0 "$sqldb"
 sql -1 -d "$sqldb" -f "$TOP/sql/hosted/fence_hosted.sql" >/dev/null
 
-# readme_grant EDITION: the README's GRANT of an application role, on one line
+# readme_grant EDITION: the documented GRANT of an application role, on one line
 readme_grant() {
-	local n
-	# the C extension's is the first "GRANT ... TO app;" block, the SQL edition's the one
-	# after "The grant of an application role is the C extension's"
-	if [ "$1" = c ]; then n=1; else n=2; fi
-	awk -v want="$n" '
+	local doc
+	# the C extension's is the first "GRANT ... TO app;" block of docs/install.md,
+	# the SQL edition's the first of docs/hosted.md (after "The grant of an
+	# application role is the C extension's")
+	if [ "$1" = c ]; then doc=install.md; else doc=hosted.md; fi
+	awk -v want=1 '
 		/^GRANT EXECUTE ON FUNCTION fence.advance\(text, bigint, text\),/ { seen++; on = (seen == want) }
 		on { line = line " " $0 }
 		on && /TO app;/ { on = 0 }
-		END { print line }' "$TOP/README.md" |
+		END { print line }' "$TOP/docs/$doc" |
 		tr -s ' ' | sed -e 's/^ //' -e 's/ TO app;$//'
 }
 
@@ -58,11 +61,11 @@ for edition in c sql; do
 	hint=$(sed -n 's/^fence: hint: .* grant them: //p' "$WORK/err")
 	[ -n "$hint" ] || fail "$edition: no grant in the hint: $(cat "$WORK/err")"
 	want="$(readme_grant $edition) TO \"$role\";"
-	[ "$hint" = "$want" ] || fail "$edition: the printed grant is not the README's:
+	[ "$hint" = "$want" ] || fail "$edition: the printed grant is not the documented one:
   printed: $hint
-  README:  $want"
+  docs:    $want"
 	sql -d "$db" -c "$hint" >/dev/null || fail "$edition: the printed grant failed"
-	say "$edition: the printed grant is the README's and runs"
+	say "$edition: the printed grant is the documented one and runs"
 
 	# every verb, as the role
 	out=$("$FENCE_BIN" acquire "$r1" --pg "$conn" 2>&1) || fail "$edition: acquire --pg: $out"

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # install_pkgconfig: a program builds against an installed libfence with
-# exactly the README's command, and runs.
+# exactly the command of docs/libfence.md, and runs.
 #
 # Must hold: "make -C client install PREFIX=DIR" after a build made with
 # the default prefix writes a libfence.pc that points into DIR (the
 # directories of the install, not those of the build), with the header in
 # DIR/include/fence/ and the shared object named after its soname
-# (libfence.so.2.MINOR.PATCH); the README's
+# (libfence.so.2.MINOR.PATCH); docs/libfence.md's
 # "cc example.c $(pkg-config --cflags --libs libfence)" builds
 # client/examples/example.c, which includes <fence.h> as before and calls
 # libpq itself (so libpq is in Requires:, not Requires.private:); the
@@ -17,8 +17,8 @@ e2e_init install_pkgconfig
 need_client
 
 prefix=$WORK/prefix
-command=$(grep -o 'cc example.c $(pkg-config --cflags --libs libfence)' "$TOP/README.md" | head -n 1)
-[ -n "$command" ] || fail "the README no longer shows the pkg-config command this test runs"
+command=$(grep -o 'cc example.c $(pkg-config --cflags --libs libfence)' "$TOP/docs/libfence.md" | head -n 1)
+[ -n "$command" ] || fail "docs/libfence.md no longer shows the pkg-config command this test runs"
 
 # (without the variables of the "make test" this runs under)
 unset MAKEFLAGS MFLAGS MAKELEVEL
@@ -34,12 +34,12 @@ file=$(readlink -f "$prefix/lib/libfence.so.2")
 [[ ${file##*/} == libfence.so.2.[0-9]*.[0-9]* ]] || fail "the shared object is named ${file##*/}"
 say "installed into $prefix: ${file##*/}, soname $soname"
 
-# the README's command, in a directory of the example alone
+# the command of docs/libfence.md, in a directory of the example alone
 mkdir "$WORK/src"
 cp "$TOP/client/examples/example.c" "$WORK/src/"
 say "running: $command"
 (cd "$WORK/src" && export PKG_CONFIG_PATH=$prefix/lib/pkgconfig && eval "$command") >"$WORK/cc.log" 2>&1 ||
-	{ cat "$WORK/cc.log"; fail "the README's command does not build example.c"; }
+	{ cat "$WORK/cc.log"; fail "the command of docs/libfence.md does not build example.c"; }
 export LD_LIBRARY_PATH=$prefix/lib
 loaded=$(ldd "$WORK/src/a.out" | awk '$1 == "libfence.so.2" { print $3 }')
 [ "$loaded" = "$prefix/lib/libfence.so.2" ] || fail "a.out loads libfence.so.2 from '$loaded'"
@@ -54,4 +54,4 @@ make -s -C "$TOP/client" uninstall PREFIX="$prefix" >"$WORK/uninstall.log" 2>&1 
 left=$(find "$prefix" ! -type d)
 [ -z "$left" ] || fail "make uninstall left: $left"
 sql -c "DELETE FROM fence.fences WHERE resource = 'e2e:pkgconfig'" >/dev/null
-say "pass: built with the README's command, ran against $prefix, uninstalled"
+say "pass: built with the command of docs/libfence.md, ran against $prefix, uninstalled"

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # A protected table replicated by logical replication, with the workaround
-# of docs/bypasses.md on the subscriber.
+# of docs/install.md on the subscriber.
 #
 # Subscribers apply changes in replica mode, where ENABLE ALWAYS triggers
 # still fire: fence's guards would refuse the replicated rows (LF002), which
-# were fenced on the publisher already.  docs/bypasses.md says which command
-# lets the subscriber apply them; this test runs that command as docs/bypasses.md
-# prints it, on a publisher and a subscriber database of one server of its
+# were fenced on the publisher already.  docs/install.md says which
+# command lets the subscriber apply them; this test runs that command as
+# docs/install.md prints it, on a publisher and a subscriber database of one server of its
 # own (wal_level = logical), each with the table protected.
 #
 # Must hold: rows inserted, updated, a TRUNCATE and rows inserted after it
@@ -14,7 +14,7 @@
 # its apply worker never fails.  The workaround used to name only
 # fence_guard: fence_guard_truncate stayed ALWAYS, the TRUNCATE failed on
 # the subscriber with LF002 for ever, and every later change of the
-# subscription was stuck behind it (issue 17 item 12).  On the subscriber,
+# subscription was stuck behind it (0.2.0).  On the subscriber,
 # a local write still needs a token.
 . "$(dirname "$0")/lib/lib.sh"
 e2e_init logical_replication
@@ -24,12 +24,12 @@ stop_own() { as_pg "$PG_BINDIR/pg_ctl" -D "$WORK/pgdata" -m immediate -w stop; }
 E2E_ON_EXIT=stop_own
 sql -c "CREATE DATABASE lr_pub" -c "CREATE DATABASE lr_sub"
 
-# docs/bypasses.md's command, for table t, with the table's name put in
-workaround=$(sed -n '/<!-- subscriber workaround -->/,/^ *```$/p' "$TOP/docs/bypasses.md" |
+# docs/install.md's command, for table t, with the table's name put in
+workaround=$(sed -n '/<!-- subscriber workaround -->/,/^ *```$/p' "$TOP/docs/install.md" |
 	sed -n 's/^ *\(ALTER TABLE .*\)/\1/p' | head -n1)
-[ -n "$workaround" ] || fail "no subscriber workaround in docs/bypasses.md"
+[ -n "$workaround" ] || fail "no subscriber workaround in docs/install.md"
 workaround=${workaround/ALTER TABLE t /ALTER TABLE lr_stock }
-say "docs/bypasses.md's workaround: $workaround"
+say "docs/install.md's workaround: $workaround"
 
 for d in lr_pub lr_sub; do
 	sql -d "$d" <<-'SQL' >/dev/null

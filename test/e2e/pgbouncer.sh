@@ -13,11 +13,11 @@
 # with ignore_startup_parameters = options it drops them silently, and
 # "fence run" warns, runs the command, and the command's guarded write is
 # LF002.  Straight to PostgreSQL, "fence run --pg" warns about nothing.
-# The README's pooler recipe ("fence run --pooler", SET LOCAL from the
+# docs/writing-fenced-code.md's pooler recipe ("fence run --pooler", SET LOCAL from the
 # FENCE_* variables in psql) runs word for word through the pooler: its
 # write lands, its token is announced, a stale token is LF001.
 # Negative control: a session-level SET by one client does leak to the
-# next one on the same server connection (what the README warns about);
+# next one on the same server connection (what docs/writing-fenced-code.md warns about);
 # the leak check above would see it.
 . "$(dirname "$0")/lib/lib.sh"
 e2e_init pgbouncer
@@ -106,7 +106,8 @@ say "fenced_update and fence exec through the pooler: fresh accepted, stale refu
 # PGOPTIONS: refused by the pooler; fence run stops before the command
 PGOPTIONS="-c fence.token=5" PGHOST=127.0.0.1 PGPORT=$PGB_PORT psql -X -c "SELECT 1" >/dev/null 2>"$WORK/psql.err" &&
 	fail "the pooler accepted the options startup parameter"
-grep -q 'unsupported startup parameter: options' "$WORK/psql.err" || fail "unexpected refusal: $(cat "$WORK/psql.err")"
+# PgBouncer 1.18's words, and 1.24's and later's, which name the setting
+grep -qE 'unsupported startup parameter: options|unsupported startup parameter in options: fence\.token' "$WORK/psql.err" || fail "unexpected refusal: $(cat "$WORK/psql.err")"
 set +e
 "$FENCE_BIN" run pb --pg "$POOLER" -- touch "$WORK/ran" >"$WORK/run.out" 2>"$WORK/run.err"
 rc=$?
@@ -119,7 +120,7 @@ lock_gone pb || fail "fence run left its lock behind"
 grep -q -- '--pooler' "$WORK/run.err" || fail "the advice does not name --pooler: $(cat "$WORK/run.err")"
 say "PGOPTIONS refused: fence run exits 78 with advice: $(head -n1 "$WORK/run.err")"
 
-# The README's pooler recipe, word for word: its SQL block is sell-one.sql,
+# docs/writing-fenced-code.md's pooler recipe, word for word: its SQL block is sell-one.sql,
 # its sh block runs as shown but for the pooler's address (the export line)
 # and with the fence just built first on PATH.  The write lands, fenced by
 # the token fence run announced through the pooler; a stale token in the
@@ -132,8 +133,8 @@ awk -v dir="$recipe" '
 	on && /^```sh/ { out = dir "/recipe.sh"; next }
 	on && /^```/ && out != "" { close(out); n++; out = ""; if (n == 2) exit; next }
 	out != "" { print > out }
-' "$TOP/README.md"
-[ -s "$recipe/sell-one.sql" ] && [ -s "$recipe/recipe.sh" ] || fail "no pooler recipe in README.md"
+' "$TOP/docs/writing-fenced-code.md"
+[ -s "$recipe/sell-one.sql" ] && [ -s "$recipe/recipe.sh" ] || fail "no pooler recipe in docs/writing-fenced-code.md"
 grep -q '^fence run inventory --pooler --pg "\$POOLER"' "$recipe/recipe.sh" || fail "unexpected recipe: $(cat "$recipe/recipe.sh")"
 sql -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS pb_recipe" -c "CREATE DATABASE pb_recipe" >/dev/null
 PGDATABASE=pb_recipe sql -c "SET client_min_messages = warning" -c "CREATE EXTENSION fence" \
@@ -142,8 +143,8 @@ PGDATABASE=pb_recipe sql -c "SET client_min_messages = warning" -c "CREATE EXTEN
 sed -i "s|^export POOLER=.*|export POOLER=\"host=127.0.0.1 port=$PGB_PORT dbname=pb_recipe user=$PGUSER\"|" "$recipe/recipe.sh"
 for i in 1 2; do
 	(cd "$recipe" && PATH=$(dirname "$FENCE_BIN"):$PATH sh -e recipe.sh) >"$WORK/recipe.out" 2>"$WORK/recipe.err" ||
-		fail "the README's pooler recipe: $(cat "$WORK/recipe.out" "$WORK/recipe.err")"
-	[ ! -s "$WORK/recipe.err" ] || fail "the README's pooler recipe said: $(cat "$WORK/recipe.err")"
+		fail "the documented pooler recipe: $(cat "$WORK/recipe.out" "$WORK/recipe.err")"
+	[ ! -s "$WORK/recipe.err" ] || fail "the documented pooler recipe said: $(cat "$WORK/recipe.err")"
 	grep -q '^UPDATE 1$' "$WORK/recipe.out" || fail "the recipe updated nothing: $(cat "$WORK/recipe.out")"
 done
 [ "$(PGDATABASE=pb_recipe sql -c "SELECT qty FROM inventory")" = 8 ] || fail "the recipe's writes did not land"
@@ -154,7 +155,7 @@ state=$(cd "$recipe" && PGHOST=127.0.0.1 PGPORT=$PGB_PORT PGDATABASE=pb_recipe s
 [ "$state" = LF001 ] || fail "a stale token in the recipe was $state, not LF001"
 [ "$(PGDATABASE=pb_recipe sql -c "SELECT qty FROM inventory")" = 8 ] || fail "a stale write landed"
 lock_gone inventory || fail "the recipe left its lock behind"
-say "the README's pooler recipe through PgBouncer $(pgbouncer --version | sed -n '1s/^PgBouncer //p'): fenced, announced, a stale token refused"
+say "the documented pooler recipe through PgBouncer $(pgbouncer --version | sed -n '1s/^PgBouncer //p'): fenced, announced, a stale token refused"
 
 # negative control: a session-level SET leaks to the next client
 pooled -c "SET fence.resource = 'pb'" -c "SET fence.token = '99'" >/dev/null

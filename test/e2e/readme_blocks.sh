@@ -9,7 +9,11 @@
 # run with psql and ON_ERROR_STOP.  All of them run in that order, against
 # a database and a Redis of their own (fresh: no earlier token counters),
 # so that a block may use what an earlier one created, as a reader would,
-# and a block of docs/ what the README's made.  The server has the library
+# and a block of docs/ what the README's made.  The files of docs/ run in
+# the C locale's order of their names, which is not the order of their
+# index (docs/README.md): so a block of docs/ may use what the README's
+# Getting started made and what an earlier block of its own file made,
+# never what another file of docs/ made.  The server has the library
 # preloaded (fence.stats needs it).  Each block gets 60 s.  Exit 77 (skip)
 # when no file marks a block.
 . "$(dirname "$0")/lib/lib.sh"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# redis_acl: the README's Redis ACL is all fence needs, on every topology,
+# redis_acl: the Redis ACL of docs/redis.md is all fence needs, on every topology,
 # and a refusal is a configuration error reported at once.
 #
-# The ACL lines are read from README.md ("### Redis ACL": the block after
+# The ACL lines are read from docs/redis.md ("### Redis ACL": the block after
 # "<!-- acl -->" and the table of what each topology adds) and applied as
 # they stand, with ACL SETUSER, to a user "fence" on one node, the master
 # and replica of a Sentinel set (three sentinels), the masters of a
@@ -13,7 +13,7 @@
 # heartbeat, a heal when PostgreSQL is ahead of the counter, --min-replicas
 # (Sentinel), and on the Cluster a release while its slot migrates (ASK).
 #
-# Then the same user loses one command (a "-cmd" rule after the README's):
+# Then the same user loses one command (a "-cmd" rule after the documented ones):
 # ROLE (Sentinel), CLUSTER SHARDS and SLOTS, ASKING (Cluster), PING
 # (quorum), WAIT (--min-replicas), SCAN (list), a command inside the
 # scripts (INCR);
@@ -23,25 +23,25 @@
 . "$(dirname "$0")/lib/lib.sh"
 e2e_init redis_acl
 need_client
-README=$TOP/README.md
+README=$TOP/docs/redis.md
 
-# the README's lines, PASSWORD as "pw"
+# the documented lines, PASSWORD as "pw"
 base=$(awk '/^<!-- acl -->$/ { on = 1; next } on && /^ACL SETUSER fence / { print; exit }' "$README")
-[ -n "$base" ] || fail "README.md has no ACL SETUSER line after <!-- acl -->"
+[ -n "$base" ] || fail "docs/redis.md has no ACL SETUSER line after <!-- acl -->"
 base=${base#ACL SETUSER fence }
 base=${base//>PASSWORD/>pw}
-# adds TOPOLOGY: the rules the README's table adds for TOPOLOGY
+# adds TOPOLOGY: the rules the documented table adds for TOPOLOGY
 adds() {
 	local row
 	row=$(awk -v t="| $1 | " '/^### Redis ACL$/ { on = 1; next } on && /^#/ { exit }
 		on && index($0, t) == 1 { print; exit }' "$README")
-	[ -n "$row" ] || fail "README.md's ACL table has no row for $1"
+	[ -n "$row" ] || fail "docs/redis.md's ACL table has no row for $1"
 	row=${row#"| $1 | "}
 	row=${row%% |*}
 	row=${row//\\|/|}
 	[ "$row" = nothing ] || { row=${row#\`}; echo "${row%\`}"; }
 }
-# user PORT ADDS [RULE...]: the user "fence" has exactly the README's base
+# user PORT ADDS [RULE...]: the user "fence" has exactly the documented base
 # rules, then the rules in the string ADDS and those of "fence list", then
 # RULE...
 user() {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The SQL edition of hosted PostgreSQL, end to end, and the move from it to
-# the C extension without losing a mark (README: Hosted PostgreSQL).
+# the C extension without losing a mark (docs/hosted.md).
 #
 # Installed as a plain script (sql/hosted/fence_hosted.sql) in a database
 # of its own: fence show names the edition; worker A takes the lease and

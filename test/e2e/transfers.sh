@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Transfers between accounts (issue 19): each transfer debits one account
+# Transfers between accounts (a set of leases): each transfer debits one account
 # and credits another, each account its own resource and lease, under
 # "fence run -R acct:X -R acct:Y", on an accounts table guarded in key
 # mode (row N belongs to acct:N), which reads both tokens from the one

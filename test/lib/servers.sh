@@ -37,6 +37,23 @@ if [ -n "${PGTREE:-}" ]; then
 fi
 PG_BINDIR=$("${PG_CONFIG:-pg_config}" --bindir)
 
+# FENCE_LOCK_SERVER=valkey: every suite runs on Valkey, with valkey-server,
+# valkey-cli and valkey-sentinel in place of redis-server, redis-cli and
+# redis-sentinel (under their Redis names, first in PATH, as Debian's
+# valkey-redis-compat would put them), for the tests too.
+if [ "${FENCE_LOCK_SERVER:-redis}" = valkey ] && ! redis-server --version 2>/dev/null | grep -q '^Valkey'; then
+	FENCE_VALKEY_BIN=${FENCE_VALKEY_BIN:-$(mktemp -d "${TMPDIR:-/tmp}/pgfence-valkey.XXXXXX")}
+	for _b in server cli sentinel benchmark check-aof check-rdb; do
+		command -v "valkey-$_b" >/dev/null || continue
+		printf '#!/bin/sh\nexec %s "$@"\n' "$(command -v "valkey-$_b")" >"$FENCE_VALKEY_BIN/redis-$_b"
+		chmod 755 "$FENCE_VALKEY_BIN/redis-$_b"
+	done
+	unset _b
+	command -v valkey-server >/dev/null ||
+		{ echo "servers: FENCE_LOCK_SERVER=valkey, but no valkey-server" >&2; exit 1; }
+	export FENCE_VALKEY_BIN PATH=$FENCE_VALKEY_BIN:$PATH
+fi
+
 # as_pg CMD...: run CMD as the user that owns the PostgreSQL data directory.
 as_pg() {
 	if [ "$(id -u)" -eq 0 ]; then
@@ -64,6 +81,10 @@ servers_stop() {
 		kill -9 "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
 	done
+	# stopped once: a second call (the EXIT trap after an explicit one)
+	# must not kill whatever has taken those process ids since
+	FENCE_REDIS_PIDS=()
+	FENCE_PGDATA=
 	[ -n "$FENCE_TMP" ] && [ -z "${FENCE_KEEP_TMP:-}" ] && rm -rf "$FENCE_TMP"
 	FENCE_TMP=
 }

@@ -2,16 +2,17 @@
 # deb: the Debian packages build with "dpkg-buildpackage -us -uc" from the
 # make dist tarball and work from what they hold.
 #
-# Must hold: the README's commands (3.0 (quilt): pgfence_VERSION.orig.tar.gz
-# from make dist, plus debian/) build postgresql-NN-fence for each
-# supported PostgreSQL version, libfence2, libfence-dev and fence; lintian
+# Must hold: the commands of docs/install.md (3.0 (quilt):
+# pgfence_VERSION.orig.tar.gz from make dist, plus debian/) build
+# postgresql-NN-fence for each supported PostgreSQL version, libfence2,
+# libfence-dev, fence and python3-pgfence; lintian
 # finds no error or warning; each package holds its files (the extension's
 # library and scripts, the shared object under its soname in the
 # multiarch directory, the header, libfence.pc, the command with its man
 # page, completion and docs/ beside the README).  Unpacked (never
 # installed: the system's PostgreSQL is not touched), the extension loads
 # in a throwaway server and updates from 0.1.0; the example program
-# builds against libfence-dev with the README's pkg-config command and
+# builds against libfence-dev with the pkg-config command of docs/libfence.md and
 # runs against real servers on libfence2; the packaged fence takes and
 # fences a lease.
 . "$(dirname "$0")/lib.sh"
@@ -25,7 +26,7 @@ multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 pgversions=$(cd "$TOP" && pg_buildext supported-versions)
 [ -n "$pgversions" ] || fail "no PostgreSQL version of debian/pgversions is supported here"
 
-# --- the source package, built with exactly the README's commands (the
+# --- the source package, built with exactly the commands of docs/install.md (the
 # release tarball as .orig.tar.gz, plus debian/), in a clone of the tree
 # whose parent directory is ours
 ref=$(git -C "$TOP" stash create)
@@ -33,15 +34,15 @@ ref=$(git -C "$TOP" stash create)
 awk '$0 == "<!-- debian build -->" { found = 1; next }
 	found == 1 && /^```/ { found = 2; next }
 	found == 2 && /^```/ { exit }
-	found == 2 { print }' "$TOP/README.md" >"$WORK/build.sh"
-[ -s "$WORK/build.sh" ] || fail "the README has no Debian build block"
+	found == 2 { print }' "$TOP/docs/install.md" >"$WORK/build.sh"
+[ -s "$WORK/build.sh" ] || fail "docs/install.md has no Debian build block"
 mkdir "$WORK/src"
 git clone -q --shared --no-checkout "$TOP" "$WORK/src/pgfence"
 git -C "$WORK/src/pgfence" checkout -q --detach "$ref"
-say "running the README's block in $WORK/src/pgfence:"
+say "running the block of docs/install.md in $WORK/src/pgfence:"
 sed 's/^/    | /' "$WORK/build.sh"
 (cd "$WORK/src/pgfence" && sh -e "$WORK/build.sh") >"$WORK/build.log" 2>&1 ||
-	{ tail -n 60 "$WORK/build.log"; fail "the README's commands do not build the packages"; }
+	{ tail -n 60 "$WORK/build.log"; fail "the commands of docs/install.md do not build the packages"; }
 say "dpkg-buildpackage: $(grep -c "^dpkg-deb: building package" "$WORK/build.log") packages"
 out=$WORK/src
 [ -f "$out/pgfence_$version.orig.tar.gz" ] || fail "no pgfence_$version.orig.tar.gz"
@@ -52,6 +53,9 @@ for p in $(for v in $pgversions; do echo "postgresql-$v-fence"; done) libfence2 
 	[ -f "$deb" ] || fail "no $p package (${deb##*/})"
 	debs+=("$deb")
 done
+pydeb=$out/python3-pgfence_${debversion}_all.deb
+[ -f "$pydeb" ] || fail "no python3-pgfence package (${pydeb##*/})"
+debs+=("$pydeb")
 
 # lintian: nothing above info.  initial-upload-closes-no-bugs is about the
 # bug that opens a package's way into Debian's archive, which has none.
@@ -85,6 +89,10 @@ cmp "$TOP/client/lua/acquire.lua" <(dpkg-deb --fsys-tarfile "$out/fence_${debver
 	tar -xOf - ./usr/share/fence/lua/acquire.lua) || fail "the fence package's acquire.lua is not client/lua's"
 grep -qF "libfence2 (= $debversion)" <<<"$(dpkg-deb -f "$out/libfence-dev_${debversion}_$arch.deb" Depends)" ||
 	fail "libfence-dev does not depend on its libfence2"
+holds "$pydeb" /usr/lib/python3/dist-packages/pgfence/__init__.py \
+	/usr/lib/python3/dist-packages/pgfence/_lib.py /usr/lib/python3/dist-packages/pgfence/py.typed
+grep -qF "libfence2 (>= $debversion)" <<<"$(dpkg-deb -f "$pydeb" Depends)" ||
+	fail "python3-pgfence does not depend on libfence2"
 say "each package holds its files"
 
 # --- unpacked into a root of its own
@@ -93,6 +101,10 @@ for deb in "${debs[@]}"; do dpkg-deb -x "$deb" "$root"; done
 [ "$("$root/usr/bin/fence" --version)" = "fence (pgfence) $version" ] || fail "the packaged fence says: $("$root/usr/bin/fence" --version)"
 soname=$(objdump -p "$root/usr/lib/$multiarch/libfence.so.2" | awk '$1 == "SONAME" { print $2 }')
 [ "$soname" = libfence.so.2 ] || fail "libfence2's soname is '$soname'"
+# python3-pgfence loads libfence2's library (named, as it is not installed)
+PGFENCE_LIBFENCE=$root/usr/lib/$multiarch/libfence.so.2 PYTHONPATH=$root/usr/lib/python3/dist-packages \
+	/usr/bin/python3 -c 'import pgfence, pgfence._lib as l; l.fence(); assert pgfence.__file__.startswith("'"$root"'")' ||
+	fail "python3-pgfence does not load libfence2's library"
 
 # the extension, from the package, in a private tree of the server
 pgv=$(echo "$pgversions" | tail -n 1)
@@ -121,9 +133,9 @@ want=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$TOP/extension/fence.control
 grep -qx "$want" "$WORK/sql.log" || fail "ALTER EXTENSION fence UPDATE did not reach $want: $(cat "$WORK/sql.log")"
 say "postgresql-$pgv-fence: created at 0.1.0, updated to $want, preloaded"
 
-# libfence-dev: the README's command, with libfence.pc moved to the root
-command=$(grep -o 'cc example.c $(pkg-config --cflags --libs libfence)' "$TOP/README.md" | head -n 1)
-[ -n "$command" ] || fail "the README no longer shows its pkg-config command"
+# libfence-dev: the command of docs/libfence.md, with libfence.pc moved to the root
+command=$(grep -o 'cc example.c $(pkg-config --cflags --libs libfence)' "$TOP/docs/libfence.md" | head -n 1)
+[ -n "$command" ] || fail "docs/libfence.md no longer shows its pkg-config command"
 mkdir "$WORK/example"
 cp "$root/usr/share/doc/libfence-dev/examples/example.c" "$WORK/example/" ||
 	fail "libfence-dev has no examples/example.c"
@@ -139,7 +151,7 @@ conninfo="host=$PGHOST port=$PGPORT user=$PGUSER dbname=$PGDATABASE"
 "$WORK/example/a.out" "$redis_url" "$conninfo" deb:example >"$WORK/example.log" 2>&1 ||
 	{ cat "$WORK/example.log"; fail "the example built on libfence-dev failed"; }
 grep -q '^token 1, owner ' "$WORK/example.log" || fail "the example took no lease: $(cat "$WORK/example.log")"
-say "libfence-dev and libfence2: the example builds with the README's command and runs"
+say "libfence-dev and libfence2: the example builds with the command of docs/libfence.md and runs"
 
 # fence: the packaged command takes a lease; Redis's counter starts below
 # the mark of 5, so the announce is refused and the client heals

@@ -84,7 +84,7 @@ SELECT fence.fenced_update('stock', 3, 'COMMIT');
 SELECT fence.fenced_update('stock', 3, 'UPDATE stock SET');
 SELECT fence.fenced_update('stock', 3, 'UPDATE stock SET qty = $2', 1);
 -- ... also one that creates a table: CREATE TABLE AS, and SELECT ... INTO,
--- whose tag is SELECT (issue 17 item 6)
+-- whose tag is SELECT (0.2.0 ran SELECT ... INTO)
 SELECT fence.fenced_update('stock', 3, 'CREATE TABLE stock_copy AS SELECT * FROM stock');
 \echo :LAST_ERROR_SQLSTATE
 SELECT fence.fenced_update('stock', 3, 'SELECT * INTO stock_copy FROM stock');

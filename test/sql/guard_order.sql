@@ -110,8 +110,8 @@ ALTER TABLE go_t ENABLE REPLICA TRIGGER zz_rewrite;
 \echo :LAST_ERROR_SQLSTATE
 DROP TRIGGER zz_rewrite ON go_t;
 -- A trigger made and disabled in one transaction is fine: that is how
--- pg_dump writes a disabled trigger, and pg_restore runs it (issue 17 item
--- 10).  The check waits for the commit, so one left enabled is still
+-- pg_dump writes a disabled trigger, and pg_restore runs it (0.2.0
+-- refused it: such a dump could not be restored).  The check waits for the commit, so one left enabled is still
 -- refused, there.
 BEGIN;
 CREATE TRIGGER zz_rewrite BEFORE INSERT OR UPDATE ON go_t

@@ -51,7 +51,7 @@ SELECT extversion, nspowner = (SELECT oid FROM pg_roles WHERE rolname = CURRENT_
 
 -- Default privileges of the installing role apply to what the script
 -- creates: the script takes them back, and grants only what it means to
--- (issue 17 item 3).  Without that, the squatter could write fence.fences
+-- (0.2.0 did not).  Without that, the squatter could write fence.fences
 -- and lower a mark with fence.reset.
 DROP EXTENSION fence;
 ALTER DEFAULT PRIVILEGES GRANT ALL ON TABLES TO regress_fence_squatter;

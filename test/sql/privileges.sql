@@ -1,7 +1,7 @@
 -- Privileges, run as roles that are not superusers.  Out of the box an
 -- application role that may write a protected table writes it with a valid
 -- token through the guard, and can do nothing else with fences: not call
--- fence.advance or fence.fenced_update (until granted, as the README shows),
+-- fence.advance or fence.fenced_update (until granted, as docs/install.md shows),
 -- not touch fence.fences or fence.floors, not call fence.reset or
 -- fence.forget, not disable or remove the
 -- guard of a table it does not own, not switch triggers off with
@@ -155,7 +155,7 @@ RESET ROLE;
 -- triggers there, but not replace the guard with one of its own: CREATE OR
 -- REPLACE TRIGGER fence_guard would also drop ENABLE ALWAYS.  Nor through
 -- a partitioned parent, whose row trigger replaces the partitions' triggers
--- of that name.  Only the table's owner may (issue 17 item 2).
+-- of that name.  Only the table's owner may (0.2.0 let any such role).
 SET ROLE regress_fence_owner;
 CREATE TABLE pv_all (id int PRIMARY KEY, qty int);
 INSERT INTO pv_all VALUES (1, 100);
@@ -212,8 +212,8 @@ ALTER TABLE pv_stock DISABLE TRIGGER fence_guard;
 RESET ROLE;
 
 -- The grant an application role needs to announce tokens and use
--- fence.fenced_update and the functions for several resources, as the
--- README shows
+-- fence.fenced_update and the functions for several resources, as
+-- docs/install.md shows
 GRANT EXECUTE ON FUNCTION fence.advance(text, bigint, text),
                           fence.fenced_update(text, bigint, text),
                           fence.fenced_update(text, bigint, text, "any"),

@@ -90,7 +90,7 @@ SELECT count(*) FROM fence.stats;
 
 -- Each database counts its own resources: another database's refusals of
 -- a resource of the same name are not shown next to this one's mark
--- (issue 17 item 7); the capacity and stats_reset() are the server's
+-- (0.2.0 kept them by name alone); the capacity and stats_reset() are the server's
 \set regress_db :DBNAME
 SET client_min_messages = warning;
 DROP DATABASE IF EXISTS fence_stats_other;

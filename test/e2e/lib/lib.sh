@@ -547,13 +547,25 @@ cluster_slot_owner() {
 # cluster_migrating SLOT SRC DST: the first steps of a reshard, the way
 # redis-cli --cluster reshard does them: IMPORTING, MIGRATING, the keys moved
 cluster_migrating() {
-	local slot=$1 src=$2 dst=$3 keys
-	redis-cli -p "$dst" cluster setslot "$slot" importing "$(redis-cli -p "$src" cluster myid)" >/dev/null
-	redis-cli -p "$src" cluster setslot "$slot" migrating "$(redis-cli -p "$dst" cluster myid)" >/dev/null
+	local slot=$1 src=$2 dst=$3 keys reply
+	setslot "$dst" "$slot" importing "$(redis-cli -p "$src" cluster myid)" || return 1
+	setslot "$src" "$slot" migrating "$(redis-cli -p "$dst" cluster myid)" || return 1
 	while keys=$(redis-cli -p "$src" cluster getkeysinslot "$slot" 100) && [ -n "$keys" ]; do
 		# shellcheck disable=SC2086
-		redis-cli -p "$src" migrate 127.0.0.1 "$dst" "" 0 5000 keys $keys >/dev/null
+		reply=$(redis-cli -p "$src" migrate 127.0.0.1 "$dst" "" 0 5000 keys $keys 2>&1)
+		case $reply in OK | NOKEY) ;; *) fail "MIGRATE of slot $slot from $src to $dst: $reply" ;; esac
 	done
+}
+
+# setslot PORT SLOT ARG...: CLUSTER SETSLOT on the node at PORT, which must
+# answer OK.  Valkey 8 and later wait for the node's replicas and answer
+# NOREPLICAS when one does not acknowledge (a frozen one): ignored, the
+# slot would never move and the keys' loop never end.
+setslot() {
+	local port=$1 slot=$2 reply
+	shift 2
+	reply=$(redis-cli -p "$port" cluster setslot "$slot" "$@" 2>&1)
+	[ "$reply" = OK ] || fail "CLUSTER SETSLOT $slot $* on $port: $reply"
 }
 
 # cluster_moved SLOT DST PORT...: the last step, on every master PORT (the
@@ -562,9 +574,9 @@ cluster_moved() {
 	local slot=$1 dst=$2 p id
 	shift 2
 	id=$(redis-cli -p "$dst" cluster myid)
-	redis-cli -p "$dst" cluster setslot "$slot" node "$id" >/dev/null
+	setslot "$dst" "$slot" node "$id"
 	for p in "$@"; do
-		[ "$p" = "$dst" ] || redis-cli -p "$p" cluster setslot "$slot" node "$id" >/dev/null
+		[ "$p" = "$dst" ] || setslot "$p" "$slot" node "$id"
 	done
 }
 

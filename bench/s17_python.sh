@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# bench/s17_python.sh: scenario 17, acquire + release cycles per second from
+# Python through the pgfence package (python/, libfence through ctypes)
+# against libfence in C (bench/fence_cycles -t 1) and against redis-py's
+# Lock, one connection each, in the same run on the same Redis:
+#
+#   pgfence (no heartbeat)  vs  fence_cycles -t 1   target >= 0.7x
+#   pgfence (no heartbeat)  vs  redis-py Lock       target ahead (>= 1.0x)
+#   pgfence with its heartbeat thread (the default ``with``), for reference
+#
+# A cycle is two round trips for each (an EVALSHA each way for libfence;
+# SET NX PX and an EVALSHA for redis-py).  As in scenario 4, every variant
+# runs pinned to one CPU together with redis-server, so that idle-vCPU
+# wake-ups do not swamp a lone round trip.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+port=${FENCE_REDIS_URL##*:}
+ROUNDS=${BENCH_S17_ROUNDS:-$((ROUNDS + 2))}
+SECS=$((SECS < 3 ? SECS : 3))
+PY=/usr/bin/python3
+export PGFENCE_LIBFENCE=$BENCH_DIR/../client/libfence.so.2
+
+log "s17: Python (pgfence) cycles vs libfence in C vs redis-py Lock"
+$PY -c 'import redis' 2>/dev/null || die "s17 needs redis-py (python3-redis)"
+
+redis_pid=$(redis-cli -p "$port" info server | tr -d '\r' | awk -F: '$1 == "process_id" { print $2 }')
+cpu=$((CORES - 1))
+run=
+if command -v taskset >/dev/null && [ -n "$redis_pid" ]; then
+	taskset -pc "$cpu" "$redis_pid" >/dev/null
+	run="taskset -c $cpu"
+fi
+
+run_variant() {
+	local out
+	case $1 in
+	c)
+		out=$($run "$BENCH_DIR/fence_cycles" -t 1 -s "$SECS") || die "fence_cycles failed"
+		set -- "$1" $out
+		record s17 c "${2#cycles_per_s=}"
+		;;
+	*)
+		out=$($run $PY "$BENCH_DIR/py_cycles.py" "$1" "$SECS") || die "py_cycles.py $1 failed"
+		record s17 "$1" "${out#cycles_per_s=}"
+		;;
+	esac
+}
+
+interleave run_variant c pgfence redis-py pgfence-heartbeat
+[ -n "$run" ] && taskset -pc "0-$cpu" "$redis_pid" >/dev/null
+
+row 17 "Python acquire+release cycles (pgfence, 1 connection) vs libfence in C" \
+	"$(median s17 pgfence)" cycles/s "C" "$(median s17 c)" ">=0.70" "$(pratio s17 pgfence c)"
+row 17 "Python acquire+release cycles (pgfence) vs redis-py Lock" \
+	"$(median s17 pgfence)" cycles/s "redis-py" "$(median s17 redis-py)" ">=1.00" "$(pratio s17 pgfence redis-py)"
+row 17 "Python cycles with the heartbeat thread (the default with) vs without" \
+	"$(median s17 pgfence-heartbeat)" cycles/s "no heartbeat" "$(median s17 pgfence)" "" "$(pratio s17 pgfence-heartbeat pgfence)"
+note "Scenario 17: a Python cycle is \`with client.lease(r, ttl=10, heartbeat=False): pass\` (bench/py_cycles.py), a C cycle fence_acquire + fence_release (bench/fence_cycles -t 1), a redis-py cycle \`with r.lock(name, timeout=10): pass\` (redis-py $($PY -c 'import redis; print(redis.__version__)')); ${SECS}s per run, each $([ -n "$run" ] && echo "pinned to CPU $cpu together with redis-server" || echo "unpinned (no taskset)"). With the heartbeat, each lease also starts a thread with a Redis connection of its own and stops it."
