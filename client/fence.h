@@ -27,7 +27,7 @@
  * node of a cluster), and a quorum mixes rediss:// and redis:// nodes as
  * its URLs say.  The server's certificate and host name are verified;
  * query parameters set the CAs, a client certificate, the name to verify
- * (see fence_tls_opts).  There is no separate TLS call: the URL, given to
+ * (client/README.md, TLS).  There is no separate TLS call: the URL, given to
  * fence_connect(), is the whole configuration, and the heartbeat's own
  * connection gets the same.
  */
@@ -77,6 +77,26 @@ extern "C"
 								 * trusted, a handshake the server refused */
 
 #define FENCE_ERRSTR_LEN 256
+
+/*
+ * SQLSTATEs, as PQresultErrorField(res, PG_DIAG_SQLSTATE) gives them:
+ * fence's own class LF, and the PostgreSQL codes libfence and the command
+ * read as a setup problem (compare with strcmp).
+ */
+#define FENCE_SQLSTATE_STALE		"LF001" /* stale token: never retry it */
+#define FENCE_SQLSTATE_MISSING		"LF002" /* a write without a token */
+#define FENCE_SQLSTATE_INVALID		"LF003" /* token <= 0, beyond max_step,
+											 * or two for one resource */
+#define FENCE_SQLSTATE_READ_ONLY	"25006" /* read_only_sql_transaction: a
+											 * standby */
+#define FENCE_SQLSTATE_NOT_READY	"55000" /* object_not_in_prerequisite_state:
+											 * fence.stats not preloaded */
+#define FENCE_SQLSTATE_PRIVILEGE	"42501" /* insufficient_privilege */
+#define FENCE_SQLSTATE_NO_TABLE		"42P01" /* undefined_table */
+#define FENCE_SQLSTATE_NO_FUNCTION	"42883" /* undefined_function: no or an
+											 * older extension */
+#define FENCE_SQLSTATE_NO_SCHEMA	"3F000" /* invalid_schema_name: no
+											 * extension */
 
 /* Lease states, from fence_lease_state(). */
 #define FENCE_LEASE_HELD	0	/* last extend (or acquire) succeeded */
@@ -131,63 +151,21 @@ typedef struct fence_lease fence_lease;
 typedef void (*fence_lost_fn) (fence_lease *lease, void *arg);
 
 /*
- * The TLS settings of a URL, from its query parameters (named as in
- * redis.conf).  Paths and names are NULL when not given.
+ * A parsed Redis URL: opaque, so that it can grow (it did for topologies
+ * and for TLS) without another soname.  A program hands libfence the URL
+ * as text (fence_connect) and checks it beforehand with fence_check_url.
  */
-typedef struct fence_tls_opts
-{
-	int			enabled;		/* 1: rediss://, rediss-sentinel://,
-								 * rediss-cluster:// */
-	char	   *ca_cert_file;	/* tls-ca-cert-file: the CAs to trust (PEM);
-								 * with neither this nor ca_cert_dir, the
-								 * system's */
-	char	   *ca_cert_dir;	/* tls-ca-cert-dir: a hashed CA directory */
-	char	   *cert_file;		/* tls-cert-file: our certificate (PEM), for
-								 * servers that ask for one */
-	char	   *key_file;		/* tls-key-file: its private key (PEM) */
-	char	   *server_name;	/* tls-server-name: the name sent (SNI) and
-								 * verified, instead of each node's host */
-	int			insecure_skip_verify;	/* tls-insecure-skip-verify=yes: trust
-										 * any certificate (tests only) */
-} fence_tls_opts;
-
-/* Kinds of URL, in fence_url.kind. */
-#define FENCE_URL_NODE		0	/* redis:// or unix://: one server */
-#define FENCE_URL_SENTINEL	1	/* redis-sentinel://: a master found through
-								 * Sentinel */
-#define FENCE_URL_CLUSTER	2	/* redis-cluster://: a Redis Cluster */
-
-typedef struct fence_hostport
-{
-	char	   *host;
-	int			port;
-} fence_hostport;
-
-/* A parsed Redis URL (fence_parse_url). */
-typedef struct fence_url
-{
-	int			is_unix;		/* 1: "path" is a Unix socket */
-	char	   *host;			/* TCP host (the first one), or NULL */
-	int			port;			/* TCP port (of the first host) */
-	char	   *path;			/* Unix socket path, or NULL */
-	char	   *user;			/* ACL user, or NULL */
-	char	   *password;		/* password, or NULL */
-	int			db;				/* database number for SELECT */
-	int			kind;			/* FENCE_URL_* */
-	int			nhosts;			/* sentinels or cluster seeds (1 for a node) */
-	fence_hostport *hosts;		/* "nhosts" addresses, NULL for unix:// */
-	char	   *master;			/* Sentinel: the master's name, else NULL */
-	fence_tls_opts tls;			/* TLS, for every node of the topology */
-} fence_url;
+typedef struct fence_url fence_url;
 
 /* Parsing and checking helpers (no connection needed); on failure they
  * write a message into "errbuf". */
-int			fence_parse_url(const char *url, fence_url *out, char *errbuf, size_t errlen);
-void		fence_url_free(fence_url *url);
 int			fence_parse_duration(const char *s, long long *ms, char *errbuf, size_t errlen);
 int			fence_check_resource(const char *resource, char *errbuf, size_t errlen);
 int			fence_check_ttl(long long ttl_ms, char *errbuf, size_t errlen);
 int			fence_check_url(const char *url, char *errbuf, size_t errlen);
+/* 1 when a URL of "url" (one, or a quorum) turns TLS verification off
+ * (tls-insecure-skip-verify=yes), else 0 (also for a refused URL). */
+int			fence_url_skips_verify(const char *url);
 int			fence_check_owner_name(const char *name, char *errbuf, size_t errlen);
 
 /* "text" with the password of every Redis URL in it written "***", as
@@ -401,6 +379,16 @@ int			fence_leases_announce(fence_ctx *ctx, fence_leases *set, PGconn *pg);
  * of memory.
  */
 char	   *fence_leases_tokens(const fence_leases *set);
+/*
+ * Read a fence.tokens value (the format fence_format_tokens writes),
+ * calling "entry" with each entry in order, "owner" "" when it names none.
+ * FENCE_OK; FENCE_ERR with a message in "errbuf" when the value is
+ * malformed; or the first non-zero value "entry" returns, which stops it.
+ */
+int			fence_parse_tokens(const char *value,
+							   int (*entry) (void *arg, const char *resource,
+											 long long token, const char *owner),
+							   void *arg, char *errbuf, size_t errlen);
 char	   *fence_format_tokens(size_t n, const char *const *resources,
 								const long long *tokens, const char *const *owners);
 

@@ -27,6 +27,63 @@
  * attempt's suffix ".N" after it (quorum.c) */
 #define FENCE_OWNER_MAX (FENCE_MAX_OWNER_NAME + 1 + FENCE_OWNER_LEN + 12)
 
+/*
+ * The TLS settings of a URL, from its query parameters (named as in
+ * redis.conf).  Paths and names are NULL when not given.
+ */
+typedef struct fence_tls_opts
+{
+	int			enabled;		/* 1: rediss://, rediss-sentinel://,
+								 * rediss-cluster:// */
+	char	   *ca_cert_file;	/* tls-ca-cert-file: the CAs to trust (PEM);
+								 * with neither this nor ca_cert_dir, the
+								 * system's */
+	char	   *ca_cert_dir;	/* tls-ca-cert-dir: a hashed CA directory */
+	char	   *cert_file;		/* tls-cert-file: our certificate (PEM), for
+								 * servers that ask for one */
+	char	   *key_file;		/* tls-key-file: its private key (PEM) */
+	char	   *server_name;	/* tls-server-name: the name sent (SNI) and
+								 * verified, instead of each node's host */
+	int			insecure_skip_verify;	/* tls-insecure-skip-verify=yes: trust
+										 * any certificate (tests only) */
+} fence_tls_opts;
+
+/* Kinds of URL, in fence_url.kind. */
+#define FENCE_URL_NODE		0	/* redis:// or unix://: one server */
+#define FENCE_URL_SENTINEL	1	/* redis-sentinel://: a master found through
+								 * Sentinel */
+#define FENCE_URL_CLUSTER	2	/* redis-cluster://: a Redis Cluster */
+
+typedef struct fence_hostport
+{
+	char	   *host;
+	int			port;
+} fence_hostport;
+
+/*
+ * A parsed Redis URL (fence_parse_url), behind the opaque fence_url of
+ * fence.h.  fence_parse_url and fence_url_free stay exported
+ * (libfence.map) for the programs built against 0.3.0's first headers.
+ */
+struct fence_url
+{
+	int			is_unix;		/* 1: "path" is a Unix socket */
+	char	   *host;			/* TCP host (the first one), or NULL */
+	int			port;			/* TCP port (of the first host) */
+	char	   *path;			/* Unix socket path, or NULL */
+	char	   *user;			/* ACL user, or NULL */
+	char	   *password;		/* password, or NULL */
+	int			db;				/* database number for SELECT */
+	int			kind;			/* FENCE_URL_* */
+	int			nhosts;			/* sentinels or cluster seeds (1 for a node) */
+	fence_hostport *hosts;		/* "nhosts" addresses, NULL for unix:// */
+	char	   *master;			/* Sentinel: the master's name, else NULL */
+	fence_tls_opts tls;			/* TLS, for every node of the topology */
+};
+
+int			fence_parse_url(const char *url, fence_url *out, char *errbuf, size_t errlen);
+void		fence_url_free(fence_url *url);
+
 /* The Lua scripts, in scripts.c. */
 enum fence_script
 {

@@ -1,7 +1,7 @@
 /*
  * client/lease_set.c
  *	  A set of leases held together: a transfer that debits one account and
- *	  credits another holds the lease of each.
+ *	  credits another holds the lease of each (issue 19).
  *
  * Order.  The members are taken one after the other in one canonical
  * order, the bytewise order of their names (strcmp), whatever order the
@@ -555,74 +555,5 @@ fence_leases_tokens(const fence_leases *set)
 	free(resources);
 	free(owners);
 	free(tokens);
-	return out;
-}
-
-/*
- * Does "s" have to be quoted in fence.tokens?  Empty, a character that
- * ends or quotes it ("specials": the resource's include '='), or
- * whitespace at either end.
- */
-static int
-needs_quotes(const char *s, const char *specials)
-{
-	size_t		len = strlen(s);
-
-	return len == 0 || strpbrk(s, specials) != NULL ||
-		strchr(" \t\n\r\f\v", s[0]) != NULL || strchr(" \t\n\r\f\v", s[len - 1]) != NULL;
-}
-
-static char *
-put_part(char *p, const char *s, const char *specials)
-{
-	if (!needs_quotes(s, specials))
-		return stpcpy(p, s);
-	*p++ = '"';
-	for (; *s; s++)
-	{
-		if (*s == '"')
-			*p++ = '"';
-		*p++ = *s;
-	}
-	*p++ = '"';
-	return p;
-}
-
-/*
- * "n" triples as a fence.tokens value (docs/sql-reference.md,
- * "fence.tokens"): RESOURCE=TOKEN/OWNER joined by commas, a resource
- * quoted when empty, holding ',' '=' '"' or '\' or starting or ending
- * with whitespace, an owner likewise (but '=' is its own), '"' doubled
- * inside quotes; an owner NULL or "" is left out
- * (RESOURCE=TOKEN).  Written in the order given.  malloc'd; NULL when out
- * of memory.
- */
-char *
-fence_format_tokens(size_t n, const char *const *resources, const long long *tokens,
-					const char *const *owners)
-{
-	size_t		cap = 1,
-				i;
-	char	   *out,
-			   *p;
-
-	for (i = 0; i < n; i++)
-		cap += 2 * strlen(resources[i]) + 2 * (owners && owners[i] ? strlen(owners[i]) : 0) + 32;
-	if ((out = malloc(cap)) == NULL)
-		return NULL;
-	p = out;
-	for (i = 0; i < n; i++)
-	{
-		if (i > 0)
-			*p++ = ',';
-		p = put_part(p, resources[i], ",=\"\\");
-		p += sprintf(p, "=%lld", tokens[i]);
-		if (owners != NULL && owners[i] != NULL && owners[i][0] != '\0')
-		{
-			*p++ = '/';
-			p = put_part(p, owners[i], ",\"\\");
-		}
-	}
-	*p = '\0';
 	return out;
 }

@@ -117,19 +117,19 @@ setup_hint(fence_ctx *ctx, PGconn *pg, const char *state)
 {
 	const char *db = PQdb(pg) ? PQdb(pg) : "";
 
-	if (strcmp(state, "42501") == 0)
+	if (strcmp(state, FENCE_SQLSTATE_PRIVILEGE) == 0)
 		grant_hint(ctx, pg);
-	else if (strcmp(state, "3F000") == 0)
+	else if (strcmp(state, FENCE_SQLSTATE_NO_SCHEMA) == 0)
 		snprintf(ctx->conn->pg_hint, sizeof(ctx->conn->pg_hint),
 				 "The extension is not installed in database \"%.200s\". "
 				 "As a superuser, run in it: CREATE EXTENSION fence;", db);
-	else if (strcmp(state, "25006") == 0)
+	else if (strcmp(state, FENCE_SQLSTATE_READ_ONLY) == 0)
 		snprintf(ctx->conn->pg_hint, sizeof(ctx->conn->pg_hint),
 				 "The server is read-only (a standby, after a switchover or behind a "
 				 "pooler that still points at it): tokens are announced to the primary. "
 				 "Connect with target_session_attrs=read-write and every server of the "
 				 "cluster in the connection string (host=pg1,pg2).");
-	else if (strcmp(state, "42883") == 0)
+	else if (strcmp(state, FENCE_SQLSTATE_NO_FUNCTION) == 0)
 		snprintf(ctx->conn->pg_hint, sizeof(ctx->conn->pg_hint),
 				 "The extension is missing from database \"%.200s\", or older than this "
 				 "client. As a superuser, run in it: CREATE EXTENSION fence; "
@@ -151,7 +151,7 @@ pg_error(fence_ctx *ctx, PGconn *pg, PGresult *res, const char *what, int whose)
 
 	if (msg == NULL || *msg == '\0')
 		msg = PQerrorMessage(pg);
-	fence_set_error(ctx, state && strcmp(state, "LF001") == 0 ? FENCE_ERR_STALE : FENCE_ERR_PG,
+	fence_set_error(ctx, state && strcmp(state, FENCE_SQLSTATE_STALE) == 0 ? FENCE_ERR_STALE : FENCE_ERR_PG,
 					"%s: %s", what, msg);
 	/* libpq messages end in a newline; errstr should not */
 	len = strlen(ctx->errstr);

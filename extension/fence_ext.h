@@ -40,7 +40,11 @@ extern void fence_registry_forget(const FenceHash128 *name);
 extern uint64 fence_registry_generation(void);
 extern void fence_registry_init(void);
 
-/* stats.c: counts in shared memory (when preloaded), fence.log_refusals */
+/*
+ * stats.c: counts in shared memory (when preloaded), fence.log_refusals,
+ * and the one way a token is refused: fence_refuse() counts the refusal,
+ * then raises it
+ */
 typedef enum FenceRefusal
 {
 	FENCE_REFUSED_STALE,		/* LF001 */
@@ -51,8 +55,10 @@ typedef enum FenceRefusal
 
 extern void fence_stats_init(void);
 extern void fence_stats_accepted(const char *resource);
-extern void fence_stats_refused(const char *resource, FenceRefusal kind,
-								int64 token, bool token_known);
+FENCE_NORETURN_BEFORE extern void fence_refuse(const char *resource, FenceRefusal kind,
+												int64 token, bool token_known,
+												const char *message, const char *detail,
+												const char *hint) FENCE_NORETURN_AFTER;
 
 /* fence.c: settings */
 extern char *fence_setting_resource;	/* fence.resource */

@@ -522,39 +522,28 @@ guard_setting_token(const char *resource)
 	if (fence_tokens_find(resource, &token, &owner))
 		return token;			/* 0 or negative: LF003 from the rule */
 
-	/* the three refusals below are all of a missing token */
-	if (setting_resource == NULL || setting_resource[0] == '\0' ||
-		strcmp(setting_resource, resource) != 0 || text == NULL)
-		fence_stats_refused(resource, FENCE_REFUSED_MISSING, 0, false);
 	if (setting_resource == NULL || setting_resource[0] == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_FENCE_MISSING_TOKEN),
-				 errmsg("missing fencing token for resource \"%s\"", resource),
-				 errdetail("No token was accepted for this resource in this transaction, fence.tokens has no entry for it, and fence.resource is not set."),
-				 errhint("Call fence.advance() in this transaction, or set fence.tokens (or fence.resource and fence.token) with SET LOCAL, SET or PGOPTIONS.")));
+		fence_refuse(resource, FENCE_REFUSED_MISSING, 0, false,
+					 psprintf("missing fencing token for resource \"%s\"", resource),
+					 "No token was accepted for this resource in this transaction, fence.tokens has no entry for it, and fence.resource is not set.",
+					 "Call fence.advance() in this transaction, or set fence.tokens (or fence.resource and fence.token) with SET LOCAL, SET or PGOPTIONS.");
 	if (strcmp(setting_resource, resource) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_FENCE_MISSING_TOKEN),
-				 errmsg("missing fencing token for resource \"%s\"", resource),
-				 errdetail("No token was accepted for this resource in this transaction, fence.tokens has no entry for it, and fence.resource is \"%s\".",
-						   setting_resource),
-				 errhint("Call fence.advance() in this transaction, or set fence.tokens (or fence.resource and fence.token) with SET LOCAL, SET or PGOPTIONS.")));
+		fence_refuse(resource, FENCE_REFUSED_MISSING, 0, false,
+					 psprintf("missing fencing token for resource \"%s\"", resource),
+					 psprintf("No token was accepted for this resource in this transaction, fence.tokens has no entry for it, and fence.resource is \"%s\".",
+							  setting_resource),
+					 "Call fence.advance() in this transaction, or set fence.tokens (or fence.resource and fence.token) with SET LOCAL, SET or PGOPTIONS.");
 	if (text == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FENCE_MISSING_TOKEN),
-				 errmsg("missing fencing token for resource \"%s\"", resource),
-				 errdetail("The setting fence.resource names this resource, but fence.token is not set."),
-				 errhint("Set fence.token to the token of your lease.")));
+		fence_refuse(resource, FENCE_REFUSED_MISSING, 0, false,
+					 psprintf("missing fencing token for resource \"%s\"", resource),
+					 "The setting fence.resource names this resource, but fence.token is not set.",
+					 "Set fence.token to the token of your lease.");
 
 	if (!fence_parse_token(text, &token))
-	{
-		fence_stats_refused(resource, FENCE_REFUSED_INVALID, 0, false);
-		ereport(ERROR,
-				(errcode(ERRCODE_FENCE_INVALID_TOKEN),
-				 errmsg("invalid fencing token \"%s\" for resource \"%s\"", text, resource),
-				 errdetail("The setting fence.token must be a whole number from 1 to 9223372036854775807, written with digits only."),
-				 errhint("Set fence.token to the token of your lease.")));
-	}
+		fence_refuse(resource, FENCE_REFUSED_INVALID, 0, false,
+					 psprintf("invalid fencing token \"%s\" for resource \"%s\"", text, resource),
+					 "The setting fence.token must be a whole number from 1 to 9223372036854775807, written with digits only.",
+					 "Set fence.token to the token of your lease.");
 	return token;
 }
 
@@ -657,16 +646,12 @@ guard_check_row_token(GuardState *state, Relation rel, HeapTuple oldtuple,
 	stored = heap_getattr(oldtuple, state->token_attnum,
 						  RelationGetDescr(rel), &isnull);
 	if (!isnull && DatumGetInt64(stored) > token)
-	{
-		fence_stats_refused(resource, FENCE_REFUSED_STALE, token, true);
-		ereport(ERROR,
-				(errcode(ERRCODE_FENCE_STALE_TOKEN),
-				 errmsg("stale fencing token for resource \"%s\"", resource),
-				 errdetail("Token " INT64_FORMAT " is lower than token " INT64_FORMAT " stored in column \"%s\" of the row.",
-						   token, DatumGetInt64(stored),
-						   NameStr(TupleDescAttr(RelationGetDescr(rel), state->token_attnum - 1)->attname)),
-				 errhint("Acquire a new lease and retry with its token.")));
-	}
+		fence_refuse(resource, FENCE_REFUSED_STALE, token, true,
+					 psprintf("stale fencing token for resource \"%s\"", resource),
+					 psprintf("Token " INT64_FORMAT " is lower than token " INT64_FORMAT " stored in column \"%s\" of the row.",
+							  token, DatumGetInt64(stored),
+							  NameStr(TupleDescAttr(RelationGetDescr(rel), state->token_attnum - 1)->attname)),
+					 "Acquire a new lease and retry with its token.");
 }
 
 /*

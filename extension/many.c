@@ -145,16 +145,14 @@ compare_names(const void *a, const void *b, void *arg)
 static void
 refuse_two_tokens(const char *resource, int64 token, int64 other)
 {
-	fence_stats_refused(resource, FENCE_REFUSED_INVALID, other, true);
-	ereport(ERROR,
-			(errcode(ERRCODE_FENCE_INVALID_TOKEN),
-			 errmsg("two fencing tokens for resource \"%s\"", resource),
-			 token != other ?
-			 errdetail("The resource is named twice, with tokens %lld and %lld.",
-					   (long long) token, (long long) other) :
-			 errdetail("The resource is named twice with token %lld, for two different owners.",
-					   (long long) token),
-			 errhint("Name each resource once, with the token of its lease.")));
+	fence_refuse(resource, FENCE_REFUSED_INVALID, other, true,
+				 psprintf("two fencing tokens for resource \"%s\"", resource),
+				 token != other ?
+				 psprintf("The resource is named twice, with tokens %lld and %lld.",
+						  (long long) token, (long long) other) :
+				 psprintf("The resource is named twice with token %lld, for two different owners.",
+						  (long long) token),
+				 "Name each resource once, with the token of its lease.");
 }
 
 /*

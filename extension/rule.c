@@ -121,6 +121,10 @@ fence_check_resource_name(const char *resource)
 	fence_check_text(resource, "resource name");
 }
 
+/*
+ * fence.reset()'s negative token: an argument error of an administrator's
+ * call, not a token presented for a write, so it is not counted.
+ */
 static void
 report_invalid_token(const char *resource, int64 token)
 {
@@ -161,10 +165,10 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 	if (owner != NULL)
 		fence_check_text(owner, "owner");
 	if (token <= 0)
-	{
-		fence_stats_refused(resource, FENCE_REFUSED_INVALID, token, true);
-		report_invalid_token(resource, token);
-	}
+		fence_refuse(resource, FENCE_REFUSED_INVALID, token, true,
+					 psprintf("invalid fencing token for resource \"%s\"", resource),
+					 psprintf("Token %lld is not a positive number.", (long long) token),
+					 NULL);
 
 	/* Accepted earlier in this transaction, and its row lock is still ours. */
 	name = fence_registry_hash(resource);
@@ -222,40 +226,33 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 					   (token == hw && owners_conflict(owner, mark.owner))) :
 		token <= hw)
 	{
-		fence_stats_refused(resource, FENCE_REFUSED_STALE, token, true);
+		char	   *message = psprintf("stale fencing token for resource \"%s\"",
+										   resource);
+
 		if (!mark.exists)
-			ereport(ERROR,
-					(errcode(ERRCODE_FENCE_STALE_TOKEN),
-					 errmsg("stale fencing token for resource \"%s\"", resource),
-					 errdetail("Token %lld is not above %lld, the floor of the marks forgotten under the resource's prefix.",
-							   (long long) token, (long long) hw),
-					 errhint("Acquire a new lease with a token above %lld (fence.mark() reports it).",
-							 (long long) hw)));
+			fence_refuse(resource, FENCE_REFUSED_STALE, token, true, message,
+						 psprintf("Token %lld is not above %lld, the floor of the marks forgotten under the resource's prefix.",
+								  (long long) token, (long long) hw),
+						 psprintf("Acquire a new lease with a token above %lld (fence.mark() reports it).",
+								  (long long) hw));
 		if (token < hw)
-			ereport(ERROR,
-					(errcode(ERRCODE_FENCE_STALE_TOKEN),
-					 errmsg("stale fencing token for resource \"%s\"", resource),
-					 errdetail("Token %lld is lower than the highest accepted token %lld.",
-							   (long long) token, (long long) hw),
-					 errhint("Acquire a new lease and retry with its token.")));
-		ereport(ERROR,
-				(errcode(ERRCODE_FENCE_STALE_TOKEN),
-				 errmsg("stale fencing token for resource \"%s\"", resource),
-				 errdetail("Token %lld was already accepted for another owner.",
-						   (long long) token),
-				 errhint("The lock service issued this token twice; acquire a new lease.")));
+			fence_refuse(resource, FENCE_REFUSED_STALE, token, true, message,
+						 psprintf("Token %lld is lower than the highest accepted token %lld.",
+								  (long long) token, (long long) hw),
+						 "Acquire a new lease and retry with its token.");
+		fence_refuse(resource, FENCE_REFUSED_STALE, token, true, message,
+					 psprintf("Token %lld was already accepted for another owner.",
+							  (long long) token),
+					 "The lock service issued this token twice; acquire a new lease.");
 	}
 
 	if (fence_max_step > 0 && token > hw &&
 		(uint64) token - (uint64) hw > (uint64) fence_max_step)
-	{
-		fence_stats_refused(resource, FENCE_REFUSED_INVALID, token, true);
-		ereport(ERROR,
-				(errcode(ERRCODE_FENCE_INVALID_TOKEN),
-				 errmsg("invalid fencing token for resource \"%s\"", resource),
-				 errdetail("Token %lld is more than fence.max_step (%d) above the highest accepted token %lld.",
-						   (long long) token, fence_max_step, (long long) hw)));
-	}
+		fence_refuse(resource, FENCE_REFUSED_INVALID, token, true,
+					 psprintf("invalid fencing token for resource \"%s\"", resource),
+					 psprintf("Token %lld is more than fence.max_step (%d) above the highest accepted token %lld.",
+							  (long long) token, fence_max_step, (long long) hw),
+					 NULL);
 
 	/*
 	 * Accepted.  A higher token moves the mark; an equal one moves nothing,
@@ -283,11 +280,9 @@ fence_check_and_advance(const char *resource, int64 token, const char *owner)
 void
 fence_refuse_missing(const char *resource)
 {
-	fence_stats_refused(resource, FENCE_REFUSED_MISSING, 0, false);
-	ereport(ERROR,
-			(errcode(ERRCODE_FENCE_MISSING_TOKEN),
-			 errmsg("missing fencing token for resource \"%s\"", resource),
-			 errhint("Pass the token that came with the lease.")));
+	fence_refuse(resource, FENCE_REFUSED_MISSING, 0, false,
+				 psprintf("missing fencing token for resource \"%s\"", resource),
+				 NULL, "Pass the token that came with the lease.");
 }
 
 /* fence.advance(resource text, token bigint, owner text DEFAULT NULL) */

@@ -50,6 +50,7 @@
 #include "utils/timestamp.h"
 
 #include "compat.h"
+#include "errcodes.h"
 #include "fence_ext.h"
 
 #define STATS_TRANCHE "fence stats"
@@ -102,6 +103,11 @@ static shmem_request_hook_type prev_shmem_request_hook = NULL;
 
 static const char *const refusal_names[FENCE_REFUSAL_KINDS] = {
 	"stale", "missing", "invalid"
+};
+
+static const int refusal_codes[FENCE_REFUSAL_KINDS] = {
+	ERRCODE_FENCE_STALE_TOKEN, ERRCODE_FENCE_MISSING_TOKEN,
+	ERRCODE_FENCE_INVALID_TOKEN
 };
 
 static Size
@@ -314,9 +320,9 @@ fence_stats_accepted(const char *resource)
  * was one.  Called before the error is raised, so the count survives the
  * transaction's abort.
  */
-void
-fence_stats_refused(const char *resource, FenceRefusal kind,
-					int64 token, bool token_known)
+static void
+stats_refused(const char *resource, FenceRefusal kind,
+			  int64 token, bool token_known)
 {
 	if (fence_log_refusals)
 	{
@@ -348,6 +354,27 @@ fence_stats_refused(const char *resource, FenceRefusal kind,
 		c->last_token_known = token_known;
 		LWLockRelease(stats->lock);
 	}
+}
+
+/*
+ * fence_refuse: refuse the token presented for "resource": count the
+ * refusal and log it (stats_refused), then raise the SQLSTATE of "kind"
+ * with "message", and "detail" and "hint" when not NULL.  Every refusal of
+ * a token goes through here, so that none is raised uncounted; the texts
+ * come formatted (psprintf) because each call site says something else.
+ */
+void
+fence_refuse(const char *resource, FenceRefusal kind,
+			 int64 token, bool token_known,
+			 const char *message, const char *detail, const char *hint)
+{
+	stats_refused(resource, kind, token, token_known);
+	ereport(ERROR,
+			(errcode(refusal_codes[kind]),
+			 errmsg_internal("%s", message),
+			 detail != NULL ? errdetail_internal("%s", detail) : 0,
+			 hint != NULL ? errhint("%s", hint) : 0));
+	pg_unreachable();
 }
 
 static void

@@ -16,7 +16,8 @@
  *	  ignored.  A token is digits only; 0 and negative tokens are kept and
  *	  refused by the rule (LF003) when a write uses them, as fence.token's
  *	  are.  The same resource twice is refused unless both entries say the
- *	  same.
+ *	  same.  test/tokens_vectors.txt holds the values this reader, the SQL
+ *	  edition's and libfence's (client/tokens.c) are tested on.
  *
  *	  Parsed once, when set.  The check hook parses the value (refusing a
  *	  malformed one with 22023 and a detail that says where) into one
@@ -432,19 +433,15 @@ fence_tokens_find(const char *resource, int64 *token, const char **owner)
 			fence_setting_owner : NULL;
 		if (!fence_parse_token(fence_setting_token, &setting_token) ||
 			setting_token != e->token || !same_owner(setting_owner, e->owner))
-		{
-			fence_stats_refused(resource, FENCE_REFUSED_INVALID, e->token, true);
-			ereport(ERROR,
-					(errcode(ERRCODE_FENCE_INVALID_TOKEN),
-					 errmsg("two fencing tokens for resource \"%s\"", resource),
-					 errdetail("fence.tokens gives token %lld%s%s, and fence.resource names the same resource with fence.token \"%s\"%s%s.",
-							   (long long) e->token,
-							   e->owner ? " for owner " : "", e->owner ? e->owner : "",
-							   fence_setting_token,
-							   setting_owner ? " for owner " : "",
-							   setting_owner ? setting_owner : ""),
-					 errhint("Give each resource's token once: in fence.tokens, or in fence.resource and fence.token.")));
-		}
+			fence_refuse(resource, FENCE_REFUSED_INVALID, e->token, true,
+						 psprintf("two fencing tokens for resource \"%s\"", resource),
+						 psprintf("fence.tokens gives token %lld%s%s, and fence.resource names the same resource with fence.token \"%s\"%s%s.",
+								  (long long) e->token,
+								  e->owner ? " for owner " : "", e->owner ? e->owner : "",
+								  fence_setting_token,
+								  setting_owner ? " for owner " : "",
+								  setting_owner ? setting_owner : ""),
+						 "Give each resource's token once: in fence.tokens, or in fence.resource and fence.token.");
 	}
 	*token = e->token;
 	*owner = e->owner;

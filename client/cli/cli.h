@@ -154,7 +154,6 @@ extern int	pg_fail(fence_ctx *ctx, PGconn *pg);
 extern fence_ctx *redis_connect(const options *o, int *code);
 extern int	add_quorum_url(options *o, const char *url);
 extern int	is_quorum(const char *spec);
-extern int	skips_verify(const char *spec);
 extern PGconn *pg_connect(const char *conninfo, int *code);
 extern PGconn *pg_connect_writer(const char *conninfo, int *code);
 
@@ -227,7 +226,8 @@ extern int	cmd_resync(fence_ctx *ctx, const options *o, int argc, char **argv);
 
 /*
  * What fence run carries: the (resource, token, owner) triples read from
- * an inherited PGOPTIONS (tokens.c) and written back merged (carry.c).
+ * an inherited PGOPTIONS (inherited.c, with libfence's reader) and written
+ * back merged (carry.c).
  */
 typedef struct triple
 {
@@ -244,7 +244,7 @@ typedef struct carried
 	char	   *single[3];		/* an inherited fence.resource, token, owner */
 } carried;
 
-/* tokens.c */
+/* inherited.c */
 extern void carried_free(carried *c);
 extern int	put_triple(carried *c, const char *resource, long long token, const char *owner);
 extern int	add_setting(char **buf, const char *name, const char *value);

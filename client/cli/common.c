@@ -182,38 +182,6 @@ is_quorum(const char *spec)
 	return words > 1;
 }
 
-/*
- * Does a URL of "spec" (one, or a quorum) turn TLS verification off?  The
- * spec was checked already.
- */
-int
-skips_verify(const char *spec)
-{
-	const char *p = spec;
-	int			found = 0;
-
-	while (*p && !found)
-	{
-		char	   *word;
-		size_t		len;
-		fence_url	u;
-		char		err[256];
-
-		p += strspn(p, " \t\n\r\f\v");
-		len = strcspn(p, " \t\n\r\f\v");
-		if (len == 0 || (word = strndup(p, len)) == NULL)
-			break;
-		if (fence_parse_url(word, &u, err, sizeof(err)) == FENCE_OK)
-		{
-			found = u.tls.insecure_skip_verify;
-			fence_url_free(&u);
-		}
-		free(word);
-		p += len;
-	}
-	return found;
-}
-
 PGconn *
 pg_connect(const char *conninfo, int *code)
 {

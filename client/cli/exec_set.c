@@ -72,11 +72,11 @@ sql_failed(PGconn *pg, PGresult *res, const char *what)
 	int			code;
 
 	fprintf(stderr, "%s: %s: %s", progname, what, msg && *msg ? msg : PQerrorMessage(pg));
-	if (state != NULL && strcmp(state, "42883") == 0)
+	if (state != NULL && strcmp(state, FENCE_SQLSTATE_NO_FUNCTION) == 0)
 		fprintf(stderr, "%s: hint: the fence extension is older than this client (no fence.advance_many):"
 				" ALTER EXTENSION fence UPDATE\n", progname);
 	code = PQstatus(pg) != CONNECTION_OK ? EXIT_UNAVAIL :
-		state != NULL && strcmp(state, "LF001") == 0 ? EXIT_STALE : EXIT_FAIL;
+		state != NULL && strcmp(state, FENCE_SQLSTATE_STALE) == 0 ? EXIT_STALE : EXIT_FAIL;
 	PQclear(res);				/* "state" is in it */
 	return code;
 }

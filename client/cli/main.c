@@ -152,7 +152,7 @@ check_command_line(options *o, const verb *v, const char *err, int nargs, char *
 		return rc;
 	if (fence_check_url(o->redis, errbuf, sizeof(errbuf)) != FENCE_OK)
 		return usage_error("%s", errbuf);
-	if (skips_verify(o->redis))
+	if (fence_url_skips_verify(o->redis))
 		note("warning: tls-insecure-skip-verify=yes: the Redis server's certificate is not checked, so anyone on the way can pose as it (for tests only)");
 	if (o->min_replicas > 0 && is_quorum(o->redis))
 		return usage_error("--min-replicas needs one master (one node, Sentinel or Cluster), not a quorum%s", "");

@@ -47,9 +47,9 @@ show_stats(PGconn *pg, const char *resource, PGresult **res)
 		return 0;
 	}
 	state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-	if (state != NULL && (strcmp(state, "55000") == 0 ||	/* not preloaded */
-						  strcmp(state, "42501") == 0 ||	/* not pg_monitor */
-						  strcmp(state, "42P01") == 0))	/* no fence.stats */
+	if (state != NULL && (strcmp(state, FENCE_SQLSTATE_NOT_READY) == 0 ||	/* not preloaded */
+						  strcmp(state, FENCE_SQLSTATE_PRIVILEGE) == 0 ||	/* not pg_monitor */
+						  strcmp(state, FENCE_SQLSTATE_NO_TABLE) == 0))	/* no fence.stats */
 	{
 		const char *hint = PQresultErrorField(r, PG_DIAG_MESSAGE_HINT);
 
@@ -79,7 +79,7 @@ show_edition(PGconn *pg, char *edition, size_t size)
 	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
 		snprintf(edition, size, "%s", PQgetvalue(r, 0, 0));
 	else if ((state = PQresultErrorField(r, PG_DIAG_SQLSTATE)) != NULL &&
-			 strcmp(state, "42883") == 0)
+			 strcmp(state, FENCE_SQLSTATE_NO_FUNCTION) == 0)
 		snprintf(edition, size, "c");
 	else
 		rc = -1;

@@ -142,6 +142,29 @@ fence_check_url(const char *url, char *errbuf, size_t errlen)
 }
 
 /*
+ * Does a URL of "url" (one, or a quorum of them) turn TLS verification
+ * off (tls-insecure-skip-verify=yes)?  0 for a URL fence_check_url
+ * refuses.  The command warns about it before connecting.
+ */
+int
+fence_url_skips_verify(const char *url)
+{
+	fence_url	urls[FENCE_MAX_QUORUM_NODES];
+	char		err[256];
+	int			n,
+				i,
+				oom,
+				found = 0;
+
+	if (parse_spec(url ? url : FENCE_DEFAULT_URL, urls, &n, err, sizeof(err), &oom) == FENCE_OK)
+		for (i = 0; i < n; i++)
+			found |= urls[i].tls.insecure_skip_verify;
+	for (i = 0; i < n; i++)
+		fence_url_free(&urls[i]);
+	return found;
+}
+
+/*
  * Set up the topology that "spec" names, and connect when "connect" is
  * set.  Errors: FENCE_ERR_ARG for a bad URL, else what connecting says.
  */

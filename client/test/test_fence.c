@@ -227,6 +227,145 @@ fail:
 	return rc;
 }
 
+/* fence_url_skips_verify: the command's warning, with fence_url opaque */
+static int
+test_url_skips_verify(void)
+{
+	int			rc = 1;
+
+	CHECK(fence_url_skips_verify("rediss://h?tls-insecure-skip-verify=yes") == 1);
+	CHECK(fence_url_skips_verify("redis://a:1 rediss://b:2?tls-insecure-skip-verify=yes") == 1);
+	CHECK(fence_url_skips_verify("rediss-cluster://a:7000,b?tls-insecure-skip-verify=yes") == 1);
+	CHECK(fence_url_skips_verify("rediss://h") == 0);
+	CHECK(fence_url_skips_verify("redis://a:1 redis://b:2") == 0);
+	CHECK(fence_url_skips_verify("ftp://h?tls-insecure-skip-verify=yes") == 0);
+	rc = 0;
+fail:
+	return rc;
+}
+
+/* --- fence.tokens: test/tokens_vectors.txt --------------------------------- */
+
+#define VECTOR_MAX_ENTRIES 16
+
+/* The entries fence_parse_tokens gives, as the vectors write them. */
+typedef struct vector_entries
+{
+	size_t		n;
+	char		text[2048];		/* RESOURCE|TOKEN|OWNER joined by ';' */
+	char	   *resources[VECTOR_MAX_ENTRIES];
+	char	   *owners[VECTOR_MAX_ENTRIES];
+	long long	tokens[VECTOR_MAX_ENTRIES];
+} vector_entries;
+
+static int
+vector_entry(void *arg, const char *resource, long long token, const char *owner)
+{
+	vector_entries *v = arg;
+	size_t		used = strlen(v->text);
+	int			w;
+
+	if (v->n == VECTOR_MAX_ENTRIES)
+		return 1;
+	w = snprintf(v->text + used, sizeof(v->text) - used, "%s%s|%lld|%s",
+				 v->n > 0 ? ";" : "", resource, token, owner);
+	if (w < 0 || (size_t) w >= sizeof(v->text) - used)
+		return 1;
+	v->resources[v->n] = strdup(resource);
+	v->owners[v->n] = strdup(owner);
+	v->tokens[v->n] = token;
+	v->n++;
+	return 0;
+}
+
+static void
+vector_entries_free(vector_entries *v)
+{
+	size_t		i;
+
+	for (i = 0; i < v->n; i++)
+	{
+		free(v->resources[i]);
+		free(v->owners[i]);
+	}
+	memset(v, 0, sizeof(*v));
+}
+
+/*
+ * The vectors the server's readers are tested on too: every well-formed
+ * value reads as the entries filed for it, and so does what the writer
+ * (fence_format_tokens) makes of those entries.  The refused ones are
+ * read only to show the lenient reader survives them.
+ */
+static int
+test_tokens_vectors(void)
+{
+	const char *path = getenv("FENCE_TOKENS_VECTORS");
+	FILE	   *f = fopen(path ? path : "../test/tokens_vectors.txt", "r");
+	char		line[2048],
+				err[256];
+	vector_entries first = {0},
+				again = {0};
+	char	   *written = NULL;
+	int			well = 0,
+				refused = 0,
+				rc = 1;
+
+	CHECK(f != NULL);
+	while (fgets(line, sizeof(line), f) != NULL)
+	{
+		char	   *tab;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] == '#' || line[0] == '\0')
+			continue;
+		CHECK((tab = strchr(line, '\t')) != NULL);
+		*tab++ = '\0';
+		if (*tab == '!')
+		{
+			(void) fence_parse_tokens(line, vector_entry, &first, err, sizeof(err));
+			vector_entries_free(&first);
+			refused++;
+			continue;
+		}
+		CHECK(*tab++ == '=');
+		err[0] = '\0';
+		if (fence_parse_tokens(line, vector_entry, &first, err, sizeof(err)) != FENCE_OK ||
+			strcmp(first.text, tab) != 0)
+		{
+			snprintf(tap_why, sizeof(tap_why), "fence.tokens '%.100s': read as '%.100s' (%.100s), filed as '%.100s'",
+					 line, first.text, err, tab);
+			goto fail_quiet;
+		}
+		CHECK((written = fence_format_tokens(first.n, (const char *const *) first.resources,
+											 first.tokens, (const char *const *) first.owners)) != NULL);
+		if (fence_parse_tokens(written, vector_entry, &again, err, sizeof(err)) != FENCE_OK ||
+			strcmp(again.text, tab) != 0)
+		{
+			snprintf(tap_why, sizeof(tap_why), "fence.tokens '%.100s' written as '%.100s': read as '%.100s', filed as '%.100s'",
+					 line, written, again.text, tab);
+			goto fail_quiet;
+		}
+		free(written);
+		written = NULL;
+		vector_entries_free(&first);
+		vector_entries_free(&again);
+		well++;
+	}
+	CHECK(well >= 10 && refused >= 30);
+	rc = 0;
+	goto done;
+fail:
+fail_quiet:
+done:
+	free(written);
+	vector_entries_free(&first);
+	vector_entries_free(&again);
+	if (f != NULL)
+		fclose(f);
+	return rc;
+}
+
 static int
 test_url_malformed(void)
 {
@@ -2933,6 +3072,8 @@ main(void)
 	pg_setup();
 
 	TEST(url_good);
+	TEST(url_skips_verify);
+	TEST(tokens_vectors);
 	TEST(url_malformed);
 	TEST(duration_good);
 	TEST(duration_malformed);

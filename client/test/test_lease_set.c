@@ -18,6 +18,7 @@
 #include <hiredis/hiredis.h>
 
 #include "fence.h"
+#include "fence_int.h"		/* fence_parse_url, for the raw connection */
 #include "tap.h"
 #define TEST_PREFIX "set"
 #include "testlib.h"

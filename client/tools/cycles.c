@@ -20,6 +20,7 @@
 #include <hiredis/hiredis.h>
 
 #include "fence.h"
+#include "fence_int.h"		/* fence_parse_url: the SET baseline's host */
 
 #define CHUNK 500
 

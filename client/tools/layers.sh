@@ -42,7 +42,7 @@ if ! tsort "$pairs" >/dev/null 2>"$defs.err"; then
 fi
 rm -f "$defs.err"
 
-for g in error clock random url duration sha1 keys; do
+for g in error clock random url duration sha1 keys tokens; do
 	bad=$(awk -v g="/$g.o" 'index($1, g) == length($1) - length(g) + 1 {print $2}' "$pairs" |
 		grep -vE '/(error|clock)\.o$' || true)
 	if [ -n "$bad" ]; then

@@ -25,6 +25,9 @@ pg_start || { echo "not ok - sql_server"; exit 1; }
 rm -rf "$work"
 mkdir -p "$work/sql" "$work/specs" "$work/expected" "$work/bin" "$work/out" "$work/out_iso"
 
+# tokens_refused.sql reads the fence.tokens vectors the client's tests read
+export FENCE_TOKENS_VECTORS=$top/test/tokens_vectors.txt
+
 pgxs=$(dirname "$("${PG_CONFIG:-pg_config}" --pgxs)")/..
 bindir=$("${PG_CONFIG:-pg_config}" --bindir)
 regress=$pgxs/test/regress/pg_regress

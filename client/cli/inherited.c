@@ -1,9 +1,10 @@
 /*
- * client/cli/tokens.c
+ * client/cli/inherited.c
  *	  Reading the fence settings fence run inherits in PGOPTIONS: a
- *	  fence.tokens value (RESOURCE=TOKEN[/OWNER], comma-separated, the
- *	  format of the extension's fence.tokens, docs/sql-reference.md) and fence.resource, fence.token and fence.owner; and
- *	  writing settings back, escaped as libpq's options are (carry.c).
+ *	  fence.tokens value (read by libfence's fence_parse_tokens, which
+ *	  owns the grammar with its writer: client/tokens.c) and
+ *	  fence.resource, fence.token and fence.owner; and writing settings
+ *	  back, escaped as libpq's options are (carry.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,37 +63,11 @@ is_space(char ch)
 	return ch != '\0' && strchr(" \t\n\r\f\v", ch) != NULL;
 }
 
-/*
- * One resource or owner of a fence.tokens value at "*p", into "out" (as
- * long as the value): quoted ("" doubles a quote), or bare up to one of
- * "stops" (trailing whitespace dropped).  NULL on a quote left open.
- */
-static const char *
-read_part(const char *p, const char *stops, char *out)
+/* fence_parse_tokens's "entry": one entry of an inherited fence.tokens */
+static int
+put_entry(void *arg, const char *resource, long long token, const char *owner)
 {
-	size_t		n = 0;
-
-	if (*p == '"')
-	{
-		for (p++;; p++)
-		{
-			if (*p == '\0')
-				return NULL;
-			if (*p == '"' && p[1] == '"')
-				p++;
-			else if (*p == '"')
-				break;
-			out[n++] = *p;
-		}
-		out[n] = '\0';
-		return p + 1;
-	}
-	for (; *p != '\0' && strchr(stops, *p) == NULL; p++)
-		out[n++] = *p;
-	while (n > 0 && is_space(out[n - 1]))
-		n--;
-	out[n] = '\0';
-	return p;
+	return put_triple((carried *) arg, resource, token, owner) != 0 ? 1 : 0;
 }
 
 /*
@@ -102,65 +77,11 @@ read_part(const char *p, const char *stops, char *out)
 static int
 parse_tokens(const char *value, carried *c, char *err, size_t errlen)
 {
-	size_t		len = strlen(value);
-	char	   *res = malloc(len + 1),
-			   *own = malloc(len + 1);
-	const char *p = value;
-	int			rc = -1;
+	int			rc = fence_parse_tokens(value, put_entry, c, err, errlen);
 
-	if (res == NULL || own == NULL)
-	{
+	if (rc > 0)
 		snprintf(err, errlen, "out of memory");
-		goto done;
-	}
-	while (is_space(*p))
-		p++;
-	while (*p != '\0')
-	{
-		char	   *end;
-		long long	token;
-
-		while (is_space(*p))
-			p++;
-		if ((p = read_part(p, "=", res)) == NULL || *p != '=')
-		{
-			snprintf(err, errlen, "an entry without \"=TOKEN\" (or a quote left open)");
-			goto done;
-		}
-		p++;
-		if (!(*p >= '0' && *p <= '9') && !(*p == '-' && p[1] >= '0' && p[1] <= '9'))
-		{
-			snprintf(err, errlen, "the token of \"%.100s\" is not a number", res);
-			goto done;
-		}
-		token = strtoll(p, &end, 10);
-		p = end;
-		own[0] = '\0';
-		if (*p == '/' && (p = read_part(p + 1, ",", own)) == NULL)
-		{
-			snprintf(err, errlen, "the owner of \"%.100s\" has a quote left open", res);
-			goto done;
-		}
-		while (is_space(*p))
-			p++;
-		if (*p != ',' && *p != '\0')
-		{
-			snprintf(err, errlen, "unexpected \"%.20s\" after the entry of \"%.100s\"", p, res);
-			goto done;
-		}
-		if (put_triple(c, res, token, own) != 0)
-		{
-			snprintf(err, errlen, "out of memory");
-			goto done;
-		}
-		if (*p == ',')
-			p++;
-	}
-	rc = 0;
-done:
-	free(res);
-	free(own);
-	return rc;
+	return rc == FENCE_OK ? 0 : -1;
 }
 
 /* Append "word" to "*buf", raw (it is escaped already, or escape = 1). */
