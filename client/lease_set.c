@@ -152,7 +152,7 @@ release_members(fence_ctx *ctx, fence_lease **ls, size_t n)
  * keeping ctx's error.
  */
 static void
-give_back(fence_ctx *ctx, fence_leases *set, size_t from, size_t to)
+release_and_free(fence_ctx *ctx, fence_leases *set, size_t from, size_t to)
 {
 	int			err = ctx->err;
 	char		errstr[FENCE_ERRSTR_LEN];
@@ -279,7 +279,7 @@ take_prefix(fence_ctx *ctx, fence_leases *set, const char **names, size_t n,
 		else
 			fence_lease_free(l);
 	}
-	give_back(ctx, set, k, kept);
+	release_and_free(ctx, set, k, kept);
 	free(rcs);
 	fence_clear_error(ctx);
 	return (long) k;
@@ -365,7 +365,7 @@ fence_acquire_many_wait(fence_ctx *ctx, const char *const *resources, size_t n,
 	free(names);
 	if (taken < 0 || set->n < n)
 	{
-		give_back(ctx, set, 0, set->n);
+		release_and_free(ctx, set, 0, set->n);
 		set->n = 0;
 		fence_leases_free(set);
 		return NULL;
@@ -376,7 +376,7 @@ fence_acquire_many_wait(fence_ctx *ctx, const char *const *resources, size_t n,
 		for (i = 0; i + 1 < n; i++)
 			if (fence_extend(ctx, set->members[i], ttl_ms) != FENCE_OK)
 			{
-				give_back(ctx, set, 0, n);
+				release_and_free(ctx, set, 0, n);
 				set->n = 0;
 				fence_leases_free(set);
 				return NULL;
