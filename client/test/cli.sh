@@ -361,7 +361,7 @@ test_cli_run_no_sockets() {
 	res=$(rname fds)
 	expect_rc 0 "$F" run "$res" --pg "$PGC" -- sh -c 'ls -l /proc/$$/fd/'
 	grep -q ' 0 -> ' "$TMP/out"
-	! grep 'socket:' "$TMP/out"
+	refute grep 'socket:' "$TMP/out"
 	# and a command that is not a shell: what ls itself sees
 	expect_rc 0 "$F" run "$res" -- ls -l /proc/self/fd/
 	! grep 'socket:' "$TMP/out"
@@ -567,7 +567,7 @@ test_cli_signal_during_acquire() {
 		esac
 		fpid=$!
 		wait_for announce_waits
-		! lock_free "$res"
+		refute lock_free "$res"
 		kill -TERM $fpid
 		unlock_fences
 		wait $fpid || rc=$?
@@ -850,7 +850,7 @@ test_cli_exec_copy() {
 	[ ! -s "$TMP/out" ]
 	expect_rc 64 timeout 60 "$F" exec "$res" --pg "$PGC" --json "COPY (DELETE FROM $tbl RETURNING x) TO STDOUT"
 	# no result: only the error, as JSON
-	! grep -q '"result"' "$TMP/out"
+	refute grep -q '"result"' "$TMP/out"
 	grep -q '^{"ok":false,"error":"usage","exit":64,' "$TMP/out"
 	[ "$(psql -XAtc "SELECT count(*) FROM $tbl")" = 1 ]
 	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]
@@ -1026,11 +1026,11 @@ test_cli_pg_setup_hints() {
 	# the caller's statement refused with the same 42501: no hint
 	expect_rc 1 "$F" exec "$res" --pg "$PGC user=$role" "INSERT INTO $tbl VALUES (1)"
 	grep -q "permission denied for table $tbl" "$TMP/err"
-	! grep -q 'hint' "$TMP/err"
+	refute grep -q 'hint' "$TMP/err"
 	# and with 3F000
 	expect_rc 1 "$F" exec "$res" --pg "$PGC" 'SELECT nosuchschema.f()'
 	grep -q 'schema "nosuchschema" does not exist' "$TMP/err"
-	! grep -q 'hint' "$TMP/err"
+	refute grep -q 'hint' "$TMP/err"
 	# no extension: schema "fence" does not exist
 	every_verb "dbname=$db" hint_create "$db"
 	grep -q 'schema "fence" does not exist' "$TMP/err"

@@ -66,7 +66,7 @@ test_idle_single_release() {
 	idle_redis "$TMP/idle1"
 	res=$(rname sidle)
 	expect_rc 0 "$F" run "$res" --no-pg --ttl 9s --redis "redis://127.0.0.1:$IDLE_PORT" -- sleep 2.5
-	! grep -q . "$TMP/err"
+	refute grep -q . "$TMP/err"
 	[ "$(redis-cli -p "$IDLE_PORT" EXISTS "$(lockkey "$res")")" = 0 ]
 }
 

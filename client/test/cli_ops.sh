@@ -360,7 +360,7 @@ test_ops_forget() {
 	floor=$(psql -XAtc "SELECT token FROM fence.floors WHERE prefix = '$base'")
 	[ "$floor" = 6 ]
 	# the old token is refused, as the stale writer would send it
-	! psql -XAtqc "SELECT fence.advance('$base:1', $old)" >/dev/null 2>"$TMP/err"
+	refute psql -XAtqc "SELECT fence.advance('$base:1', $old)" >/dev/null 2>"$TMP/err"
 	grep -q 'stale fencing token' "$TMP/err"
 	# fence show: the floor is what PostgreSQL refuses up to
 	expect_rc 0 "$F" show "$base:new" --pg "$PGC"

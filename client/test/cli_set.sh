@@ -30,7 +30,7 @@ test_set_acquire() {
 	[[ $FENCE_OWNER_1 =~ /$HEX$ ]] && [ "$FENCE_OWNER_1" = "$FENCE_OWNER_2" ]
 	[ "$FENCE_TOKENS" = "$a=$FENCE_TOKEN_1/$FENCE_OWNER_1,$b=$FENCE_TOKEN_2/$FENCE_OWNER_2" ]
 	# two resources: no single-resource variables
-	! grep -q '^FENCE_RESOURCE=' "$TMP/out"
+	refute grep -q '^FENCE_RESOURCE=' "$TMP/out"
 	[ "$(rcli GET "$(lockkey "$a")")" = "$FENCE_OWNER_1" ]
 	[ "$(rcli GET "$(lockkey "$b")")" = "$FENCE_OWNER_1" ]
 	expect_rc 0 "$F" extend -R "$a" -R "$b" "$FENCE_OWNER_1" --ttl 60s
@@ -109,8 +109,8 @@ test_set_run_env() {
 	grep -qx 'FENCE_COUNT=2' "$TMP/out"
 	grep -qx "FENCE_RESOURCE_1=$a" "$TMP/out"
 	grep -qx "FENCE_RESOURCE_2=$b" "$TMP/out"
-	! grep -q '^FENCE_RESOURCE=' "$TMP/out"
-	! grep -q '^FENCE_RESOURCE_3=' "$TMP/out"
+	refute grep -q '^FENCE_RESOURCE=' "$TMP/out"
+	refute grep -q '^FENCE_RESOURCE_3=' "$TMP/out"
 	eval "$(grep -E '^FENCE_(TOKENS|OWNER_1|TOKEN_1|TOKEN_2)=' "$TMP/out" | sed "s/=\(.*\)/='\1'/")"
 	[ "$FENCE_TOKENS" = "$a=$FENCE_TOKEN_1/$FENCE_OWNER_1,$b=$FENCE_TOKEN_2/$FENCE_OWNER_1" ]
 	grep -qxF "PGOPTIONS=-c work_mem=8MB -c fence.tokens=$FENCE_TOKENS" "$TMP/out"
@@ -198,7 +198,7 @@ test_set_exec() {
 	[ "$(psql -XAtc "SELECT count(*) FROM fence.fences WHERE resource IN ('$t:1', '$t:2')")" = 2 ]
 	expect_rc 1 "$F" exec -R "$t:1" -R "$t:2" --pg "$PGC" "UPDATE $t SET balance = 0 WHERE id IN (1, 3)"
 	grep -q "missing fencing token for resource \"$t:3\"" "$TMP/err"
-	! grep -q Sanitizer "$TMP/err"
+	refute grep -q Sanitizer "$TMP/err"
 	lock_free "$t:1" && lock_free "$t:2"
 	[ "$(psql -XAtc "SELECT string_agg(balance::text, ' ' ORDER BY id) FROM $t")" = "93 107 100" ]
 	expect_rc 64 "$F" exec -R "$t:1" -R "$t:2" --pg "$PGC" "COPY $t TO STDOUT"

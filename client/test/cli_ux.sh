@@ -141,7 +141,7 @@ test_ux_help() {
 	for verb in acquire release extend run exec show list; do
 		expect_rc 0 "$F" "$verb" --help
 		grep -q "^  fence $verb " "$TMP/out"
-		! grep -q '^Exit status:' "$TMP/out"
+		refute grep -q '^Exit status:' "$TMP/out"
 		cp "$TMP/out" "$TMP/verb"
 		expect_rc 0 "$F" help "$verb"
 		cmp "$TMP/out" "$TMP/verb"
@@ -182,7 +182,7 @@ test_ux_quiet_verbose() {
 	expect_rc 69 "$F" acquire "$res" --redis "$tls"
 	grep -q 'warning: tls-insecure-skip-verify' "$TMP/err"
 	expect_rc 69 "$F" acquire "$res" --redis "$tls" --quiet
-	! grep -q 'warning' "$TMP/err"
+	refute grep -q 'warning' "$TMP/err"
 	grep -q 'could not connect to Redis' "$TMP/err"
 	[ "$(wc -l <"$TMP/err")" = 1 ]
 	expect_rc 0 "$F" run "$res" --ttl 3s -v -- sleep 1.6
@@ -329,7 +329,7 @@ test_ux_password_hidden_from_ps() {
 	echo "cmdline: $cmdline"
 	[[ $cmdline == *"--redis redis://:***@127.0.0.1:$PORT -- sleep 30"* ]]
 	[[ $cmdline != *"$pw"* ]]
-	! ps -o args= -p "$pid" | grep -q "$pw"
+	ps -o args= -p "$pid" | refute grep -q "$pw"
 	ps -o args= -p "$pid" | grep -q 'redis://:\*\*\*@'
 	kill -TERM "$pid"
 	wait "$pid" || true

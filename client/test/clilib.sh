@@ -27,6 +27,10 @@ trap clilib_cleanup EXIT
 failed=0 passed=0 skipped=0
 
 rname() { echo "cli-$$-$1"; }
+# refute CMD...: fails when CMD succeeds.  A test runs under errexit, which
+# ignores "! CMD" (a negated command never stops it): mid-test, only this
+# makes such a check count.
+refute() { ! "$@"; }
 
 # all_channels PORT [REDIS-CLI-ARG...]: the ACL rule for every Pub/Sub
 # channel of the Redis on PORT: "&*" from Redis 6.2 on; 6.0 has no channel
