@@ -1026,11 +1026,11 @@ test_cli_pg_setup_hints() {
 	# the caller's statement refused with the same 42501: no hint
 	expect_rc 1 "$F" exec "$res" --pg "$PGC user=$role" "INSERT INTO $tbl VALUES (1)"
 	grep -q "permission denied for table $tbl" "$TMP/err"
-	refute grep -q 'hint' "$TMP/err"
+	refute grep -q '^fence: hint:' "$TMP/err"
 	# and with 3F000
 	expect_rc 1 "$F" exec "$res" --pg "$PGC" 'SELECT nosuchschema.f()'
 	grep -q 'schema "nosuchschema" does not exist' "$TMP/err"
-	refute grep -q 'hint' "$TMP/err"
+	refute grep -q '^fence: hint:' "$TMP/err"
 	# no extension: schema "fence" does not exist
 	every_verb "dbname=$db" hint_create "$db"
 	grep -q 'schema "fence" does not exist' "$TMP/err"
