@@ -12,9 +12,10 @@
 # writes alone; no update is lost and the history passes the checker.
 # The extension's isolation spec (advance.spec) covers the same interleaving
 # statement by statement; this test does it with real processes.
-# Negative control: B does not announce (fence run without --pg) and checks
-# its token only at write time: it reads while A's write is uncommitted,
-# and the checker must see the lost update.
+# Negative control: B does not announce (fence run --no-pg; without it,
+# fence run announces to the PostgreSQL that PGHOST and PGDATABASE name)
+# and checks its token only at write time: it reads while A's write is
+# uncommitted, and the checker must see the lost update.
 . "$(dirname "$0")/lib/lib.sh"
 e2e_init f03
 need_client
@@ -40,6 +41,7 @@ story() {
 	hist test note "$res" - - "$(now_ms)" - "SIGSTOP A in transaction"
 
 	wait_for "A's lock to expire" 10 lock_gone "$res"
+	bpg=(--no-pg)
 	[ "$announce" = yes ] && bpg=(--pg "$PGCONN")
 	TBL=$p start_worker B "$res" advance --ttl 10s "${bpg[@]}"
 	b=$LAST_PID
