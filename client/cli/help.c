@@ -153,7 +153,7 @@ usage(void)
 	printf("      lock without expiry, token counter not a positive integer)\n");
 	printf("  69  Redis or PostgreSQL unreachable (or silent past --timeout, or past\n");
 	printf("      the end of --wait, or a reply announcing more than fence reads);\n");
-	printf("      --pg names a read-only server (a standby)\n");
+	printf("      a read-only server (a standby) at --pg\n");
 	printf("  74  acquire, exec: the output could not be written (acquire gives the\n");
 	printf("      lease back)\n");
 	printf("  75  lease not acquired before --wait ran out\n");
