@@ -686,9 +686,7 @@ fence_counters(fence_ctx *ctx, const char *pattern, fence_counter **counters,
 		names.s[i] = NULL;
 		out[got++].token = token;
 	}
-	for (i = 0; i < names.n; i++)
-		free(names.s[i]);
-	free(names.s);
+	strings_free(&names);		/* the kept names were moved out above */
 	fence_clear_error(ctx);
 	*counters = out;
 	*n = got;
