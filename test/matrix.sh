@@ -86,6 +86,18 @@ in_chroot() {
 	' in_chroot "$root" "$cmd" "$net"
 }
 
+# host_cas ROOT: the host's CA certificates, for npm in the chroot: where
+# the network passes through a proxy that signs with a CA of its own, the
+# host trusts it (NODE_EXTRA_CA_CERTS, or its bundle) and the chroot's own
+# bundle does not.
+host_cas() {
+	local f
+	for f in "${NODE_EXTRA_CA_CERTS:-}" /etc/ssl/certs/ca-certificates.crt; do
+		[ -n "$f" ] && [ -f "$f" ] && { cp "$f" "$1/etc/ssl/certs/pgfence-host.pem"; return; }
+	done
+	: >"$1/etc/ssl/certs/pgfence-host.pem"
+}
+
 # host_server ROOT LOCK SUITE: FENCE_MATRIX_DIR/bin/LOCK-server-SUITE, the
 # chroot's server runnable on the host (through the chroot's own dynamic
 # loader and libraries), e.g. for FENCE_REDIS_SERVER_NEWER, the newer-server
@@ -144,7 +156,8 @@ for platform in "$@"; do
 			mkdir -p "$root/src" && rm -rf "$root/src/$src" && mkdir "$root/src/$src" &&
 			git ls-files -co --exclude-standard -z | tar --null -cf - -T - | tar -xf - -C "$root/src/$src" &&
 			chmod -R a+rX "$root/src/$src" &&
-			in_chroot "$root" net "cd /src/$src && FENCE_LOCK_SERVER=$lock bash test/lib/deps.sh && bash test/lib/fetch.sh" &&
+			host_cas "$root" &&
+			in_chroot "$root" net "cd /src/$src && FENCE_LOCK_SERVER=$lock bash test/lib/deps.sh && NODE_EXTRA_CA_CERTS=/etc/ssl/certs/pgfence-host.pem bash test/lib/fetch.sh" &&
 			{ [ "$lock" != valkey ] || in_chroot "$root" net "apt-get -o DPkg::Lock::Timeout=600 install -y -qq valkey-server valkey-tools >/dev/null"; }
 	} >"$log" 2>&1 || {
 		lines+=("$(printf '%-14s set-up failed (see %s)' "$platform" "$log")")
