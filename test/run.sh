@@ -27,6 +27,15 @@
 #
 # FENCE_SUITES="regress regress_sql client topo tls drivers python e2e" picks suites; FENCE_E2E="f1 f6" picks
 # end-to-end tests by file-name prefix.
+#
+# Lanes: the units (each suite, each of the client's programs and shell
+# tests, each end-to-end test) run in FENCE_JOBS lanes at once (default 4),
+# each lane with a PostgreSQL, a Redis and a range of ports of its own, so
+# that no unit sees another's keys, roles or servers; each unit's output
+# is kept and printed in the fixed order, with its seconds ("# time NAME:
+# S s (lane N)"), and a table of the seconds closes the run.  The time
+# limits stay per suite and per test.  FENCE_SERIAL="NAME ..." (the names
+# of the table) runs those alone, after the lanes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
