@@ -46,6 +46,16 @@ top=$PWD
 # what still carries it when the suites are done was left behind.
 export FENCE_RUN_MARK="run-$$-$RANDOM$RANDOM"
 export FENCE_BIN=$top/client/fence
+# The ACL words of newer servers (client/test/cli_servers.sh): when no
+# other server is named, the platform's own lock server if it is Redis 7.2
+# or later, or Valkey.
+if [ -z "${FENCE_REDIS_SERVER_NEWER:-}" ]; then
+	read -r major minor < <(redis-server --version 2>/dev/null | sed -n 's/.* v=\([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
+	if [ "${major:-0}" -gt 7 ] || { [ "${major:-0}" -eq 7 ] && [ "${minor:-0}" -ge 2 ]; }; then
+		FENCE_REDIS_SERVER_NEWER=$(command -v redis-server)
+		export FENCE_REDIS_SERVER_NEWER
+	fi
+fi
 
 # Each unit (a suite, one program of the client's, one end-to-end test)
 # writes its output and its result lines to files of its own here; the
