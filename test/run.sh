@@ -400,10 +400,13 @@ lane() {
 
 # The build the lanes share, once, before they start: make in one
 # directory from two lanes at once would race.
-echo "== build of the client's tests (ASan/UBSan)"
-t0=$EPOCHREALTIME
-make -s -C client check-build 2>&1 | tail -n 40
-echo "# time build: $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s"
+if [[ " ${units[*]} " == *" client:"* ]] || [[ " ${units[*]} " == *" suite:topo "* ]] ||
+	[[ " ${units[*]} " == *" suite:tls "* ]]; then
+	echo "== build of the client's tests (ASan/UBSan)"
+	t0=$EPOCHREALTIME
+	make -s -C client check-build 2>&1 | tail -n 40
+	echo "# time build: $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s"
+fi
 
 start_all=$EPOCHREALTIME
 printf '%s\n' "${queue[@]}" >"$runs/queue"
