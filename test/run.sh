@@ -350,16 +350,32 @@ for i in "${queue[@]}"; do
 done
 queue=("${q[@]}")
 
-# next_unit QUEUEFILE: print the index of the next unit of the queue whose
-# indices (one a line) QUEUEFILE holds, or fail when it is empty.
+# needs_build UNIT: the unit runs the client's sanitized tests, which the
+# build below makes once, while the lanes run other units.
+needs_build() {
+	case $1 in client:* | suite:topo | suite:tls) return 0 ;; esac
+	return 1
+}
+
+# next_unit QUEUEFILE: claim and print the index of the first unit of the
+# queue whose indices (one a line) QUEUEFILE holds that no lane has taken
+# and that can run (its build done); fail when none is left.
 next_unit() {
-	local n
-	{
-		flock 9
-		n=$(cat "$1.next" 2>/dev/null || echo 1)
-		echo $((n + 1)) >"$1.next"
-	} 9>>"$1.lock"
-	sed -n "${n}p" "$1" | grep .
+	local i pending
+	while :; do
+		pending=
+		while read -r i; do
+			[ -e "$runs/$i.taken" ] && continue
+			if needs_build "${units[i]}" && [ ! -e "$runs/build.done" ]; then
+				pending=1
+				continue
+			fi
+			# mkdir is atomic: one lane alone claims a unit
+			mkdir "$runs/$i.taken" 2>/dev/null && { echo "$i"; return 0; }
+		done <"$1"
+		[ -n "$pending" ] || return 1
+		sleep 0.5
+	done
 }
 
 # lane W QUEUEFILE: a lane's servers, then units of the queue until it is
@@ -398,14 +414,20 @@ lane() {
 	servers_stop
 }
 
-# The build the lanes share, once, before they start: make in one
-# directory from two lanes at once would race.
-if [[ " ${units[*]} " == *" client:"* ]] || [[ " ${units[*]} " == *" suite:topo "* ]] ||
-	[[ " ${units[*]} " == *" suite:tls "* ]]; then
-	echo "== build of the client's tests (ASan/UBSan)"
-	t0=$EPOCHREALTIME
-	make -s -C client check-build 2>&1 | tail -n 40
-	echo "# time build: $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s"
+# The build the client's units share, once, while the lanes begin with
+# the other units: make in one directory from two lanes at once would
+# race.
+build=
+for u in "${units[@]}"; do needs_build "$u" && build=1; done
+if [ -n "$build" ]; then
+	(
+		t0=$EPOCHREALTIME
+		make -s -C client check-build >"$runs/build.log" 2>&1
+		awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f\n", b - a }' >"$runs/build.time"
+		: >"$runs/build.done"
+	) &
+else
+	: >"$runs/build.done"
 fi
 
 start_all=$EPOCHREALTIME
@@ -440,6 +462,12 @@ for i in "${!units[@]}"; do
 		sleep 0.5
 	done
 	u=${units[i]}
+	if [ -n "$build" ] && needs_build "$u"; then
+		echo "== build of the client's tests (ASan/UBSan)"
+		tail -n 40 "$runs/build.log" 2>/dev/null
+		echo "# time build: $(cat "$runs/build.time" 2>/dev/null) s (beside the lanes)"
+		build=
+	fi
 	case ${u%%:*} in
 	client) [ "$group" = client ] || echo "== client (ASan/UBSan)" ;;
 	e2e) [ "$group" = e2e ] || echo "== end-to-end" ;;
