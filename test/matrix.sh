@@ -26,9 +26,13 @@
 # FENCE_REDIS_SERVER_NEWER=/var/cache/pgfence-matrix/bin/valkey-server-sid).
 # FENCE_SUITES and FENCE_E2E pass through (test/run.sh); FENCE_MATRIX_CMD
 # replaces the command run in each chroot (default: the README's
-# "make test", strict as in CI).  Logs: FENCE_MATRIX_DIR/logs/PLATFORM.log
-# (the copy in the chroot, /src/pgfence.PID, is removed after each
-# platform unless FENCE_MATRIX_KEEP is set).
+# "make test", strict as in CI).  Logs: FENCE_MATRIX_DIR/logs/PLATFORM-TIME-PID.log,
+# the last FENCE_MATRIX_LOGS (10) of each platform, and PLATFORM.log a link
+# to the newest (the copy in the chroot, /src/pgfence.PID, is removed after
+# each platform unless FENCE_MATRIX_KEEP is set).
+# With the network, before the tests, test/lib/fetch.sh fetches into the
+# chroot what the suites would otherwise download (node-postgres, the
+# Node.js package's modules, postgres_exporter).
 # Needs root (debootstrap, chroot, unshare).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -82,6 +86,18 @@ in_chroot() {
 	' in_chroot "$root" "$cmd" "$net"
 }
 
+# host_cas ROOT: the host's CA certificates, for npm in the chroot: where
+# the network passes through a proxy that signs with a CA of its own, the
+# host trusts it (NODE_EXTRA_CA_CERTS, or its bundle) and the chroot's own
+# bundle does not.
+host_cas() {
+	local f
+	for f in "${NODE_EXTRA_CA_CERTS:-}" /etc/ssl/certs/ca-certificates.crt; do
+		[ -n "$f" ] && [ -f "$f" ] && { cp "$f" "$1/etc/ssl/certs/pgfence-host.pem"; return; }
+	done
+	: >"$1/etc/ssl/certs/pgfence-host.pem"
+}
+
 # host_server ROOT LOCK SUITE: FENCE_MATRIX_DIR/bin/LOCK-server-SUITE, the
 # chroot's server runnable on the host (through the chroot's own dynamic
 # loader and libraries), e.g. for FENCE_REDIS_SERVER_NEWER, the newer-server
@@ -123,7 +139,16 @@ for platform in "$@"; do
 	*) echo "matrix: unknown platform $platform ($all)" >&2; exit 2 ;;
 	esac
 	root=$dir/$suite
-	log=$dir/logs/$platform.log
+	# a log of its own per run (two runs of one platform, at once or one
+	# after the other, keep theirs), the newest behind PLATFORM.log
+	log=$dir/logs/$platform-$(date +%Y%m%d-%H%M%S)-$$.log
+	: >"$log"
+	# a log of an older matrix.sh, kept
+	[ -L "$dir/logs/$platform.log" ] || [ ! -e "$dir/logs/$platform.log" ] ||
+		mv "$dir/logs/$platform.log" "$dir/logs/$platform-$(date -r "$dir/logs/$platform.log" +%Y%m%d-%H%M%S)-0.log"
+	ln -sfn "${log##*/}" "$dir/logs/$platform.log"
+	ls -t "$dir/logs/$platform"-[0-9]*-[0-9]*.log 2>/dev/null | tail -n +$((${FENCE_MATRIX_LOGS:-10} + 1)) |
+		while read -r old; do rm -f "$old"; done
 	start=$(date +%s)
 	echo "matrix: $platform (log: $log)"
 	{
@@ -131,7 +156,8 @@ for platform in "$@"; do
 			mkdir -p "$root/src" && rm -rf "$root/src/$src" && mkdir "$root/src/$src" &&
 			git ls-files -co --exclude-standard -z | tar --null -cf - -T - | tar -xf - -C "$root/src/$src" &&
 			chmod -R a+rX "$root/src/$src" &&
-			in_chroot "$root" net "cd /src/$src && FENCE_LOCK_SERVER=$lock bash test/lib/deps.sh" &&
+			host_cas "$root" &&
+			in_chroot "$root" net "cd /src/$src && FENCE_LOCK_SERVER=$lock bash test/lib/deps.sh && NODE_EXTRA_CA_CERTS=/etc/ssl/certs/pgfence-host.pem bash test/lib/fetch.sh" &&
 			{ [ "$lock" != valkey ] || in_chroot "$root" net "apt-get -o DPkg::Lock::Timeout=600 install -y -qq valkey-server valkey-tools >/dev/null"; }
 	} >"$log" 2>&1 || {
 		lines+=("$(printf '%-14s set-up failed (see %s)' "$platform" "$log")")

@@ -27,33 +27,48 @@
 #
 # FENCE_SUITES="regress regress_sql client topo tls drivers python e2e" picks suites; FENCE_E2E="f1 f6" picks
 # end-to-end tests by file-name prefix.
+#
+# Lanes: the units (each suite, each of the client's programs and shell
+# tests, each end-to-end test) run in FENCE_JOBS lanes at once (default 4),
+# each lane with a PostgreSQL, a Redis and a range of ports of its own, so
+# that no unit sees another's keys, roles or servers; each unit's output
+# is kept and printed in the fixed order, with its seconds ("# time NAME:
+# S s (lane N)"), and a table of the seconds closes the run.  The time
+# limits stay per suite and per test.  FENCE_SERIAL="NAME ..." (the names
+# of the table) runs those alone, after the lanes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
 . test/lib/servers.sh
 . test/lib/tls.sh
 
-servers_init
 # Every process started from here carries this mark in its environment:
 # what still carries it when the suites are done was left behind.
 export FENCE_RUN_MARK="run-$$-$RANDOM$RANDOM"
-set -e
-# fence.stats counts in shared memory, which needs the library preloaded;
-# test/e2e/stats_preload.sh covers a server without it.  Every suite names
-# resources of its own on this one server, more than the default capacity
-# of 1000: past it, new resources are counted together in the overflow row,
-# and the tests that read a resource's own row would find none.
-pg_start -c shared_preload_libraries=fence -c fence.stats_max_resources=20000
-redis_start main
-set +e
-export FENCE_REDIS_URL
-FENCE_REDIS_URL=$(redis_url main)
 export FENCE_BIN=$top/client/fence
+# The ACL words of newer servers (client/test/cli_servers.sh): when no
+# other server is named, the platform's own lock server if it is Redis 7.2
+# or later, or Valkey.
+if [ -z "${FENCE_REDIS_SERVER_NEWER:-}" ]; then
+	read -r major minor < <(redis-server --version 2>/dev/null | sed -n 's/.* v=\([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
+	if [ "${major:-0}" -gt 7 ] || { [ "${major:-0}" -eq 7 ] && [ "${minor:-0}" -ge 2 ]; }; then
+		FENCE_REDIS_SERVER_NEWER=$(command -v redis-server)
+		export FENCE_REDIS_SERVER_NEWER
+	fi
+fi
 
-# outside FENCE_TMP: the servers (and FENCE_TMP) are stopped before the
-# closing line is counted
-results=$(mktemp "${TMPDIR:-/tmp}/pgfence-results.XXXXXX")
-trap 'servers_stop; rm -f "$results"' EXIT
+# Each unit (a suite, one program of the client's, one end-to-end test)
+# writes its output and its result lines to files of its own here; the
+# units' lines are gathered into $results, in their fixed order, as they
+# finish.  Outside any lane's FENCE_TMP: the lanes' servers (and their
+# FENCE_TMP) are stopped before the closing line is counted.
+runs=$(mktemp -d "${TMPDIR:-/tmp}/pgfence-run.XXXXXX")
+all_results=$runs/results
+: >"$all_results"
+results=$all_results
+trap 'rm -rf "$runs"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # report: copy a suite's output through, keeping its per-test lines.
 report() {
@@ -131,14 +146,6 @@ made_it() {
 	if [ "$2" -ne 0 ] && [ "$(grep -c '^not ok - ' "$results")" -eq "$3" ]; then
 		echo "not ok - $1 (make exited $2)" | report
 	fi
-}
-
-suite_client() {
-	echo "== client (ASan/UBSan)"
-	local before
-	before=$(grep -c '^not ok - ' "$results")
-	limited client "${FENCE_SUITE_TIMEOUT:-1500}" make -s -C client check 2>&1 | report
-	made_it client "${PIPESTATUS[0]}" "$before"
 }
 
 # The topologies of the topo suite: a cluster of 3 masters, a master with a
@@ -255,28 +262,240 @@ e2e_one() {
 	esac
 }
 
-suite_e2e() {
-	echo "== end-to-end"
-	local t name
-	for t in test/e2e/[a-z0-9]*.sh; do
-		[ -e "$t" ] || continue
-		name=$(basename "$t" .sh)
-		if [ -n "${FENCE_E2E:-}" ]; then
-			local want=0 p
-			for p in $FENCE_E2E; do [[ $name == "$p"* ]] && want=1; done
-			[ $want = 1 ] || continue
-		fi
-		e2e_one "$t" "$name"
-		# F1 and F6 also against the SQL edition of hosted PostgreSQL
-		case $name in
-		f01_* | f06_*) FENCE_EDITION=sql e2e_one "$t" "${name}_sql" ;;
-		esac
+# client_one NAME: one of the client's test programs or shell tests
+# (client/Makefile's CHECK), on the sanitized build.
+client_one() {
+	local before
+	before=$(grep -c '^not ok - ' "$results")
+	limited "client_$1" "${FENCE_SUITE_TIMEOUT:-1500}" make -s -C client check CHECK="$1" 2>&1 | report
+	made_it "client_$1" "${PIPESTATUS[0]}" "$before"
+}
+
+# The units, in the order their output is printed: a suite, or each of
+# the client's programs (client:NAME) and end-to-end tests (e2e:SCRIPT:NAME)
+# on its own.
+units=()
+for s in ${FENCE_SUITES:-regress regress_sql client topo tls drivers python e2e}; do
+	case $s in
+	client)
+		for t in $(sed -n 's/^CHECK_\(PROGRAMS\|SCRIPTS\) = //p' client/Makefile); do
+			units+=("client:$t")
+		done ;;
+	e2e)
+		for t in test/e2e/[a-z0-9]*.sh; do
+			[ -e "$t" ] || continue
+			name=$(basename "$t" .sh)
+			if [ -n "${FENCE_E2E:-}" ]; then
+				want=0
+				for p in $FENCE_E2E; do [[ $name == "$p"* ]] && want=1; done
+				[ $want = 1 ] || continue
+			fi
+			units+=("e2e:$t:$name")
+			# F1 and F6 also against the SQL edition of hosted PostgreSQL
+			case $name in
+			f01_* | f06_*) units+=("e2e:$t:${name}_sql") ;;
+			esac
+		done ;;
+	*)
+		declare -F "suite_$s" >/dev/null || { echo "run: no suite $s" >&2; exit 2; }
+		units+=("suite:$s") ;;
+	esac
+done
+
+# unit_name UNIT: what the timing table calls it.
+unit_name() {
+	case $1 in
+	suite:*) echo "${1#suite:}" ;;
+	client:*) echo "client_${1#client:}" ;;
+	e2e:*) echo "${1##*:}" ;;
+	esac
+}
+
+# unit_run UNIT: run it (in a lane, on that lane's servers).
+unit_run() {
+	local t
+	case $1 in
+	suite:*) "suite_${1#suite:}" ;;
+	client:*) client_one "${1#client:}" ;;
+	e2e:*)
+		t=${1#e2e:}
+		case ${t##*:} in
+		*_sql) FENCE_EDITION=sql e2e_one "${t%:*}" "${t##*:}" ;;
+		*) e2e_one "${t%:*}" "${t##*:}" ;;
+		esac ;;
+	esac
+}
+
+# The lanes: FENCE_JOBS of them (default 4; the tests mostly wait on TTLs
+# and timers, not on the CPU), each with a PostgreSQL and a Redis of its
+# own and a range of ports of its own, take the next unit from one queue,
+# longest first.  What cannot share the machine with others runs after
+# them, alone (FENCE_SERIAL, unit names).
+jobs=${FENCE_JOBS:-4}
+# longest first (measured): a long unit started last would be the tail
+slow='client:cli_ux client:cli client:test_fence suite:tls suite:topo suite:drivers client:cli_set
+	suite:regress_sql suite:regress suite:python client:cli_ops client:cli_servers client:cli_idle
+	client:test_lease_set'
+serial=" ${FENCE_SERIAL-} "
+queue=() queue_serial=()
+for u in $slow; do
+	for i in "${!units[@]}"; do [ "${units[i]}" = "$u" ] && queue+=("$i"); done
+done
+for i in "${!units[@]}"; do
+	[[ " ${queue[*]} " == *" $i "* ]] || queue+=("$i")
+done
+q=()
+for i in "${queue[@]}"; do
+	if [[ $serial == *" $(unit_name "${units[i]}") "* ]]; then queue_serial+=("$i"); else q+=("$i"); fi
+done
+queue=("${q[@]}")
+
+# needs_build UNIT: the unit runs the client's sanitized tests, which the
+# build below makes once, while the lanes run other units.
+needs_build() {
+	case $1 in client:* | suite:topo | suite:tls) return 0 ;; esac
+	return 1
+}
+
+# next_unit QUEUEFILE: claim and print the index of the first unit of the
+# queue whose indices (one a line) QUEUEFILE holds that no lane has taken
+# and that can run (its build done); fail when none is left.
+next_unit() {
+	local i pending
+	while :; do
+		pending=
+		while read -r i; do
+			[ -e "$runs/$i.taken" ] && continue
+			if needs_build "${units[i]}" && [ ! -e "$runs/build.done" ]; then
+				pending=1
+				continue
+			fi
+			# mkdir is atomic: one lane alone claims a unit
+			mkdir "$runs/$i.taken" 2>/dev/null && { echo "$i"; return 0; }
+		done <"$1"
+		[ -n "$pending" ] || return 1
+		sleep 0.5
 	done
 }
 
-for s in ${FENCE_SUITES:-regress regress_sql client topo tls drivers python e2e}; do
-	"suite_$s"
+# lane W QUEUEFILE: a lane's servers, then units of the queue until it is
+# empty.  Each unit's output goes to $runs/I.out, its result lines to
+# $runs/I.res, its seconds and lane to $runs/I.time; $runs/I.done last.
+lane() {
+	local w=$1 qf=$2 i t0 ok=1
+	# ports of its own: two lanes never pick the same spare one
+	FENCE_PORT_BASE=$((12000 + (w - 1) * 4000)) FENCE_PORT_SPAN=4000
+	export FENCE_PORT_BASE FENCE_PORT_SPAN
+	servers_init
+	# fence.stats counts in shared memory, which needs the library
+	# preloaded; test/e2e/stats_preload.sh covers a server without it.
+	# Every suite names resources of its own on this one server, more than
+	# the default capacity of 1000: past it, new resources are counted
+	# together in the overflow row, and the tests that read a resource's
+	# own row would find none.
+	{
+		pg_start -c shared_preload_libraries=fence -c fence.stats_max_resources=20000 &&
+			redis_start main
+	} >"$runs/lane$w.log" 2>&1 || ok=
+	export FENCE_REDIS_URL
+	FENCE_REDIS_URL=$(redis_url main)
+	while i=$(next_unit "$qf"); do
+		results=$runs/$i.res
+		: >"$results"
+		t0=$EPOCHREALTIME
+		if [ -n "$ok" ]; then
+			unit_run "${units[i]}" >"$runs/$i.out" 2>&1
+		else
+			{ cat "$runs/lane$w.log"; echo "not ok - $(unit_name "${units[i]}") (lane $w: its servers did not start)" | report; } >"$runs/$i.out" 2>&1
+		fi
+		awk -v a="$t0" -v b="$EPOCHREALTIME" -v w="$w" 'BEGIN { printf "%.1f %s\n", b - a, w }' >"$runs/$i.time"
+		: >"$runs/$i.done"
+	done
+	servers_stop
+}
+
+# The build the client's units share, once, while the lanes begin with
+# the other units: make in one directory from two lanes at once would
+# race.
+build=
+for u in "${units[@]}"; do needs_build "$u" && build=1; done
+if [ -n "$build" ]; then
+	(
+		t0=$EPOCHREALTIME
+		make -s -C client check-build >"$runs/build.log" 2>&1
+		awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f\n", b - a }' >"$runs/build.time"
+		: >"$runs/build.done"
+	) &
+else
+	: >"$runs/build.done"
+fi
+
+start_all=$EPOCHREALTIME
+printf '%s\n' "${queue[@]}" >"$runs/queue"
+printf '%s\n' "${queue_serial[@]}" | grep . >"$runs/queue_serial"
+lanes=()
+[ ${#queue[@]} -gt 0 ] || jobs=0
+for w in $(seq "$jobs"); do
+	lane "$w" "$runs/queue" &
+	lanes+=($!)
 done
+serial_lane=
+# the serial units: once the other lanes are done, in one lane
+if [ ${#queue_serial[@]} -gt 0 ]; then
+	(
+		for p in "${lanes[@]}"; do
+			while kill -0 "$p" 2>/dev/null; do sleep 1; done
+		done
+		lane $((jobs + 1)) "$runs/queue_serial"
+	) &
+	serial_lane=$!
+fi
+
+# Print each unit's output in the fixed order, as soon as it and those
+# before it are done.
+group=
+for i in "${!units[@]}"; do
+	while [ ! -e "$runs/$i.done" ]; do
+		alive=
+		for p in "${lanes[@]}" $serial_lane; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ -n "$alive" ] || break
+		sleep 0.5
+	done
+	u=${units[i]}
+	if [ -n "$build" ] && needs_build "$u"; then
+		echo "== build of the client's tests (ASan/UBSan)"
+		tail -n 40 "$runs/build.log" 2>/dev/null
+		echo "# time build: $(cat "$runs/build.time" 2>/dev/null) s (beside the lanes)"
+		build=
+	fi
+	case ${u%%:*} in
+	client) [ "$group" = client ] || echo "== client (ASan/UBSan)" ;;
+	e2e) [ "$group" = e2e ] || echo "== end-to-end" ;;
+	esac
+	group=${u%%:*}
+	if [ -e "$runs/$i.done" ]; then
+		cat "$runs/$i.out"
+		cat "$runs/$i.res" >>"$all_results"
+		read -r secs w <"$runs/$i.time"
+		echo "# time $(unit_name "$u"): $secs s (lane $w)"
+	else
+		echo "not ok - $(unit_name "$u") (never ran: its lane ended)" | tee -a "$all_results"
+	fi
+done
+wait
+results=$all_results
+wall=$(awk -v a="$start_all" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')
+
+# The timing table: every unit's seconds, the slowest first, and their sum
+# (what one lane alone would take, roughly) against the wall time.
+echo
+echo "== times (seconds; lane)"
+for i in "${!units[@]}"; do
+	[ -e "$runs/$i.time" ] || continue
+	read -r secs w <"$runs/$i.time"
+	printf '%8s  %s  %s\n' "$secs" "$w" "$(unit_name "${units[i]}")"
+done | sort -rn | awk -v wall="$wall" -v lanes="$jobs" '{ sum += $1; printf "%s", $0; if (NR % 2 == 0) printf "\n"; else printf "%*s", 44 - length($0), "" }
+	END { if (NR % 2) printf "\n"; printf "sum %.0f s, wall %s s, %s lanes\n", sum, wall, lanes }'
 
 # leftovers: every process started here is gone once the servers are
 # stopped; one that is not (a server a test forgot, a listener whose pid
@@ -304,7 +523,6 @@ leftovers() {
 	done
 	echo "not ok - leftover_processes (${#found[@]} still running after the suites: ${found[*]})" | report
 }
-servers_stop
 leftovers
 
 # Skips for a dependency that "make test" installs (test/lib/deps.sh) hide

@@ -104,7 +104,7 @@ test_cli_redis_down() {
 spare_port() {
 	local port
 	while :; do
-		port=$((12000 + RANDOM % 20000))
+		port=$((${FENCE_PORT_BASE:-12000} + RANDOM % ${FENCE_PORT_SPAN:-20000}))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 			echo "$port"
 			return

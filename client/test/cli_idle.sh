@@ -25,7 +25,7 @@ idle_redis() {
 	local dir=$1
 	mkdir -p "$dir"
 	while :; do
-		IDLE_PORT=$((12000 + RANDOM % 20000))
+		IDLE_PORT=$((${FENCE_PORT_BASE:-12000} + RANDOM % ${FENCE_PORT_SPAN:-20000}))
 		(exec 3<>"/dev/tcp/127.0.0.1/$IDLE_PORT") 2>/dev/null || break
 	done
 	redis-server --port "$IDLE_PORT" --bind 127.0.0.1 --save '' --appendonly no \

@@ -152,7 +152,9 @@ test_tls_cli_topologies() {
 		FENCE_REDIS_URL=$u expect_rc 0 "$F" acquire "$res"
 		owner=$(sed -n 's/^FENCE_OWNER=//p' "$TMP/out")
 		FENCE_REDIS_URL=$u expect_rc 0 "$F" release "$res" "$owner"
-		FENCE_REDIS_URL=$u expect_rc 0 "$F" run "$res" --ttl 600ms -- sleep 1
+		# a command that outlasts the TTL: renewed over TLS (600 ms, as
+		# it was, lost the lease to a machine loaded by other suites)
+		FENCE_REDIS_URL=$u expect_rc 0 "$F" run "$res" --ttl 2s -- sleep 3
 	done
 	# the sentinels' own certificate is checked too
 	refused 78 'certificate not trusted' \
@@ -172,7 +174,9 @@ killed_idle() {
 	shift
 	for p in "$@"; do urls+=(--redis "$p"); done
 	res=$(rname idle$RANDOM)
-	"$F" run "$res" --no-pg --ttl 9s "${urls[@]}" -- sleep 2 >"$TMP/out" 2>"$TMP/err" &
+	# the command runs until its connections are all closed, even on a
+	# loaded machine (2 s could end first: the release then met the kill)
+	"$F" run "$res" --no-pg --ttl 9s "${urls[@]}" -- sleep 6 >"$TMP/out" 2>"$TMP/err" &
 	pid=$!
 	for p in "${ports[@]}"; do
 		wait_for eval '[ "$(tcli "$p" EXISTS "fence:{$res}:lock")" = 1 ]'

@@ -40,8 +40,18 @@ export FENCE_REDIS_URL
 FENCE_REDIS_URL=$(cluster_url wfc)
 story() { [[ " ${STORIES:-1 2 3} " == *" $1 "* ]]; }
 
-freeze() { kill -STOP "$(redis_pid wfc4)"; }
-thaw() { kill -CONT "$(redis_pid wfc4)"; }
+FROZEN_NODE=wfc4
+freeze() { kill -STOP "$(redis_pid "$FROZEN_NODE")"; }
+thaw() { kill -CONT "$(redis_pid "$FROZEN_NODE")"; }
+# node_at PORT: the name of the node on PORT (wfc1..wfc6)
+node_at() {
+	local n v
+	for n in 1 2 3 4 5 6; do
+		v=REDIS_PORT_wfc$n
+		[ "${!v}" = "$1" ] && { echo "wfc$n"; return; }
+	done
+	return 1
+}
 # connections: client connections the redis at PORT has accepted so far
 connections() {
 	redis-cli -p "$1" info stats | tr -d '\r' | sed -n 's/^total_connections_received://p'
@@ -54,6 +64,8 @@ serves() {
 		[ "$(cluster_slot_owner "$p" "$2")" = "$1" ] || return 1
 	done
 }
+# owner_is PORT SLOT OWNER: the node at PORT says OWNER serves SLOT
+owner_is() { [ "$(cluster_slot_owner "$1" "$2")" = "$3" ]; }
 # replica_port MASTER: the port of the node that replicates MASTER
 replica_port() {
 	local id
@@ -100,11 +112,23 @@ if story 2; then
 slot=$(cluster_slot_of "${MASTERS[0]}" wfc2)
 src=$(cluster_slot_owner "${MASTERS[0]}" "$slot")
 for p in "${MASTERS[@]}"; do [ "$p" != "$src" ] && { dst=$p; break; }; done
+# The frozen seed is the replica of the third master, neither the slot's
+# source nor its target: Valkey 8 and later make CLUSTER SETSLOT on a
+# master wait for its replicas, and refuse it (NOREPLICAS) while one is
+# frozen, so with a frozen replica of either the slot could not move at
+# all.  The client does not know whose replica the seed is.
+for p in "${MASTERS[@]}"; do [ "$p" != "$src" ] && [ "$p" != "$dst" ] && { third=$p; break; }; done
+FROZEN=$(replica_port "$third")
+FROZEN_NODE=$(node_at "$FROZEN") || fail "no node on port $FROZEN"
+FROZEN_URL=redis-cluster://127.0.0.1:$FROZEN,127.0.0.1:${MASTERS[0]},127.0.0.1:${MASTERS[1]},127.0.0.1:${MASTERS[2]}
 start_holder H2 wfc2 --ttl 3s --redis "$FROZEN_URL"
 h=$LAST_PID
 freeze
 cluster_migrating "$slot" "$src" "$dst"
-cluster_moved "$slot" "$dst" "${MASTERS[@]}"
+# the source and the target only: the third master (whose replica is
+# frozen) would refuse it on Valkey, and learns the move from them
+cluster_moved "$slot" "$dst" "$src" "$dst"
+wait_for "$third to learn that $dst serves slot $slot" 30 owner_is "$third" "$slot" "$dst"
 hist test note - - - "$(now_ms)" - "slot $slot moved from $src to $dst, seed $FROZEN frozen"
 say "2: slot $slot moved from $src to $dst, seed $FROZEN frozen"
 # three TTLs: a heartbeat stuck on the frozen seed would have lost it

@@ -69,6 +69,39 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 	echo "$want" >"$stamp"
 fi
 
+# Debian's PostgreSQL 13 relocates its server binaries, but its pg_config
+# prints the paths it was built with wherever it is copied: the tree's
+# pg_config is then a script that prints the copy's (the system's
+# directories below DIR), as a relocated one would, for "make install",
+# PGXS and test/lib/servers.sh alike.  Made once, after the copy.
+if [ "$("$config" --sharedir)" = "$sharedir" ] && [ "$dir$sharedir" != "$sharedir" ]; then
+	mv "$config" "$config.built"
+	cat >"$config" <<-SH
+		#!/bin/sh
+		# pg_config of the private PostgreSQL tree $dir (test/lib/pgtree.sh):
+		# the system's does not relocate, so its directories are given below
+		# the tree here, as the tree's server binaries find them.
+		real=$config.built
+		tree=$dir
+	SH
+	cat >>"$config" <<-'SH'
+		relocate() {
+			case $1 in
+			--bindir | --docdir | --htmldir | --includedir | --pkgincludedir | --includedir-server | \
+				--libdir | --pkglibdir | --localedir | --mandir | --sharedir | --sysconfdir | --pgxs)
+				echo "$tree$("$real" "$1")" ;;
+			*) "$real" "$1" ;;
+			esac
+		}
+		if [ $# -eq 0 ]; then
+			"$real" | sed -E "s#^((BINDIR|DOCDIR|HTMLDIR|INCLUDEDIR|PKGINCLUDEDIR|INCLUDEDIR-SERVER|LIBDIR|PKGLIBDIR|LOCALEDIR|MANDIR|SHAREDIR|SYSCONFDIR|PGXS) = )#\1$tree#"
+			exit
+		fi
+		for a in "$@"; do relocate "$a" || exit; done
+	SH
+	chmod 755 "$config"
+fi
+
 # The copy must find its own directories, or the extension would go to the
 # system's after all.
 [ "$("$config" --sharedir)" = "$dir$sharedir" ] || {

@@ -91,11 +91,14 @@ servers_stop() {
 
 # spare_port: print a TCP port on 127.0.0.1 that nothing listens on.  The
 # range stays below Linux's ephemeral ports (32768 and up), which outgoing
-# connections take at random and would otherwise collide with.
+# connections take at random and would otherwise collide with.  Lanes of
+# test/run.sh that run at once each take a range of their own
+# (FENCE_PORT_BASE, FENCE_PORT_SPAN): a port one lane found free and has
+# not bound yet is never another's pick.
 spare_port() {
 	local port
 	while :; do
-		port=$((12000 + RANDOM % 20000))
+		port=$((${FENCE_PORT_BASE:-12000} + RANDOM % ${FENCE_PORT_SPAN:-20000}))
 		port_free "$port" && { echo "$port"; return; }
 	done
 }
