@@ -142,7 +142,7 @@ scrape() {
 		"http://127.0.0.1:$port/metrics" >"$WORK/metrics" 2>/dev/null &&
 		grep -q "^pg_fence_total_stale{datname=\"$db2\"" "$WORK/metrics"
 }
-wait_for "postgres_exporter to serve pg_fence_total_stale (log: $WORK/exporter.log)" 30 scrape
+wait_for 30 scrape
 grep '^pg_fence' "$WORK/metrics" | grep -F -e "resource=\"$r\"" -e total | sed 's/^/    | /'
 # served: NAME DATABASE VALUE
 served() {

@@ -26,22 +26,22 @@ story() {
 
 	PAUSE=1 HOLD=1 TBL=$p start_worker A "$res" "$mode" --ttl 2s --pg "$PGCONN"
 	a=$LAST_PID
-	wait_for "A to read" 20 state_is A read
+	wait_for 20 state_is A read
 	kill -STOP "$a" "$(worker_pid A)"
 	say "A (token $(token_of A)) read $(qty "$p") and is frozen"
 	hist test note "$res" - - "$(now_ms)" - "SIGSTOP A"
 
-	wait_for "A's lock to expire" 10 lock_gone "$res"
+	wait_for 10 lock_gone "$res"
 	HOLD=1 TBL=$p start_worker B "$res" "$mode" --ttl 10s --pg "$PGCONN"
 	b=$LAST_PID
-	wait_for "B to write" 20 state_is B done
+	wait_for 20 state_is B done
 	[ "$(outcome B)" = ok ] || fail "B's write: $(outcome B)"
 	[ "$(token_of B)" -gt "$(token_of A)" ] || fail "B's token $(token_of B) is not above A's $(token_of A)"
 	say "B (token $(token_of B)) wrote, qty now $(qty "$p")"
 
 	go A
 	kill -CONT "$(worker_pid A)"
-	wait_for "A's write" 20 state_is A wrote
+	wait_for 20 state_is A wrote
 	say "A thawed and wrote: $(outcome A)"
 	hist test note "$res" - - "$(now_ms)" - "SIGCONT A"
 	kill -CONT "$a"

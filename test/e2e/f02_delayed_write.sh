@@ -26,10 +26,10 @@ story() {
 
 	W_PG=$via_proxy PAUSE=1 TBL=$p start_worker A "$res" "$mode" --ttl 2s --pg "$PGCONN"
 	a=$LAST_PID
-	wait_for "A to read" 20 state_is A read
+	wait_for 20 state_is A read
 	proxy_ctl hold >/dev/null
 	go A
-	wait_for "A's write to reach the proxy" 20 proxy_holds
+	wait_for 20 proxy_holds
 	say "A (token $(token_of A)) sent its write; the proxy holds $(proxy_field held) bytes"
 	pid=$(worker_pid A)
 	# stopped first: killing its children first would let it react (and
@@ -41,7 +41,7 @@ story() {
 	hist test note "$res" - - "$(now_ms)" - "A killed, its write still held"
 	say "A killed"
 
-	wait_for "A's lock to expire" 10 lock_gone "$res"
+	wait_for 10 lock_gone "$res"
 	TBL=$p start_worker B "$res" "$mode" --ttl 10s --pg "$PGCONN"
 	wait_exit "$LAST_PID" 20
 	[ "$RC" = 0 ] && [ "$(outcome B)" = ok ] || fail "B: exit $RC, write $(outcome B)"
@@ -49,7 +49,7 @@ story() {
 
 	proxy_ctl release >/dev/null
 	hist test note "$res" - - "$(now_ms)" - "proxy released A's write"
-	wait_for "the delayed connection to finish" 20 proxy_idle
+	wait_for 20 proxy_idle
 	if grep -aq LF001 "$WORK"/proxy/orphan-*.bin 2>/dev/null; then
 		DELAYED=LF001
 	else

@@ -35,23 +35,23 @@ story() {
 
 	INTX_PAUSE=1 TBL=$p start_worker A "$res" advance --ttl 2s --pg "$PGCONN"
 	a=$LAST_PID
-	wait_for "A inside its transaction" 20 state_is A intx
+	wait_for 20 state_is A intx
 	kill -STOP "$a" "$(psql_pid A)" "$(worker_pid A)"
 	say "A (token $(token_of A)) updated the row and is frozen before COMMIT"
 	hist test note "$res" - - "$(now_ms)" - "SIGSTOP A in transaction"
 
-	wait_for "A's lock to expire" 10 lock_gone "$res"
+	wait_for 10 lock_gone "$res"
 	bpg=(--no-pg)
 	[ "$announce" = yes ] && bpg=(--pg "$PGCONN")
 	TBL=$p start_worker B "$res" advance --ttl 10s "${bpg[@]}"
 	b=$LAST_PID
-	wait_for "B to wait for A's row lock" 20 b_waits
+	wait_for 20 b_waits
 	say "B (announce: $announce) waits for A's row lock"
 
 	if [ "$end" = commit ]; then
 		go A
 		kill -CONT "$(psql_pid A)" "$(worker_pid A)"
-		wait_for "A's COMMIT" 20 state_is A wrote
+		wait_for 20 state_is A wrote
 		say "A thawed and committed: $(outcome A)"
 	else
 		kill -9 "$(psql_pid A)"

@@ -50,7 +50,7 @@ new_history "$p"
 make_tables "$p" 100
 WRITES=30 GAP_MS=200 TBL=$p faked start_worker A "$res" advance --ttl 3s --pg "$PGCONN"
 a=$LAST_PID
-wait_for "A's first write" 20 has_writes A 1
+wait_for 20 has_writes A 1
 owner=$(owner_of A)
 tries=0 step=0
 while kill -0 "$a" 2>/dev/null; do
@@ -100,17 +100,17 @@ FENCE_BIN=$FENCE_BIN faked bash "$E2E_DIR/wallclock_holder.sh" "$res" 1500 "$p" 
 h=$!
 E2E_PIDS+=("$h")
 echo "$h" >"$WORK/H.pid"
-wait_for "the holder's first write" 20 has_writes H 1
+wait_for 20 has_writes H 1
 set_clock "-2h"
 say "clock jumps 2 h back"
 hist test note "$res" - - "$(now_ms)" - "clock -2h"
-wait_for "the holder's lock to expire" 20 lock_gone "$res"
+wait_for 20 lock_gone "$res"
 TBL=$p start_worker B "$res" none --ttl 10s --pg "$PGCONN"
 wait_exit "$LAST_PID" 20
 [ "$RC" = 0 ] || fail "B: exit $RC"
 say "B (token $(token_of B)) took the lease and wrote"
 n=$(writes H)
-wait_for "the holder to write again" 20 has_writes H $((n + 1))
+wait_for 20 has_writes H $((n + 1))
 touch "$WORK/H.quit"
 wait_exit "$h" 20
 say "the wall-clock holder (token $(cat "$WORK/H.token")) wrote after B"

@@ -31,7 +31,7 @@ new_history "$p"
 make_tables "$p" 1000
 WRITES=200 GAP_MS=100 TBL=$p start_worker A "$res" advance --ttl 2s --grace 1s --pg "$PGCONN"
 a=$LAST_PID
-wait_for "A's first writes" 20 has_writes A 3
+wait_for 20 has_writes A 3
 kill -STOP "$rpid"
 frozen=$SECONDS
 say "Redis frozen after A's write $(writes A)"
@@ -45,10 +45,10 @@ kill -CONT "$rpid"
 hist test note "$res" - - "$(now_ms)" - "SIGCONT redis"
 redis_wait "$REDIS_PORT_f05"
 
-wait_for "A's lock to expire" 10 lock_gone "$res"
+wait_for 10 lock_gone "$res"
 HOLD=1 TBL=$p start_worker B "$res" advance --ttl 10s --pg "$PGCONN"
 b=$LAST_PID
-wait_for "B's write" 20 state_is B done
+wait_for 20 state_is B done
 [ "$(outcome B)" = ok ] || fail "B's write: $(outcome B)"
 say "B (token $(token_of B)) wrote"
 for op in extend release; do
@@ -78,22 +78,22 @@ export FENCE_RESOURCE FENCE_TOKEN FENCE_OWNER
 WRITES=200 GAP_MS=100 TBL=$p start_plain_worker A none
 a=$LAST_PID
 unset FENCE_RESOURCE FENCE_TOKEN FENCE_OWNER
-wait_for "A's first writes" 20 has_writes A 3
+wait_for 20 has_writes A 3
 kill -STOP "$rpid"
 hist test note "$res" - - "$(now_ms)" - "SIGSTOP redis"
 # the lease's 2 s run out by Redis's clock, frozen or not
 t0=$(now_ms)
 past() { [ $(($(now_ms) - t0)) -ge 2500 ]; }
-wait_for "A's lease time to pass" 10 past
+wait_for 10 past
 kill -CONT "$rpid"
 hist test note "$res" - - "$(now_ms)" - "SIGCONT redis"
 redis_wait "$REDIS_PORT_f05"
-wait_for "A's lock to expire" 10 lock_gone "$res"
+wait_for 10 lock_gone "$res"
 TBL=$p start_worker B "$res" none --ttl 10s --pg "$PGCONN"
 wait_exit "$LAST_PID" 20
 [ "$RC" = 0 ] || fail "B: exit $RC"
 n=$(writes A)
-wait_for "A to write after B" 20 has_writes A $((n + 1))
+wait_for 20 has_writes A $((n + 1))
 kill "$a"
 wait_exit "$a" 10
 say "A kept writing after B took over"

@@ -60,7 +60,7 @@ story f06g "$mode" --pg "$PGCONN"
 [ "$(outcome S)" = LF001 ] || fail "the repeated token's write: $(outcome S), expected LF001"
 [ "$(token_of B)" -gt 3 ] || fail "fence run --pg did not lift the token above 3: $(token_of B)"
 [ "$(outcome B)" = ok ] || fail "B's write after healing: $(outcome B)"
-counter=$(rcli GET "$(token_key f06g:stock)")
+counter=$(rcli GET "$(fence_key f06g:stock token)")
 [ "$counter" -ge "$(token_of B)" ] || fail "Redis counter $counter is below B's token"
 say "healed: Redis counter now $counter"
 check_ok

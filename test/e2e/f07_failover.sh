@@ -23,7 +23,7 @@ redis_start f07p --repl-diskless-sync-delay 0
 redis_start f07r --replicaof 127.0.0.1 "$REDIS_PORT_f07p"
 P_URL=$(redis_url f07p) R_URL=$(redis_url f07r)
 linked() { rcli "$R_URL" INFO replication | grep -q '^master_link_status:up'; }
-wait_for "the replica to sync" 20 linked
+wait_for 20 linked
 
 mode=$(guarded_mode)
 HG=$WORK/history.f07 HC=$WORK/history.f07c
@@ -50,7 +50,7 @@ for p in f07g f07h f07c; do
 	[ $p = f07c ] && HIST=$HC
 	HOLD=1 TBL=$p start_worker "A_$p" "$p:stock" "$m" --ttl 2s --grace 1s --pg "$PGCONN"
 	apid+=("$LAST_PID")
-	wait_for "A_$p's write" 20 state_is "A_$p" done
+	wait_for 20 state_is "A_$p" done
 	[ "$(outcome "A_$p")" = ok ] || fail "A_$p: $(outcome "A_$p")"
 	[ "$(token_of "A_$p")" = 1 ] || fail "A_$p got token $(token_of "A_$p")"
 done

@@ -114,7 +114,7 @@ if [ -x "$FENCE_BIN" ]; then
 	expect_cli 69 "PostgreSQL down (run --pg)" run f09c --pg "host=127.0.0.1 port=$dead" -- true
 	expect_cli 69 "PostgreSQL down (exec)" exec f09c --pg "host=127.0.0.1 port=$dead" "SELECT 1"
 	# a counter at 2^63-1 cannot grow: refused, and no lock left
-	rcli SET "$(token_key f09c:max)" 9223372036854775807 >/dev/null
+	rcli SET "$(fence_key f09c:max token)" 9223372036854775807 >/dev/null
 	set +e
 	"$FENCE_BIN" acquire f09c:max >"$WORK/cli.out" 2>"$WORK/cli.err"
 	rc=$?
@@ -122,9 +122,9 @@ if [ -x "$FENCE_BIN" ]; then
 	hist cli bad f09c:max - - "$(now_ms)" - "exit=$rc" case=counter_at_max
 	say "fence acquire with the counter at 2^63-1 -> $rc: $(head -n1 "$WORK/cli.err")"
 	[ "$rc" != 0 ] || fail "acquire with the counter at 2^63-1 succeeded"
-	[ "$(rcli GET "$(token_key f09c:max)")" = 9223372036854775807 ] || fail "the counter at 2^63-1 changed"
+	[ "$(rcli GET "$(fence_key f09c:max token)")" = 9223372036854775807 ] || fail "the counter at 2^63-1 changed"
 	lock_gone f09c:max || fail "acquire with the counter at 2^63-1 left a lock"
-	rcli DEL "$(token_key f09c:max)" >/dev/null
+	rcli DEL "$(fence_key f09c:max token)" >/dev/null
 else
 	say "no fence command at $FENCE_BIN: command-line cases skipped"
 fi

@@ -46,7 +46,7 @@ as_pg "$PG_BINDIR/pg_basebackup" -h "$WORK/sock" -p "$pport" -U postgres \
 pg_node_conf stby "$(spare_port)"
 pg_node_up stby
 streaming() { [ "$(node_sql prim -c "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'")" = 1 ]; }
-wait_for "the standby to stream" 30 streaming
+wait_for 30 streaming
 say "primary on $pport, standby on $PORT_stby, streaming"
 
 conn() { printf 'host=%s port=%s user=postgres dbname=postgres' "$WORK/sock" "$1"; }
@@ -61,14 +61,14 @@ eval "$("$FENCE_BIN" acquire "$res" --ttl 60s)"
 a_token=$FENCE_TOKEN a_owner=$FENCE_OWNER
 write A "$a_token" "$a_owner" prim >/dev/null || fail "A's first write failed"
 replayed() { [ "$(node_sql stby -c "SELECT by FROM f12_stock WHERE id = 1")" = A ]; }
-wait_for "the standby to replay A's write" 30 replayed
+wait_for 30 replayed
 
 # the standby stops receiving WAL (an asynchronous standby that lags: a
 # paused replay is not enough, as a promotion first replays what was
 # received); B takes over on the primary
 node_sql stby -c "ALTER SYSTEM SET primary_conninfo = ''" -c 'SELECT pg_reload_conf()' >/dev/null
 cut_off() { [ "$(node_sql stby -c 'SELECT count(*) FROM pg_stat_wal_receiver')" = 0 ]; }
-wait_for "the standby to stop receiving" 30 cut_off
+wait_for 30 cut_off
 "$FENCE_BIN" release "$res" "$a_owner" || fail "A could not give its lease back"
 eval "$("$FENCE_BIN" acquire "$res" --ttl 60s --pg "$(conn "$pport")")"
 b_token=$FENCE_TOKEN b_owner=$FENCE_OWNER
@@ -96,7 +96,7 @@ grep -q "cannot execute fence.advance() on a standby" "$WORK/stby.log" ||
 pg_node_crash prim
 as_pg "$PG_BINDIR/pg_ctl" -D "$WORK/stby" -w -t 60 promote >/dev/null || fail "the promotion failed"
 promoted() { [ "$(node_sql stby -c 'SELECT pg_is_in_recovery()')" = f ]; }
-wait_for "the promotion" 30 promoted
+wait_for 30 promoted
 mark=$(node_sql stby -c "SELECT token || '/' || owner FROM fence.fences WHERE resource = '$res'")
 say "promoted; the mark there is $mark"
 [ "$mark" = "$a_token/$a_owner" ] || fail "set-up: the promoted standby has mark $mark, not A's (it did not miss B's announce)"

@@ -113,8 +113,8 @@ done
 awk '$2 <= last { print "token " $2 " (" $1 ") after " last " at line " NR; bad = 1 }
 	{ last = $2 } END { exit bad }' "$WORK/log" || fail "tokens did not strictly increase"
 last=$(tail -n 1 "$WORK/log" | cut -d' ' -f2)
-[ "$(rcli GET "$(token_key "$res")")" = "$last" ] ||
-	fail "Redis's counter $(rcli GET "$(token_key "$res")") is not the last token $last"
+[ "$(rcli GET "$(fence_key "$res" token)")" = "$last" ] ||
+	fail "Redis's counter $(rcli GET "$(fence_key "$res" token)") is not the last token $last"
 say "contention: $total rounds of c, python and node, counter $total, tokens 1..$last strictly increasing"
 
 # --- 3. handoffs

@@ -58,9 +58,9 @@ pgbouncer_start() {
 	[ "$(id -u)" -ne 0 ] || chown -R postgres: "$dir"
 	as_pg pgbouncer -d "$dir/pgbouncer.ini" >"$dir/start.log" 2>&1 ||
 		fail "pgbouncer $name did not start: $(cat "$dir/start.log" "$dir/pgbouncer.log" 2>/dev/null)"
-	wait_for "pgbouncer $name" 10 test -s "$dir/pgbouncer.pid"
+	wait_for 10 test -s "$dir/pgbouncer.pid"
 	cp "$dir/pgbouncer.pid" "$WORK/pgbouncer-$name.pid"	# e2e_cleanup kills it
-	wait_for "pgbouncer $name to accept connections" 10 pooler_up
+	wait_for 10 pooler_up
 }
 pooler_up() { pooled -c "SELECT 1" >/dev/null; }
 # pooled ARGS...: psql through the pooler on PGB_PORT
@@ -91,10 +91,10 @@ say "SET LOCAL: fenced, and no token left for the next client"
 	fail "fenced_update through the pooler"
 [ "$(pooled_state -c "SELECT fence.fenced_update('pb', 5, 'UPDATE pb_stock SET qty = 0')")" = LF001 ] ||
 	fail "stale fenced_update through the pooler was not LF001"
-rcli SET "$(token_key pb)" 6 >/dev/null
+rcli SET "$(fence_key pb token)" 6 >/dev/null
 "$FENCE_BIN" exec pb --pg "$POOLER" 'UPDATE pb_stock SET qty = qty - $1 WHERE id = 1' 1 >"$WORK/exec.out" 2>&1 ||
 	fail "fence exec through the pooler: $(cat "$WORK/exec.out")"
-rcli SET "$(token_key pb)" 3 >/dev/null	# a counter behind: the announce heals it ...
+rcli SET "$(fence_key pb token)" 3 >/dev/null	# a counter behind: the announce heals it ...
 set +e
 "$FENCE_BIN" exec pb --pg "$POOLER" 'SELECT fence.advance($1, 6::bigint)' pb >"$WORK/exec.out" 2>&1
 rc=$?

@@ -80,9 +80,9 @@ works() {
 	blpops=$(cmd_calls "$port" blpop)
 	start_waiter W "$res" --ttl 10s
 	w=$LAST_PID
-	wait_for "the waiter to queue" 20 in_queue "$port" "$res"
+	wait_for 20 in_queue "$port" "$res"
 	blocked() { [ "$(cmd_calls "$port" blpop)" -gt "$blpops" ]; }
-	wait_for "the waiter to block (BLPOP)" 20 blocked
+	wait_for 20 blocked
 	"$FENCE_BIN" show "$res" | grep -qx "FENCE_WAITERS=1" || fail "$url: show's waiters"
 	"$FENCE_BIN" list "$res" --json | grep -q "^{\"leases\":\[{\"resource\":\"$res\",\"owner\":\"$owner\",.*\"waiters\":1}\]}$" ||
 		fail "$url: list"
@@ -124,7 +124,7 @@ for p in "$REDIS_PORT_aclm" "$REDIS_PORT_aclr"; do
 	user "$p" "$(adds Sentinel) $(adds "\`--min-replicas\`")" -wait
 done
 refused "Redis refused WAIT" "$FENCE_BIN" acquire acl-sentinel-wait --min-replicas 1
-lock_gone_on() { [ "$(redis-cli -p "$1" EXISTS "$(lock_key "$2")")" = 0 ]; }
+lock_gone_on() { [ "$(redis-cli -p "$1" EXISTS "$(fence_key "$2" lock)")" = 0 ]; }
 lock_gone_on "$REDIS_PORT_aclm" acl-sentinel-wait || fail "the lease WAIT was refused for is still held"
 for p in "$REDIS_PORT_aclm" "$REDIS_PORT_aclr"; do
 	user "$p" "$(adds Sentinel)" -role

@@ -46,7 +46,7 @@ while True:
 	"$E2E_PY" -c "$child" "$WORK/A.term" "$WORK/A.ready" >"$WORK/A.out" 2>"$WORK/A.err" &
 a=$!
 E2E_PIDS+=("$a")
-wait_for "A's command to start" 20 test -e "$WORK/A.ready"
+wait_for 20 test -e "$WORK/A.ready"
 
 # Silence the network right after a renewal was sent on and answered.
 up0=$(proxy_field last_up_ms)
@@ -55,7 +55,7 @@ renewed() {
 	up=$(proxy_field last_up_ms) down=$(proxy_field last_down_ms)
 	[ "$up" -gt "$up0" ] && [ "$down" -ge "$up" ]
 }
-wait_for "a renewal of A's lease" 20 renewed
+wait_for 20 renewed
 proxy_ctl silence >/dev/null
 last=$(proxy_field last_up_ms)
 hist test note "$res" - - "$(now_ms)" - "silence after the renewal at $last"
@@ -73,7 +73,7 @@ eval "$(cat "$WORK/B.out")"
 # When B took the lease, by Redis's clock: now minus the TTL B's lock used up.
 b_at=$(redis-cli -p "$port" --no-auth-warning -a rsilpass -n 1 --raw EVAL \
 	"local t = redis.call('TIME') local p = redis.call('PTTL', KEYS[1])
-	 return tostring(t[1] * 1000 + math.floor(t[2] / 1000) - (60000 - p))" 1 "$(lock_key "$res")")
+	 return tostring(t[1] * 1000 + math.floor(t[2] / 1000) - (60000 - p))" 1 "$(fence_key "$res" lock)")
 [ -s "$WORK/A.term" ] || fail "A's command never got SIGTERM (fence run exited $a_rc)"
 term_at=$(cat "$WORK/A.term")
 hist A term "$res" - - "$term_at" - "sigterm"
@@ -84,7 +84,7 @@ say "from the last renewal: SIGTERM to A's command after $((term_at - last)) ms,
 [ "$a_rc" = 76 ] || fail "A's fence run exited $a_rc, expected 76 (lease lost)"
 [ "$term_at" -lt "$b_at" ] || fail "B held the lease $((term_at - b_at)) ms before A's command got SIGTERM"
 [ $((b_at - last)) -le $((ttl + 500)) ] || fail "negative control: B acquired only $((b_at - last)) ms after the renewal"
-owner=$(redis-cli -p "$port" --no-auth-warning -a rsilpass -n 1 --raw GET "$(lock_key "$res")")
+owner=$(redis-cli -p "$port" --no-auth-warning -a rsilpass -n 1 --raw GET "$(fence_key "$res" lock)")
 [ "$owner" = "$FENCE_OWNER" ] || fail "B's lock is gone after A exited"
 proxy_ctl release >/dev/null
 say "pass"

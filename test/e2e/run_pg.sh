@@ -100,7 +100,7 @@ as_pg "$PG_BINDIR/pg_ctl" -D "$SB" -l "$SB/log" -w -t 60 start >/dev/null ||
 	fail "the standby did not start: $(cat "$SB/log")"
 E2E_ON_EXIT="as_pg $PG_BINDIR/pg_ctl -D $SB -m immediate -w stop"
 standby="host=$PGHOST port=$SB_PORT user=$PGUSER dbname=$PGDATABASE"
-wait_for "the standby" 30 eval '[ "$(psql -X -qAt -c "SELECT pg_is_in_recovery()" "$standby" 2>/dev/null)" = t ]'
+wait_for 30 eval '[ "$(psql -X -qAt -c "SELECT pg_is_in_recovery()" "$standby" 2>/dev/null)" = t ]'
 
 for verb in acquire run; do
 	set +e

@@ -46,7 +46,7 @@ a_pid=$!
 E2E_PIDS+=("$a_pid")
 exec 3>"$WORK/a.in"
 echo "BEGIN; SELECT fence.advance('race', 6); SELECT 'advanced';" >&3
-wait_for "A's advance to 6" 30 grep -qx advanced "$WORK/a.out"
+wait_for 30 grep -qx advanced "$WORK/a.out"
 
 psql -X -q -v ON_ERROR_STOP=1 -1 -f "$TOP/sql/hosted/to_extension.sql" >"$WORK/move.out" 2>&1 &
 move_pid=$!
@@ -55,7 +55,7 @@ move_waits() {
 	[ "$(sql -c "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)
 	             WHERE NOT l.granted AND a.datname = current_database()")" -ge 1 ]
 }
-wait_for "the move to wait for a lock" 30 move_waits
+wait_for 30 move_waits
 say "the move waits; A commits token 6"
 echo "COMMIT;" >&3
 exec 3>&-

@@ -75,12 +75,12 @@ before=$(grep -c 'refused as' "$log" || true)
 [ "$(grep -c 'refused as' "$log" || true)" = "$before" ] || fail "a refusal was logged with fence.log_refusals off"
 sql -c "LOAD 'fence'" -c "ALTER SYSTEM SET fence.log_refusals = on" -c "SELECT pg_reload_conf()" >/dev/null
 log_refusals_on() { [ "$(sql -c "LOAD 'fence'" -c 'SHOW fence.log_refusals')" = on ]; }
-wait_for "fence.log_refusals to be on" 10 log_refusals_on
+wait_for 10 log_refusals_on
 out=$(PGAPPNAME=e2e-worker psql -X -qAt -c "SELECT pg_backend_pid()" -c "SELECT fence.advance('st', 2)" 2>/dev/null || true)
 pid=$(head -n1 <<<"$out")
 PGAPPNAME=e2e-worker psql -X -qAt -c "SELECT pg_backend_pid()" -c "UPDATE st_stock SET qty = 0" >"$WORK/pid2" 2>/dev/null || true
 pid2=$(head -n1 "$WORK/pid2")
-wait_for "the log lines" 10 grep -q "process $pid2\." "$log"
+wait_for 10 grep -q "process $pid2\." "$log"
 grep -A1 "LOG:  fencing token for resource \"st\" refused as stale" "$log" |
 	grep -q "DETAIL:  Token 2, application_name \"e2e-worker\", process $pid\." ||
 	fail "no log line for the stale token: $(grep -A1 'refused as' "$log")"

@@ -58,8 +58,8 @@ for w in 1 2 3; do
 done
 HOLD=1 TBL=f12d start_worker D f12d:stock "$mode" --ttl 3s --pg "$PGCONN"
 d=$LAST_PID
-wait_for "D's write" 20 state_is D done
-wait_for "the workers' first writes" 60 accepted_at_least f12w:stock 10
+wait_for 20 state_is D done
+wait_for 60 accepted_at_least f12w:stock 10
 
 # reshard the three resources' slots, each to another master
 declare -A src dst
@@ -90,14 +90,14 @@ for r in f12w f12d f12c; do
 done
 hist test note - - - "$(now_ms)" - "slots moved"
 n=$(accepted f12w:stock)
-wait_for "writes after the move" 60 accepted_at_least f12w:stock $((n + 8))
+wait_for 60 accepted_at_least f12w:stock $((n + 8))
 sleep 1.2
 moved1=0
 for p in "${ports[@]}"; do moved1=$((moved1 + $(errorstat "$p" MOVED))); done
 [ "$moved1" -gt "$moved0" ] || fail "no MOVED redirect after the slots moved"
 say "ASK redirects: $((ask - ask0)), MOVED: $((moved1 - moved0))"
 
-[ "$(redis-cli -p "${dst[f12d]}" GET "$(lock_key f12d:stock)")" = "$(owner_of D)" ] ||
+[ "$(redis-cli -p "${dst[f12d]}" GET "$(fence_key f12d:stock lock)")" = "$(owner_of D)" ] ||
 	fail "D's lock is not on the slot's new master"
 quit D
 wait_exit "$d" 20
@@ -105,14 +105,14 @@ wait_exit "$d" 20
 
 # the stalled holders write now, long after their lease passed on
 go S
-wait_for "S's stale write" 20 state_is S done
+wait_for 20 state_is S done
 [ "$(outcome S)" = LF001 ] || fail "S's stale write: $(outcome S), expected LF001"
 go Sc
-wait_for "Sc's stale write" 20 state_is Sc done
+wait_for 20 state_is Sc done
 [ "$(outcome Sc)" = ok ] || fail "control: Sc's stale write did not land"
 say "D kept its lease; S's stale write refused, the control's landed"
 n=$(accepted f12w:stock)
-wait_for "a write after the stale ones" 60 accepted_at_least f12w:stock $((n + 2))
+wait_for 60 accepted_at_least f12w:stock $((n + 2))
 
 stop_loop_workers
 for p in f12w f12d; do

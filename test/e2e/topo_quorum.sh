@@ -65,7 +65,7 @@ repaired() {
 more_writes() {
 	local n
 	n=$(accepted "$P:stock")
-	wait_for "writes with $1" 60 accepted_at_least "$P:stock" $((n + 8))
+	wait_for 60 accepted_at_least "$P:stock" $((n + 8))
 }
 
 # story N: the whole test on a quorum of N nodes
@@ -106,7 +106,7 @@ story() {
 		WRITES=4 GAP_MS=20 TBL=$P start_loop_worker "W$n.$w" "$P:stock" "$mode" \
 			--ttl 2s --wait 30s --grace 500ms --pg "$PGCONN"
 	done
-	wait_for "the workers' first writes" 60 accepted_at_least "$P:stock" 8
+	wait_for 60 accepted_at_least "$P:stock" 8
 	PROBE=0
 	probe "start"
 
@@ -143,10 +143,10 @@ story() {
 	repaired 2 "node 1's clock an hour ahead"
 
 	go "S$n"
-	wait_for "S's stale write" 20 state_is "S$n" done
+	wait_for 20 state_is "S$n" done
 	[ "$(outcome "S$n")" = LF001 ] || fail "S's stale write: $(outcome "S$n"), expected LF001"
 	go "Sc$n"
-	wait_for "Sc's stale write" 20 state_is "Sc$n" done
+	wait_for 20 state_is "Sc$n" done
 	[ "$(outcome "Sc$n")" = ok ] || fail "control: Sc's stale write did not land"
 	more_writes "the stale writes done"
 	stop_loop_workers

@@ -71,7 +71,7 @@ story f14g "$mode" --pg "$PGCONN"
 [ "$(token_of B)" -gt 3 ] || fail "fence run --pg did not claim a token above 3: $(token_of B)"
 [ "$(outcome B)" = ok ] || fail "B's write after healing: $(outcome B)"
 for i in 1 2; do
-	c=$(redis-cli -p "$(redis_port "f14n$i")" GET "$(token_key f14g:stock)")
+	c=$(redis-cli -p "$(redis_port "f14n$i")" GET "$(fence_key f14g:stock token)")
 	[ "$c" = "$(token_of B)" ] || fail "node $i holds counter $c, not B's token $(token_of B)"
 done
 eval "$("$FENCE_BIN" acquire f14g:stock --ttl 5s)"

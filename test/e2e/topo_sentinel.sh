@@ -53,19 +53,19 @@ for w in 1 2 3; do
 done
 HOLD=1 TBL=f11d start_worker D f11d:stock "$mode" --ttl 6s --pg "$PGCONN"
 d=$LAST_PID
-wait_for "D's write" 20 state_is D done
-wait_for "the workers' first writes" 60 accepted_at_least f11w:stock 10
+wait_for 20 state_is D done
+wait_for 60 accepted_at_least f11w:stock 10
 old=$(master)
 redis-cli -p "$S" sentinel failover f11s >/dev/null
 hist test note - - - "$(now_ms)" - "SENTINEL FAILOVER"
 moved() { [ "$(master)" != "$old" ]; }
-wait_for "Sentinel to fail over" 30 moved
+wait_for 30 moved
 new=$(master)
 say "SENTINEL FAILOVER: master $old -> $new"
 redis_wait_replica "$old"
 n=$(accepted f11w:stock)
-wait_for "writes under the new master" 60 accepted_at_least f11w:stock $((n + 10))
-[ "$(redis-cli -p "$new" GET "$(lock_key f11d:stock)")" = "$(owner_of D)" ] ||
+wait_for 60 accepted_at_least f11w:stock $((n + 10))
+[ "$(redis-cli -p "$new" GET "$(fence_key f11d:stock lock)")" = "$(owner_of D)" ] ||
 	fail "D's lock is not on the new master"
 quit D
 wait_exit "$d" 20
@@ -84,14 +84,14 @@ TBL=f11c start_stalled Ac f11c:stock none 60s
 HIST=$HG
 HOLD=1 TBL=f11l start_worker C f11l:stock "$mode" --ttl 3s --pg "$PGCONN"
 c=$LAST_PID
-wait_for "C's write" 20 state_is C done
+wait_for 20 state_is C done
 kill9 "$(redis_pid "$(name_of "$new")")"
 kill -CONT "$rpid"
 hist test note - - - "$(now_ms)" - "master $new killed, $old thawed"
 promoted() { [ "$(master)" = "$old" ]; }
-wait_for "Sentinel to promote $old" 60 promoted
+wait_for 60 promoted
 say "kill -9 of $new; Sentinel promoted $old"
-counter=$(redis-cli -p "$old" GET "$(token_key f11g:stock)")
+counter=$(redis-cli -p "$old" GET "$(fence_key f11g:stock token)")
 [ "${counter:-0}" -lt "$(token_of A)" ] ||
 	fail "the promoted replica has counter $counter, it should have missed A's token $(token_of A)"
 # the killed node comes back empty, as a replica of the new master
@@ -105,11 +105,11 @@ wait_exit "$LAST_PID" 60
 [ "$RC" = 0 ] || fail "B's fence run exited $RC: $(cat "$WORK/B.err")"
 [ "$(outcome B)" = ok ] || fail "B's write: $(outcome B)"
 [ "$(token_of B)" -gt "$(token_of A)" ] || fail "B got token $(token_of B), not above A's $(token_of A)"
-[ "$(redis-cli -p "$new" GET "$(token_key f11g:stock)")" -ge "$(token_of B)" ] ||
+[ "$(redis-cli -p "$new" GET "$(fence_key f11g:stock token)")" -ge "$(token_of B)" ] ||
 	fail "the replica does not have B's token: WAIT did not wait"
 say "B: the promoted master's counter was ${counter:-0}, B announced, healed and wrote with $(token_of B)"
 go A
-wait_for "A's stale write" 20 state_is A done
+wait_for 20 state_is A done
 [ "$(outcome A)" = LF001 ] || fail "A's stale write: $(outcome A), expected LF001"
 
 # Bc: the control's repeated token, no check
@@ -121,7 +121,7 @@ TBL=f11c start_plain_worker Bc none
 unexport_lease
 wait_exit "$LAST_PID" 20
 go Ac
-wait_for "Ac's stale write" 20 state_is Ac done
+wait_for 20 state_is Ac done
 [ "$(outcome Ac)" = ok ] || fail "control: Ac's stale write did not land"
 HIST=$HG
 
@@ -130,7 +130,7 @@ wait_exit "$c" 30
 say "C lost its lease (exit 76); A's stale write refused (LF001)"
 
 n=$(accepted f11w:stock)
-wait_for "the workers after the kill" 90 accepted_at_least f11w:stock $((n + 10))
+wait_for 90 accepted_at_least f11w:stock $((n + 10))
 stop_loop_workers
 say "workers: $(accepted f11w:stock) writes accepted, $(grep -c '	run	.*exit=0' "$HG" || true) clean runs"
 for p in f11w f11d f11g f11l; do

@@ -84,16 +84,16 @@ story() {
 	local guard=$2 a n rc pid
 	new_history "$P"
 	make_accounts "$P"
-	rcli DEL "$(lock_key acct:1)" "$(lock_key acct:2)" "$(lock_key acct:3)" >/dev/null
+	rcli DEL "$(fence_key acct:1 lock)" "$(fence_key acct:2 lock)" "$(fence_key acct:3 lock)" >/dev/null
 	[ "$guard" = 0 ] || sql -c "SELECT fence.protect('${P}_accounts', 'acct', key_column => 'id')" >/dev/null
 
 	PAUSE=1 transfer A 1 2 10 --ttl 2s
 	a=$LAST_PID
-	wait_for "A to read" 20 state_is A read
+	wait_for 20 state_is A read
 	kill -STOP "$a" "$(worker_pid A)"
 	say "A read balances 1 and 2 and is frozen"
 	hist test note - - - "$(now_ms)" - "SIGSTOP A"
-	wait_for "A's locks to expire" 10 eval 'lock_gone acct:1 && lock_gone acct:2'
+	wait_for 10 eval 'lock_gone acct:1 && lock_gone acct:2'
 
 	WORKERS=()
 	worker B 1 2
@@ -109,7 +109,7 @@ story() {
 
 	go A
 	kill -CONT "$(worker_pid A)"
-	wait_for "A's write" 20 test -e "$WORK/A.wrote"
+	wait_for 20 test -e "$WORK/A.wrote"
 	say "A thawed and wrote: $(outcome A)"
 	hist test note - - - "$(now_ms)" - "SIGCONT A"
 	kill -CONT "$a"

@@ -66,7 +66,7 @@ holds() {
 	local t0=$SECONDS
 	while :; do
 		kill -0 "$1" 2>/dev/null || fail "$2 ended: $(cat "$WORK/$2.err")"
-		[ "$(redis-cli -p "$3" GET "$(lock_key "$4")")" = "$(holder_owner "$2")" ] ||
+		[ "$(redis-cli -p "$3" GET "$(fence_key "$4" lock)")" = "$(holder_owner "$2")" ] ||
 			fail "the lock on $3 is not $2's"
 		((SECONDS - t0 < $5)) || break
 		sleep 0.1
@@ -124,7 +124,7 @@ done
 slot=$(cluster_slot_of "${MASTERS[0]}" wfc3)
 m=$(cluster_slot_owner "${MASTERS[0]}" "$slot")
 r=$(replica_port "$m")
-wait_for "the replica of $m in sync" 30 replica_of "$r" "$m"
+wait_for 30 replica_of "$r" "$m"
 # fail_over [FORCE] NEW OLD: CLUSTER FAILOVER on NEW, OLD's replica, until
 # NEW serves the slot and OLD follows it; for longer than H3's TTL, W3
 # waits behind H3 there, blocking (BLPOP) on NEW
@@ -132,8 +132,8 @@ fail_over() {
 	local blpops
 	# shellcheck disable=SC2086
 	redis-cli -p "$2" cluster failover $1 >/dev/null
-	wait_for "$2 to serve slot $slot" 30 serves "$2" "$slot"
-	wait_for "$3 to follow $2" 30 replica_of "$3" "$2"
+	wait_for 30 serves "$2" "$slot"
+	wait_for 30 replica_of "$3" "$2"
 	say "3: CLUSTER FAILOVER $1: slot $slot from $3 to $2"
 	blpops=$(cmd_calls "$2" blpop)
 	waits_behind "$WPID" W3 H3 "$2" wfc3 4

@@ -65,17 +65,17 @@ sentinel_failover() {
 	local old new
 	old=$(master)
 	new=$(other "$old")
-	wait_for "the sentinels out of TILT" 60 no_tilt
-	wait_for "the replica in sync" 30 replica_of "$new" "$old"
-	wait_for "SENTINEL FAILOVER to be accepted" 30 failover_accepted
-	wait_for "Sentinel to name the new master" 30 master_is_not "$old"
+	wait_for 60 no_tilt
+	wait_for 30 replica_of "$new" "$old"
+	wait_for 30 failover_accepted
+	wait_for 30 master_is_not "$old"
 	say "SENTINEL FAILOVER: master $old -> $new"
-	wait_for "Sentinel to convert the old master" 60 replica_of "$old" "$new"
+	wait_for 60 replica_of "$old" "$new"
 	say "old master $old converted"
 }
 
 # renewed PORT RESOURCE MS: the lock there has more than MS left
-renewed() { [ "$(redis-cli -p "$1" PTTL "$(lock_key "$2")")" -gt "$3" ]; }
+renewed() { [ "$(redis-cli -p "$1" PTTL "$(fence_key "$2" lock)")" -gt "$3" ]; }
 
 story() { [[ " ${STORIES:-1 2 3 4} " == *" $1 "* ]]; }
 
@@ -92,11 +92,11 @@ new=$(other "$old")
 start_pair 1 wfs1 "$old" 20s
 blpops=$(cmd_calls "$new" blpop)
 sentinel_failover
-wait_for "H1 to renew on the new master" 30 renewed "$new" wfs1 17000
+wait_for 30 renewed "$new" wfs1 17000
 waits_behind "$WPID" W1 H1 "$new" wfs1 2
 [ "$(cmd_calls "$new" blpop)" -gt "$blpops" ] || fail "W1 does not block on the new master"
 lease_passed H1 "$HPID" W1 "$WPID"
-[ "$(redis-cli -p "$new" GET "$(lock_key wfs1)")" = "$(sed -n 's/^FENCE_OWNER=//p' "$WORK/W1.out")" ] ||
+[ "$(redis-cli -p "$new" GET "$(fence_key wfs1 lock)")" = "$(sed -n 's/^FENCE_OWNER=//p' "$WORK/W1.out")" ] ||
 	fail "W1's lock is not on the new master"
 say "1: W1 waited across the failover and got token $(waiter_token W1) after H1 ($(holder_token H1))"
 fi
@@ -106,7 +106,7 @@ if story 2; then
 cur=$(master)
 oth=$(other "$cur")
 start_pair 2 wfs2 "$cur" 20s --redis "$POLL_URL"
-wait_for "the replica in sync" 30 replica_of "$oth" "$cur"
+wait_for 30 replica_of "$oth" "$cur"
 for p in "${SENTINELS[@]}"; do
 	redis-cli -p "$p" sentinel remove wfss >/dev/null
 done
@@ -119,12 +119,12 @@ for p in "${SENTINELS[@]}"; do
 	redis-cli -p "$p" sentinel monitor wfss 127.0.0.1 "$oth" 2 >/dev/null
 	redis-cli -p "$p" sentinel set wfss down-after-milliseconds 10000 failover-timeout 2000 >/dev/null
 done
-wait_for "the sentinels to name $oth" 20 all_name "$oth"
+wait_for 20 all_name "$oth"
 for p in "${SENTINELS[@]}"; do
 	sentinel_wait_peers "$p" wfss 2 || fail "the sentinels do not see each other again"
 done
 # H2 could not renew while no master was named: it does now, on $oth
-wait_for "H2 to renew on the new master" 30 renewed "$oth" wfs2 17000
+wait_for 30 renewed "$oth" wfs2 17000
 waits_behind "$WPID" W2 H2 "$oth" wfs2 1
 lease_passed H2 "$HPID" W2 "$WPID"
 say "2: W2 rode READONLY and no master named, got token $(waiter_token W2) after H2 ($(holder_token H2))"
@@ -160,13 +160,13 @@ FENCE_REDIS_PIDS+=("$!")
 printf -v "REDIS_PID_$name" %s "$!"
 hist test note - - - "$t0" - "master $cur killed, restarting"
 loaded() { redis-cli -p "$cur" PING 2>/dev/null | grep -q PONG; }
-wait_for "the restarted master to load its data" 120 loaded
+wait_for 120 loaded
 say "4: master $cur restarted and loaded its data in $(($(now_ms) - t0)) ms"
 waits_behind "$WPID" W4 H4 "$cur" wfs4 0
 # H4 beats every 30 s, and tries again 7.5 s after a failed beat
-wait_for "H4 to renew on the restarted master" 60 renewed "$cur" wfs4 85000
+wait_for 60 renewed "$cur" wfs4 85000
 blocks_there() { [ "$(cmd_calls "$cur" blpop)" -gt 0 ]; }
-wait_for "W4 to block on the restarted master" 20 blocks_there
+wait_for 20 blocks_there
 waits_behind "$WPID" W4 H4 "$cur" wfs4 1
 lease_passed H4 "$HPID" W4 "$WPID"
 say "4: W4 rode the restart, got token $(waiter_token W4) after H4 ($(holder_token H4))"

@@ -34,7 +34,7 @@ mode=$(guarded_mode)
 more_writes() {
 	local n
 	n=$(accepted "$1")
-	wait_for "writes $2" 30 accepted_at_least "$1" $((n + 8))
+	wait_for 30 accepted_at_least "$1" $((n + 8))
 }
 
 # queued CLI-ARGS RESOURCE N: at least N waiters in RESOURCE's queue, as
@@ -77,17 +77,17 @@ story() {
 		done
 		HIST=$HG
 	fi
-	wait_for "the workers' first writes (S's lease expired)" 30 accepted_at_least "$p:stock" 8
+	wait_for 30 accepted_at_least "$p:stock" 8
 
 	# X: the test queues among the workers and holds the lease, so that Z
 	# queues behind all four of them
 	x=$(FENCE_OWNER= && eval "$("$FENCE_BIN" acquire "$p:stock" --ttl 10s --wait 30s)" &&
 		echo "$FENCE_OWNER") || fail "$name: X got no lease"
-	wait_for "the workers to queue behind X" 20 queued "$cli" "$p:stock" 4
+	wait_for 20 queued "$cli" "$p:stock" 4
 	"$FENCE_BIN" acquire "$p:stock" --ttl 2s --wait 30s >"$WORK/Z$name.out" 2>&1 &
 	z=$!
 	E2E_PIDS+=("$z")
-	wait_for "Z to queue" 20 queued "$cli" "$p:stock" 5
+	wait_for 20 queued "$cli" "$p:stock" 5
 	kill -STOP "$z"
 	hist test note - - - "$(now_ms)" - "Z frozen in the queue"
 	"$FENCE_BIN" release "$p:stock" "$x" >/dev/null || fail "$name: X's release"
@@ -100,13 +100,13 @@ story() {
 	more_writes "$p:stock" "after Z died"
 
 	go "S$name"
-	wait_for "S's stale write" 20 state_is "S$name" done
+	wait_for 20 state_is "S$name" done
 	[ "$(outcome "S$name")" = LF001 ] || fail "$name: S's stale write: $(outcome "S$name"), expected LF001"
 	if [ -n "$control" ]; then
 		HIST=$HC
-		wait_for "the control's writes" 30 accepted_at_least "${p}c:stock" 8
+		wait_for 30 accepted_at_least "${p}c:stock" 8
 		go "Sc$name"
-		wait_for "Sc's stale write" 20 state_is "Sc$name" done
+		wait_for 20 state_is "Sc$name" done
 		[ "$(outcome "Sc$name")" = ok ] || fail "control: Sc's stale write did not land"
 		HIST=$HG
 	fi

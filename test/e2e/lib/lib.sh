@@ -15,8 +15,10 @@
 # a row into the test's log table in the same transaction, after it wrote
 # the data row, and the log's serial is dumped as the commit sequence.
 #
-# Waiting: nothing here sleeps and hopes.  wait_for polls a condition every
-# 50 ms with a bound, and says what it waited for when the bound runs out.
+# Waiting: nothing here sleeps and hopes.  wait_for SECS CMD (the shell
+# suites' harness, test/lib/harness.sh, which servers.sh sources) polls a
+# condition every 50 ms with a bound; here a wait past its bound fails the
+# test (harness_timeout below), saying what it waited for.
 
 set -euo pipefail
 
@@ -165,6 +167,9 @@ node_sql() {
 	psql -X -qAt -v ON_ERROR_STOP=1 -h "$WORK/sock" -p "${!port}" -U postgres -d postgres "$@"
 }
 
+# a wait_for past its bound ends the test
+harness_timeout() { fail "$*"; }
+
 say() { printf '%s %s: %s\n' "$(date +%T.%3N)" "${E2E_NAME:-e2e}" "$*"; }
 E2E_FAILED=
 fail() {
@@ -230,16 +235,6 @@ sqlstate() {
 hist() {
 	local IFS=$'\t'
 	printf '%s\n' "$*" >>"$HIST"
-}
-
-# wait_for DESCRIPTION TIMEOUT_S CMD...: poll CMD until it succeeds.
-wait_for() {
-	local what=$1 limit=$2 t0=$SECONDS
-	shift 2
-	until "$@"; do
-		((SECONDS - t0 < limit)) || fail "timed out after ${limit}s waiting for $what"
-		sleep 0.05
-	done
 }
 
 # A stock table with one row (id 1) and the log table of accepted writes.
@@ -310,18 +305,10 @@ kill9() {
 
 # --- Redis
 
-lock_key() { printf 'fence:{%s}:lock' "$1"; }
-token_key() { printf 'fence:{%s}:token' "$1"; }
-# rcli [URL] ...: redis-cli against FENCE_REDIS_URL or the URL given first.
-rcli() {
-	local url=$FENCE_REDIS_URL
-	case ${1:-} in redis://*) url=$1; shift ;; esac
-	redis-cli -u "$url" --no-raw "$@" | sed 's/^"\(.*\)"$/\1/; s/^(integer) //; s/^(nil)$//'
-}
 rkeys() { redis-cli -u "$FENCE_REDIS_URL" --raw KEYS "$1"; }
 # lock_owner [URL] RESOURCE, lock_gone [URL] RESOURCE
 lock_owner() {
-	if [ $# = 2 ]; then rcli "$1" GET "$(lock_key "$2")"; else rcli GET "$(lock_key "$1")"; fi
+	if [ $# = 2 ]; then rcli "$1" GET "$(fence_key "$2" lock)"; else rcli GET "$(fence_key "$1" lock)"; fi
 }
 lock_gone() { [ "$(lock_owner "$@")" = "" ]; }
 
@@ -364,7 +351,7 @@ start_stalled() {
 	export_lease
 	PAUSE=1 start_plain_worker "$name" "$mode"
 	unexport_lease
-	wait_for "$name's read" 20 state_is "$name" read
+	wait_for 20 state_is "$name" read
 }
 
 # start_loop_worker NAME RESOURCE MODE [FENCE-RUN OPTION...]: run "fence
@@ -447,7 +434,7 @@ start_holder() {
 		>"$WORK/$name.out" 2>"$WORK/$name.err" &
 	LAST_PID=$!
 	E2E_PIDS+=("$LAST_PID")
-	wait_for "$name's lease" 30 test -s "$WORK/$name.owner"
+	wait_for 30 test -s "$WORK/$name.owner"
 }
 holder_token() { cat "$WORK/$1.token"; }
 holder_owner() { cat "$WORK/$1.owner"; }
@@ -474,7 +461,7 @@ start_pair() {
 	HPID=$LAST_PID
 	start_waiter "W$n" "$res" "$@"
 	WPID=$LAST_PID
-	wait_for "W$n to queue" 20 in_queue "$port" "$res"
+	wait_for 20 in_queue "$port" "$res"
 }
 
 # replica_of PORT MASTER: the redis at PORT replicates MASTER, in sync.
@@ -496,7 +483,7 @@ waits_behind() {
 		[ ! -s "$WORK/$name.out" ] ||
 			fail "$name got the lease while $holder held it: $(cat "$WORK/$name.out")"
 		kill -0 "$pid" 2>/dev/null || fail "$name stopped waiting: $(cat "$WORK/$name.err")"
-		[ "$(redis-cli -p "$port" GET "$(lock_key "$res")")" = "$(holder_owner "$holder")" ] ||
+		[ "$(redis-cli -p "$port" GET "$(fence_key "$res" lock)")" = "$(holder_owner "$holder")" ] ||
 			fail "the lock on $port is not $holder's"
 		((SECONDS - t0 < $6)) || break
 		sleep 0.1
@@ -526,7 +513,7 @@ cmd_calls() {
 # --- Redis Cluster
 
 # cluster_slot_of PORT RESOURCE: the slot of RESOURCE's keys
-cluster_slot_of() { redis-cli -p "$1" cluster keyslot "$(lock_key "$2")"; }
+cluster_slot_of() { redis-cli -p "$1" cluster keyslot "$(fence_key "$2" lock)"; }
 
 # cluster_slot_owner PORT SLOT: the port of the master serving SLOT, as the
 # node at PORT sees it
@@ -590,7 +577,7 @@ proxy_start() {
 	mkdir -p "$WORK/proxy"
 	"$E2E_PY" "$E2E_DIR/proxy.py" "$PROXY_PORT" 127.0.0.1 "${1:-$PGPORT}" "$PROXY_CTL" "$WORK/proxy" 2>"$WORK/proxy.log" &
 	E2E_PIDS+=("$!")
-	wait_for "the proxy" 10 proxy_up
+	wait_for 10 proxy_up
 }
 
 # proxy_ctl COMMAND: send a control command, print the reply.
