@@ -32,7 +32,7 @@ idle_redis() {
 		--dir "$dir" --daemonize no --logfile "$dir/log" --timeout 1 &
 	IDLE_REDIS=$!
 	trap 'kill $IDLE_REDIS 2>/dev/null; wait $IDLE_REDIS 2>/dev/null' EXIT
-	wait_for redis-cli -p "$IDLE_PORT" ping >/dev/null 2>&1
+	wait_for 5 redis-cli -p "$IDLE_PORT" ping >/dev/null 2>&1
 }
 
 # A quorum whose nodes close idle connections after 1 s: the command runs
@@ -52,7 +52,7 @@ test_idle_quorum_release() {
 		return 1
 	fi
 	for n in 1 2 3; do
-		[ "$(redis-cli -p "$IDLE_PORT" -n $n EXISTS "$(lockkey "$res")")" = 0 ]
+		[ "$(redis-cli -p "$IDLE_PORT" -n $n EXISTS "$(fence_key "$res" lock)")" = 0 ]
 	done
 	# and a holder's heartbeat (every 1 s for a 3 s TTL) keeps it for 4 s
 	expect_rc 0 "$F" run "$res" --no-pg --ttl 3s "${q[@]}" -- sleep 4
@@ -67,7 +67,7 @@ test_idle_single_release() {
 	res=$(rname sidle)
 	expect_rc 0 "$F" run "$res" --no-pg --ttl 9s --redis "redis://127.0.0.1:$IDLE_PORT" -- sleep 2.5
 	refute grep -q . "$TMP/err"
-	[ "$(redis-cli -p "$IDLE_PORT" EXISTS "$(lockkey "$res")")" = 0 ]
+	[ "$(redis-cli -p "$IDLE_PORT" EXISTS "$(fence_key "$res" lock)")" = 0 ]
 }
 
 # blocked PID: a connection of process PID is blocked in Redis (BLPOP).
@@ -86,24 +86,24 @@ blocked() {
 kill_waiter() {
 	local want=$1 wait=$2 res pid rc=0 t0 ms kills=0 owner
 	res=$(rname "kwait$RANDOM")
-	rcli SET "$(lockkey "$res")" holder PX 6000 >/dev/null
+	rcli SET "$(fence_key "$res" lock)" holder PX 6000 >/dev/null
 	t0=$(date +%s%N)
 	"$F" acquire "$res" --wait "$wait" >"$TMP/out" 2>"$TMP/err" &
 	pid=$!
 	for _ in 1 2; do
-		wait_for blocked $pid && kill_conns "$pid" "$PORT" && kills=$((kills + 1))
+		wait_for 5 blocked $pid && kill_conns "$pid" "$PORT" && kills=$((kills + 1))
 		sleep 0.2
 	done
 	wait $pid || rc=$?
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	owner=$(sed -n 's/^FENCE_OWNER=//p' "$TMP/out")
 	if [ $rc != "$want" ] || [ $kills != 2 ] || [ $ms -lt 5500 ] ||
-		[ "$(rcli GET "$(lockkey "$res")")" != "$owner" ]; then
+		[ "$(rcli GET "$(fence_key "$res" lock)")" != "$owner" ]; then
 		echo "exit $rc (expected $want) after $ms ms, $kills connections closed, owner \"$owner\""
 		cat "$TMP/out" "$TMP/err"
 		return 1
 	fi
-	rcli DEL "$(lockkey "$res")" >/dev/null
+	rcli DEL "$(fence_key "$res" lock)" >/dev/null
 }
 
 test_idle_waiter_rides_kill() {
@@ -129,14 +129,14 @@ test_idle_heartbeat_rides_kill() {
 	res=$(rname hbkill)
 	"$F" run "$res" --no-pg --ttl 1500ms -- sleep 3 >"$TMP/out" 2>"$TMP/err" &
 	pid=$!
-	wait_for eval '! lock_free "$res"' || echo "# no lock seen"
+	wait_for 5 eval '! lock_free "$res"' || echo "# no lock seen"
 	for _ in 1 2; do
 		sleep 0.6
 		kill_conns "$pid" "$PORT" && kills=$((kills + 1))
 	done
 	wait $pid || rc=$?
 	if [ $rc != 0 ] || [ $kills != 2 ] || ! lock_free "$res"; then
-		echo "exit $rc, $kills times closed, lock $(rcli GET "$(lockkey "$res")")"
+		echo "exit $rc, $kills times closed, lock $(rcli GET "$(fence_key "$res" lock)")"
 		cat "$TMP/err"
 		return 1
 	fi
@@ -152,18 +152,18 @@ paused_waiter() {
 	local res pid rc=0 q=() n
 	res=$(rname "pause$RANDOM")
 	for n in ${QUORUM:-0}; do
-		rcli -n $n SET "$(lockkey "$res")" holder PX 60000 >/dev/null
+		rcli -n $n SET "$(fence_key "$res" lock)" holder PX 60000 >/dev/null
 		[ -z "${QUORUM:-}" ] || q+=(--redis "$FENCE_REDIS_URL/$n")
 	done
 	"$F" acquire "$res" --wait 2s "${q[@]}" >"$TMP/out" 2>"$TMP/err" &
 	pid=$!
-	wait_for blocked $pid || echo "# not seen blocked in Redis"
+	wait_for 5 blocked $pid || echo "# not seen blocked in Redis"
 	kill -STOP $pid
 	sleep "$1"
 	kill -CONT $pid
 	wait $pid || rc=$?
 	for n in ${QUORUM:-0}; do
-		rcli -n $n DEL "$(lockkey "$res")" >/dev/null
+		rcli -n $n DEL "$(fence_key "$res" lock)" >/dev/null
 	done
 	if [ $rc != 75 ]; then
 		echo "paused $1 s: expected exit 75, got $rc"

@@ -28,7 +28,7 @@ run_masked() {
 	res=$(rname masked)
 	"$F" run "$res" --ttl 10s --redis "$url" -- sleep 30 >"$TMP/ps.out" 2>&1 &
 	pid=$!
-	if ! wait_for pgrep -P "$pid" sleep >/dev/null; then
+	if ! wait_for 5 pgrep -P "$pid" sleep >/dev/null; then
 		cat "$TMP/ps.out"
 		return 1
 	fi
