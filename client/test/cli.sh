@@ -370,7 +370,7 @@ test_cli_run_no_sockets() {
 	refute grep 'socket:' "$TMP/out"
 	# and a command that is not a shell: what ls itself sees
 	expect_rc 0 "$F" run "$res" -- ls -l /proc/self/fd/
-	! grep 'socket:' "$TMP/out"
+	refute grep 'socket:' "$TMP/out"
 }
 
 # Run on a held lease exits 75 without starting its command, with or without
@@ -747,7 +747,7 @@ test_cli_run_pg_own_options() {
 	grep -q 'connection string of --pg sets options ("-c work_mem=64kB")' "$TMP/err"
 	grep -q 'Move those' "$TMP/err"
 	expect_rc 0 "$F" run "$res" --pg "$PGC" -- true
-	! grep -q 'warning' "$TMP/err"
+	refute grep -q 'warning' "$TMP/err"
 }
 
 # A resource PostgreSQL has no mark for (never announced, or its mark

@@ -56,7 +56,7 @@ test_idle_quorum_release() {
 	done
 	# and a holder's heartbeat (every 1 s for a 3 s TTL) keeps it for 4 s
 	expect_rc 0 "$F" run "$res" --no-pg --ttl 3s "${q[@]}" -- sleep 4
-	! grep -q . "$TMP/err"
+	refute grep -q . "$TMP/err"
 }
 
 # The same on one node: the idle connections of the holder closed by the

@@ -107,7 +107,7 @@ for i in range(0, 100000, 1000):
 	measured "$F" show "$res" --json
 	rcli DEL "$(fence_key "$res" queue)" >/dev/null
 	[ "$RC" = 0 ] || return 1
-	! grep -q 'reply refused' "$TMP/err"
+	refute grep -q 'reply refused' "$TMP/err"
 }
 
 # --- ACL refusals inside a script -------------------------------------------------

@@ -84,7 +84,7 @@ test_tls_cli_insecure() {
 	expect_rc 0 "$F" acquire "$(rname insecure)" --redis "$(url "$EXPIRED" tls-insecure-skip-verify=yes)"
 	grep -q 'warning: tls-insecure-skip-verify=yes' "$TMP/err"
 	expect_rc 0 "$F" acquire "$(rname insecure2)" --redis "$(url "$GOOD")"
-	! grep -q 'warning' "$TMP/err"
+	refute grep -q 'warning' "$TMP/err"
 }
 
 # Malformed TLS settings are usage errors, found before anything is contacted.
