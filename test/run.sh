@@ -26,7 +26,8 @@
 #   (leftover_processes), and is killed.
 #
 # FENCE_SUITES="regress regress_sql client topo tls drivers python e2e" picks suites; FENCE_E2E="f1 f6" picks
-# end-to-end tests by file-name prefix.
+# end-to-end tests by file-name prefix, FENCE_E2E=faults by purpose (the
+# directory under test/e2e/).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
@@ -39,7 +40,7 @@ servers_init
 export FENCE_RUN_MARK="run-$$-$RANDOM$RANDOM"
 set -e
 # fence.stats counts in shared memory, which needs the library preloaded;
-# test/e2e/stats_preload.sh covers a server without it.  Every suite names
+# test/e2e/features/stats_preload.sh covers a server without it.  Every suite names
 # resources of its own on this one server, more than the default capacity
 # of 1000: past it, new resources are counted together in the overflow row,
 # and the tests that read a resource's own row would find none.
@@ -257,13 +258,17 @@ e2e_one() {
 
 suite_e2e() {
 	echo "== end-to-end"
-	local t name
-	for t in test/e2e/[a-z0-9]*.sh; do
+	local t name dir
+	# test/e2e/PURPOSE/NAME.sh (faults, topologies, features, docs, ops);
+	# lib/ holds the helpers
+	for t in test/e2e/*/[a-z0-9]*.sh; do
 		[ -e "$t" ] || continue
+		dir=${t%/*} dir=${dir##*/}
+		[ "$dir" != lib ] || continue
 		name=$(basename "$t" .sh)
 		if [ -n "${FENCE_E2E:-}" ]; then
 			local want=0 p
-			for p in $FENCE_E2E; do [[ $name == "$p"* ]] && want=1; done
+			for p in $FENCE_E2E; do [[ $name == "$p"* || $dir == "$p" ]] && want=1; done
 			[ $want = 1 ] || continue
 		fi
 		e2e_one "$t" "$name"

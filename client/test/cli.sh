@@ -793,7 +793,7 @@ test_cli_exec() {
 	tok=$(sed -n 's/^FENCE_TOKEN=//p' "$TMP/out")
 	grep -qx "FENCE_PG_TOKEN=$tok" "$TMP/out"
 	grep -qx "FENCE_OWNER=''" "$TMP/out"
-	# the extension names its edition (the SQL edition's: test/e2e/sql_edition.sh)
+	# the extension names its edition (the SQL edition's: test/e2e/features/sql_edition.sh)
 	grep -qx "FENCE_PG_EDITION=c" "$TMP/out"
 	expect_rc 0 "$F" show "$res" --pg "$PGC" --json
 	grep -q ',"pg_edition":"c","pg_standby":false}$' "$TMP/out"

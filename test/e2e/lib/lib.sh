@@ -1,8 +1,13 @@
 # test/e2e/lib/lib.sh: shared helpers of the end-to-end fault tests.
 #
-# test/run.sh runs every test/e2e/*.sh as a test; the helpers (this file,
-# worker.sh, wallclock_holder.sh, proxy.py, check_history.py) live in lib/
-# so that they are not taken for tests.
+# test/run.sh runs every test/e2e/PURPOSE/*.sh as a test, PURPOSE one of
+# faults (F1-F12: a fault and a history checked), topologies (Cluster,
+# Sentinel, quorum; waiters riding failovers), features (one feature end to
+# end: poolers, replication, the SQL edition, ACLs, sets of leases ...),
+# docs (the documentation's blocks, signatures, links and queries run) and
+# ops (install, upgrade, backups); the helpers (this file, worker.sh,
+# wallclock_holder.sh, proxy.py, check_history.py) live in lib/ so that
+# they are not taken for tests.
 #
 # A test sources this file and calls e2e_init NAME first.  test/run.sh runs
 # the tests against its shared servers (PG* variables, FENCE_REDIS_URL,
