@@ -37,20 +37,7 @@ story() {
 	redis_restart f06
 	hist test note "$res" - - "$(now_ms)" - "redis restarted without data"
 
-	eval "$("$FENCE_BIN" acquire "$res" --ttl 5s)"
-	say "fence acquire on the new Redis: token $FENCE_TOKEN"
-	[ "$FENCE_TOKEN" = 1 ] || fail "the empty Redis gave token $FENCE_TOKEN, expected 1"
-	export_lease
-	TBL=$p start_plain_worker S "$mode"
-	unexport_lease
-	wait_exit "$LAST_PID" 20
-	say "the write with the repeated token 1: $(outcome S)"
-	"$FENCE_BIN" release "$res" "$(owner_of S)" >/dev/null
-
-	TBL=$p start_worker B "$res" "$mode" --ttl 5s "$@"
-	wait_exit "$LAST_PID" 20
-	[ "$RC" = 0 ] || fail "B: exit $RC: $(cat "$WORK/B.err")"
-	say "fence run${1:+ --pg}: token $(token_of B), write $(outcome B)"
+	repeated_token "$p" "$res" "$mode" 20 "$@"
 	dump_commits "$p"
 	record_counter "$p" "$res" 100 -1
 }

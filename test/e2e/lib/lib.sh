@@ -425,6 +425,30 @@ wait_exit() {
 	wait "$pid" || RC=$?
 }
 
+# repeated_token PREFIX RESOURCE MODE SECS [FENCE-RUN OPTION...]: after
+# the test made Redis lose RESOURCE's keys (F6: a restart without data; its
+# quorum twin: a majority of nodes), "fence acquire" is handed token 1
+# again; the plain worker S writes with it (its outcome the test checks),
+# then B takes over under "fence run OPTIONS" (SECS to finish).
+repeated_token() {
+	local p=$1 res=$2 mode=$3 secs=$4
+	shift 4
+	eval "$("$FENCE_BIN" acquire "$res" --ttl 5s)"
+	say "fence acquire after the loss: token $FENCE_TOKEN"
+	[ "$FENCE_TOKEN" = 1 ] || fail "after the loss Redis gave token $FENCE_TOKEN, expected 1 again"
+	export_lease
+	TBL=$p start_plain_worker S "$mode"
+	unexport_lease
+	wait_exit "$LAST_PID" 20
+	say "the write with the repeated token 1: $(outcome S)"
+	"$FENCE_BIN" release "$res" "$(owner_of S)" >/dev/null
+
+	TBL=$p start_worker B "$res" "$mode" --ttl 5s "$@"
+	wait_exit "$LAST_PID" "$secs"
+	[ "$RC" = 0 ] || fail "B: exit $RC: $(cat "$WORK/B.err")"
+	say "fence run${1:+ --pg}: token $(token_of B), write $(outcome B)"
+}
+
 # --- one holder, one waiter (the failover tests)
 
 # start_holder NAME RESOURCE [FENCE-RUN OPTION...]: "fence run" whose

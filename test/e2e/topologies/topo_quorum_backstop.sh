@@ -46,20 +46,7 @@ story() {
 	redis_restart f14n2
 	hist test note "$res" - - "$(now_ms)" - "nodes 1, 2 empty, node 3 frozen"
 
-	eval "$("$FENCE_BIN" acquire "$res" --ttl 5s)"
-	say "fence acquire on the quorum: token $FENCE_TOKEN"
-	[ "$FENCE_TOKEN" = 1 ] || fail "the quorum gave token $FENCE_TOKEN, expected 1 again"
-	export_lease
-	TBL=$p start_plain_worker S "$mode"
-	unexport_lease
-	wait_exit "$LAST_PID" 20
-	say "the write with the repeated token 1: $(outcome S)"
-	"$FENCE_BIN" release "$res" "$(owner_of S)" >/dev/null
-
-	TBL=$p start_worker B "$res" "$mode" --ttl 5s "$@"
-	wait_exit "$LAST_PID" 30
-	[ "$RC" = 0 ] || fail "B: exit $RC: $(cat "$WORK/B.err")"
-	say "fence run${1:+ --pg}: token $(token_of B), write $(outcome B)"
+	repeated_token "$p" "$res" "$mode" 30 "$@"
 	kill -CONT "$(redis_pid f14n3)"
 	dump_commits "$p"
 	record_counter "$p" "$res" 100 -1
