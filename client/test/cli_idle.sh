@@ -106,10 +106,13 @@ kill_waiter() {
 	rcli DEL "$(fence_key "$res" lock)" >/dev/null
 }
 
+# A waiter (--wait 20s) whose connection Redis closes twice goes on
+# waiting and takes the lease (kill_waiter).
 test_idle_waiter_rides_kill() {
 	kill_waiter 0 20s
 }
 
+# The same for a waiter without a bound (--wait inf).
 test_idle_waiter_inf_rides_kill() {
 	kill_waiter 0 inf
 }
@@ -173,6 +176,9 @@ paused_waiter() {
 	grep -q 'not acquired within 2000 ms (held by another owner' "$TMP/err" || { cat "$TMP/err"; return 1; }
 }
 
+# A waiter stopped past its deadline while it blocks reads the answer that
+# waited for it and exits 75, not 69, on one node and on a quorum
+# (paused_waiter).
 test_idle_paused_waiter() {
 	paused_waiter 3
 	paused_waiter 2.5

@@ -343,6 +343,7 @@ forget_aged() {
 		WHERE resource LIKE '$1:%'" -c "SELECT fence.forget('1 day')"
 }
 pg_mark() { psql -XAtc "SELECT token FROM fence.fences WHERE resource = '$1'"; }
+# What the banner above says of fence.forget(), played with the command.
 test_ops_forget() {
 	local base old floor i
 	base=$(rname forget)

@@ -130,6 +130,9 @@ test_ux_timeout_silent_redis() {
 
 # --- help -------------------------------------------------------------------
 
+# -h, `fence help VERB` and each verb's --help print the same usage, options
+# and notes; an unknown verb is a usage error; help wins over errors and
+# contacts nothing.
 test_ux_help() {
 	local verb
 	expect_rc 0 "$F" -h
@@ -161,6 +164,8 @@ test_ux_help() {
 
 # --- run -c -------------------------------------------------------------------
 
+# run -c STRING runs STRING in a shell with the lease's variables, passes
+# its status, and -c with a command, or on another verb, is a usage error.
 test_ux_run_shell_string() {
 	local res
 	res=$(rname shell)
@@ -176,6 +181,8 @@ test_ux_run_shell_string() {
 
 # --- --quiet, --verbose -------------------------------------------------------
 
+# --quiet drops warnings, not errors; -v says what run does (connect,
+# take, renew); without either, a run that goes well prints nothing.
 test_ux_quiet_verbose() {
 	local res tls='rediss://127.0.0.1:1?tls-insecure-skip-verify=yes'
 	res=$(rname verbose)

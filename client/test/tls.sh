@@ -45,6 +45,8 @@ test_tls_cli_lazy_openssl() {
 	if grep -q '/libpq\.so' "$TMP/maps"; then return 1; fi
 }
 
+# acquire, show and release over TLS land on the TLS server, and run's
+# heartbeat renews a 600 ms lease over it.
 test_tls_cli_lease() {
 	local res
 	res=$(rname lease)
@@ -186,6 +188,8 @@ killed_idle() {
 	done
 }
 
+# TLS servers closing an idle lease's connections, one node and a quorum:
+# the release still lands, without a warning (killed_idle).
 test_tls_cli_idle_closed() {
 	local q1 q2 q3
 	read -r q1 q2 q3 <<<"$FENCE_TEST_TLS_QUORUM"
