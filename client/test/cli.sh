@@ -105,19 +105,6 @@ test_cli_redis_down() {
 	expect_rc 69 "$F" show "$(rname down)" --redis redis://127.0.0.1:1
 }
 
-# own_redis DIR [ARG...]: a redis-server of the test's own on a spare port
-# (OWN_PORT), with the extra ARGs, stopped when the test's subshell ends.
-own_redis() {
-	local dir=$1
-	shift
-	mkdir -p "$dir"
-	OWN_PORT=$(spare_port)
-	redis-server --port "$OWN_PORT" --bind 127.0.0.1 --save '' --appendonly no \
-		--dir "$dir" --daemonize no --logfile "$dir/log" "$@" &
-	OWN_REDIS=$!
-	trap 'kill $OWN_REDIS 2>/dev/null; wait $OWN_REDIS 2>/dev/null' EXIT
-}
-
 # A Redis of our own: password AUTH over TCP, then a Unix socket with a
 # database number (the shared server has neither).
 test_cli_redis_auth_unix() {

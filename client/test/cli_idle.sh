@@ -19,19 +19,11 @@ export FENCE_REDIS_URL
 PORT=${FENCE_REDIS_URL##*:}
 PORT=${PORT%%/*}
 
-# idle_redis DIR: a redis-server of the test's own that closes connections
-# idle for 1 s (IDLE_PORT), stopped when the test's subshell ends.
+# idle_redis DIR: a redis-server of the test's own (own_redis) that closes
+# connections idle for 1 s, answering on IDLE_PORT.
 idle_redis() {
-	local dir=$1
-	mkdir -p "$dir"
-	while :; do
-		IDLE_PORT=$((12000 + RANDOM % 20000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$IDLE_PORT") 2>/dev/null || break
-	done
-	redis-server --port "$IDLE_PORT" --bind 127.0.0.1 --save '' --appendonly no \
-		--dir "$dir" --daemonize no --logfile "$dir/log" --timeout 1 &
-	IDLE_REDIS=$!
-	trap 'kill $IDLE_REDIS 2>/dev/null; wait $IDLE_REDIS 2>/dev/null' EXIT
+	own_redis "$1" --timeout 1
+	IDLE_PORT=$OWN_PORT
 	wait_for 5 redis-cli -p "$IDLE_PORT" ping >/dev/null 2>&1
 }
 

@@ -1,7 +1,7 @@
 # client/test/clilib.sh: the harness the fence command's shell tests share
 # (cli*.sh, tls.sh), sourced from client/: the binary under test ($F), a
 # temp dir ($TMP) and the servers a file starts of its own (own_pid,
-# auth_redis), expect_rc, lock_free, and run_test, which prints one
+# own_redis, auth_redis), expect_rc, lock_free, and run_test, which prints one
 # "ok - NAME" / "not ok - NAME" / "skip - NAME" line per test.  What every
 # shell suite shares (spare_port, wait_for, dead, fence_key, rcli) is
 # test/lib/harness.sh's.
@@ -48,13 +48,29 @@ all_channels() {
 	fi
 }
 
-# auth_redis PASSWORD: a redis-server of the test's own with requirepass on
-# a spare port, its port in PORT.
+# own_redis DIR [ARG...]: a redis-server of the test's own on a spare port
+# (OWN_PORT, its pid OWN_REDIS) with the extra ARGs, its files in DIR.
+# Stopped when the test's subshell ends, and with this file at the latest
+# (own_pid: a second own_redis in one test replaces the first's trap, and
+# outside a test there is no subshell to trap).
+own_redis() {
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	OWN_PORT=$(spare_port)
+	redis-server --port "$OWN_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+		--dir "$dir" --daemonize no --logfile "$dir/log" "$@" &
+	OWN_REDIS=$!
+	own_pid "$OWN_REDIS"
+	[ "$BASHPID" = $$ ] ||
+		trap 'kill $OWN_REDIS 2>/dev/null; wait $OWN_REDIS 2>/dev/null' EXIT
+}
+
+# auth_redis PASSWORD: own_redis with requirepass, answering; its port in
+# PORT.
 auth_redis() {
-	PORT=$(spare_port)
-	redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
-		--requirepass "$1" --dir "$TMP" --logfile "$TMP/redis-$PORT.log" &
-	own_pid $!
+	own_redis "$TMP/redis-auth-$BASHPID-$RANDOM" --requirepass "$1"
+	PORT=$OWN_PORT
 	wait_for 5 redis-cli -p "$PORT" -a "$1" --no-auth-warning PING >/dev/null
 }
 lock_free() { [ "$(rcli EXISTS "$(fence_key "$1" lock)")" = 0 ]; }
