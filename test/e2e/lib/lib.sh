@@ -425,6 +425,17 @@ wait_exit() {
 	wait "$pid" || RC=$?
 }
 
+# three_holders PREFIX RESOURCE MODE: A1, A2 and A3 take the lease in turn
+# under "fence run --pg" and write (tokens 1, 2 and 3 on a fresh Redis).
+three_holders() {
+	local p=$1 res=$2 mode=$3 i
+	for i in 1 2 3; do
+		TBL=$p start_worker "A$i" "$res" "$mode" --ttl 5s --pg "$PGCONN"
+		wait_exit "$LAST_PID" 20
+		[ "$RC" = 0 ] || fail "A$i: exit $RC"
+	done
+}
+
 # repeated_token PREFIX RESOURCE MODE SECS [FENCE-RUN OPTION...]: after
 # the test made Redis lose RESOURCE's keys (F6: a restart without data; its
 # quorum twin: a majority of nodes), "fence acquire" is handed token 1
@@ -447,6 +458,15 @@ repeated_token() {
 	wait_exit "$LAST_PID" "$secs"
 	[ "$RC" = 0 ] || fail "B: exit $RC: $(cat "$WORK/B.err")"
 	say "fence run${1:+ --pg}: token $(token_of B), write $(outcome B)"
+}
+
+# healed: after repeated_token with "fence run --pg", S's write with the
+# repeated token was refused, and B's fence run lifted its token above
+# A3's 3 (healing) and wrote.
+healed() {
+	[ "$(outcome S)" = LF001 ] || fail "the repeated token's write: $(outcome S), expected LF001"
+	[ "$(token_of B)" -gt 3 ] || fail "fence run --pg did not lift the token above 3: $(token_of B)"
+	[ "$(outcome B)" = ok ] || fail "B's write after healing: $(outcome B)"
 }
 
 # --- one holder, one waiter (the failover tests)
