@@ -72,7 +72,7 @@ extern void fence_settings_usable(void);
 extern void fence_prevent_read_only(const char *what);
 extern void fence_settings_assigned(void);
 
-/* tokens.c: fence.tokens, several (resource, token, owner) in one setting */
+/* tokens.c: fence.tokens, a set's (resource, token, owner) in one setting */
 extern char *fence_setting_tokens;
 extern bool fence_tokens_check(char **newval, void **extra, GucSource source);
 extern void fence_tokens_assign(const char *newval, void *extra);
@@ -80,7 +80,7 @@ extern bool fence_tokens_find(const char *resource, int64 *token,
 							  const char **owner);
 extern bool fence_parse_token(const char *text, int64 *token);
 
-/* many.c: several resources checked in one call, in canonical order */
+/* many.c: a set of leases checked in one call, in canonical order */
 typedef struct FenceResourceList
 {
 	int			n;

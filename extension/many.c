@@ -1,7 +1,8 @@
 /*
  * extension/many.c
- *	  Several resources fenced in one call: fence.advance_many, and the
- *	  checks of fence.fenced_update_many (fenced_update.c).
+ *	  A set of leases fenced in one call (the "_many" of the public names:
+ *	  docs/concepts.md's glossary): fence.advance_many, and the checks of
+ *	  fence.fenced_update_many (fenced_update.c).
  *
  *	  A transfer debits one account and credits another, each its own
  *	  resource with its own lease and token.  Checking them one by one in

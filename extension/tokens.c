@@ -1,7 +1,7 @@
 /*
  * extension/tokens.c
- *	  fence.tokens: the tokens of several resources in one setting, for a
- *	  transaction that writes under several leases at once (a transfer
+ *	  fence.tokens: the tokens of a set of leases in one setting, for a
+ *	  transaction that writes under several resources at once (a transfer
  *	  debits one account and credits another, each its own resource).
  *
  *	  The value is a list of RESOURCE=TOKEN or RESOURCE=TOKEN/OWNER entries

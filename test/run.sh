@@ -26,7 +26,8 @@
 #   (leftover_processes), and is killed.
 #
 # FENCE_SUITES="regress regress_sql client topo tls drivers python e2e" picks suites; FENCE_E2E="f1 f6" picks
-# end-to-end tests by file-name prefix.
+# end-to-end tests by file-name prefix, FENCE_E2E=faults by purpose (the
+# directory under test/e2e/).
 #
 # Lanes: the units (each suite, each of the client's programs and shell
 # tests, each end-to-end test) run in FENCE_JOBS lanes at once (default 4),
@@ -282,12 +283,16 @@ for s in ${FENCE_SUITES:-regress regress_sql client topo tls drivers python e2e}
 			units+=("client:$t")
 		done ;;
 	e2e)
-		for t in test/e2e/[a-z0-9]*.sh; do
+		# test/e2e/PURPOSE/NAME.sh (faults, topologies, features, docs,
+		# ops); lib/ holds the helpers
+		for t in test/e2e/*/[a-z0-9]*.sh; do
 			[ -e "$t" ] || continue
+			dir=${t%/*} dir=${dir##*/}
+			[ "$dir" != lib ] || continue
 			name=$(basename "$t" .sh)
 			if [ -n "${FENCE_E2E:-}" ]; then
 				want=0
-				for p in $FENCE_E2E; do [[ $name == "$p"* ]] && want=1; done
+				for p in $FENCE_E2E; do [[ $name == "$p"* || $dir == "$p" ]] && want=1; done
 				[ $want = 1 ] || continue
 			fi
 			units+=("e2e:$t:$name")
@@ -388,7 +393,7 @@ lane() {
 	export FENCE_PORT_BASE FENCE_PORT_SPAN
 	servers_init
 	# fence.stats counts in shared memory, which needs the library
-	# preloaded; test/e2e/stats_preload.sh covers a server without it.
+	# preloaded; test/e2e/features/stats_preload.sh covers a server without it.
 	# Every suite names resources of its own on this one server, more than
 	# the default capacity of 1000: past it, new resources are counted
 	# together in the overflow row, and the tests that read a resource's

@@ -13,6 +13,8 @@ export FENCE_REDIS_URL
 
 # --- usage ----------------------------------------------------------------
 
+# --help prints the usage with every verb's options, their defaults and the
+# exit statuses; a verb's -? does too.
 test_cli_help() {
 	expect_rc 0 "$F" --help
 	grep -q '^Usage:' "$TMP/out"
@@ -28,11 +30,14 @@ test_cli_help() {
 	grep -q '^Usage:' "$TMP/out"
 }
 
+# --version names the command and its version.
 test_cli_version() {
 	expect_rc 0 "$F" --version
 	grep -q '^fence (pgfence) [0-9]' "$TMP/out"
 }
 
+# A wrong option, verb, missing or extra argument or bad value exits 64
+# (usage) with the way to --help.
 test_cli_usage_errors() {
 	expect_rc 64 "$F" --bogus
 	grep -qx 'Try "fence --help" for more information.' "$TMP/err"
@@ -92,37 +97,12 @@ test_cli_usage_before_connect() {
 	expect_rc 69 "$F" acquire r --ttl 3ms --redis $dead
 }
 
+# A Redis nobody listens on: acquire and show exit 69 (unavailable) and say
+# so.
 test_cli_redis_down() {
 	expect_rc 69 "$F" acquire "$(rname down)" --redis redis://127.0.0.1:1
 	grep -q 'could not connect to Redis' "$TMP/err"
 	expect_rc 69 "$F" show "$(rname down)" --redis redis://127.0.0.1:1
-}
-
-# spare_port: a TCP port on 127.0.0.1 that nothing listens on, below
-# Linux's ephemeral ports (32768 and up): an outgoing connection of any
-# process may take one of those at any moment, and the server's bind fails
-spare_port() {
-	local port
-	while :; do
-		port=$((${FENCE_PORT_BASE:-12000} + RANDOM % ${FENCE_PORT_SPAN:-20000}))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-			echo "$port"
-			return
-		fi
-	done
-}
-
-# own_redis DIR [ARG...]: a redis-server of the test's own on a spare port
-# (OWN_PORT), with the extra ARGs, stopped when the test's subshell ends.
-own_redis() {
-	local dir=$1
-	shift
-	mkdir -p "$dir"
-	OWN_PORT=$(spare_port)
-	redis-server --port "$OWN_PORT" --bind 127.0.0.1 --save '' --appendonly no \
-		--dir "$dir" --daemonize no --logfile "$dir/log" "$@" &
-	OWN_REDIS=$!
-	trap 'kill $OWN_REDIS 2>/dev/null; wait $OWN_REDIS 2>/dev/null' EXIT
 }
 
 # A Redis of our own: password AUTH over TCP, then a Unix socket with a
@@ -131,10 +111,10 @@ test_cli_redis_auth_unix() {
 	local port dir=$TMP/ownredis res
 	own_redis "$dir" --requirepass 'p@ss:w' --unixsocket "$dir/r.sock" --unixsocketperm 700
 	port=$OWN_PORT
-	wait_for redis-cli -p "$port" --no-auth-warning -a 'p@ss:w' ping >/dev/null 2>&1
+	wait_for 5 redis-cli -p "$port" --no-auth-warning -a 'p@ss:w' ping >/dev/null 2>&1
 	res=$(rname auth)
 	eval "$("$F" acquire "$res" --redis "redis://:p%40ss%3Aw@127.0.0.1:$port/2")"
-	[ "$(redis-cli -p "$port" --no-auth-warning -a 'p@ss:w' -n 2 GET "$(lockkey "$res")")" = "$FENCE_OWNER" ]
+	[ "$(redis-cli -p "$port" --no-auth-warning -a 'p@ss:w' -n 2 GET "$(fence_key "$res" lock)")" = "$FENCE_OWNER" ]
 	# refused logins are configuration errors (78), not an outage
 	expect_rc 78 "$F" acquire "$res" --redis "redis://:wrong@127.0.0.1:$port"
 	grep -q 'AUTH' "$TMP/err"
@@ -152,13 +132,16 @@ test_cli_redis_auth_unix() {
 	grep -q 'NOPERM' "$TMP/err"
 	redis-cli -p "$port" --no-auth-warning -a 'p@ss:w' CONFIG SET requirepass '' >/dev/null
 	eval "$("$F" acquire "$res" --redis "unix://$dir/r.sock?db=3")"
-	[ "$(redis-cli -s "$dir/r.sock" -n 3 GET "$(lockkey "$res")")" = "$FENCE_OWNER" ]
+	[ "$(redis-cli -s "$dir/r.sock" -n 3 GET "$(fence_key "$res" lock)")" = "$FENCE_OWNER" ]
 	expect_rc 0 "$F" release "$res" "$FENCE_OWNER" --redis "unix://$dir/r.sock?db=3"
 	expect_rc 69 "$F" show "$res" --redis "unix://$dir/nonexistent.sock"
 }
 
 # --- acquire, release, extend, show -----------------------------------------
 
+# Acquire, extend, show and release keep their exit statuses (75 busy, 76
+# not the owner) and leave the lock as they say; a new lease has a higher
+# token.
 test_cli_acquire_release() {
 	local res owner
 	res=$(rname acq)
@@ -168,24 +151,24 @@ test_cli_acquire_release() {
 	# named for the process that ran fence (this shell), then 128 random bits
 	[[ $FENCE_OWNER =~ ^[A-Za-z0-9_:@+-]+:$BASHPID:bash/[0-9a-f]{32}$ ]]
 	owner=$FENCE_OWNER
-	[ "$(rcli GET "$(lockkey "$res")")" = "$owner" ]
+	[ "$(rcli GET "$(fence_key "$res" lock)")" = "$owner" ]
 	# busy: 75, and no token taken
 	expect_rc 75 "$F" acquire "$res"
 	grep -q 'held by another owner' "$TMP/err"
 	# wrong owner: 76, key untouched
 	expect_rc 76 "$F" release "$res" deadbeef
 	expect_rc 76 "$F" extend "$res" deadbeef --ttl 60s
-	[ "$(rcli GET "$(lockkey "$res")")" = "$owner" ]
-	[ "$(rcli PTTL "$(lockkey "$res")")" -le 10000 ]
+	[ "$(rcli GET "$(fence_key "$res" lock)")" = "$owner" ]
+	[ "$(rcli PTTL "$(fence_key "$res" lock)")" -le 10000 ]
 	expect_rc 0 "$F" extend "$res" "$owner" --ttl 20s
 	# past the 10 s it was taken with: extended (not "> 19 s", which a
 	# loaded machine misses by the time PTTL is asked)
-	[ "$(rcli PTTL "$(lockkey "$res")")" -gt 10000 ]
+	[ "$(rcli PTTL "$(fence_key "$res" lock)")" -gt 10000 ]
 	expect_rc 0 "$F" show "$res"
 	grep -qx "FENCE_OWNER=$owner" "$TMP/out"
 	grep -qx "FENCE_TOKEN=$FENCE_TOKEN" "$TMP/out"
 	expect_rc 0 "$F" release "$res" "$owner"
-	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]
+	[ "$(rcli EXISTS "$(fence_key "$res" lock)")" = 0 ]
 	expect_rc 76 "$F" release "$res" "$owner"
 	expect_rc 0 "$F" show "$res"
 	grep -qx "FENCE_OWNER=''" "$TMP/out"
@@ -194,6 +177,8 @@ test_cli_acquire_release() {
 	"$F" release "$res" "$FENCE_OWNER"
 }
 
+# Acquire's lines are shell-quoted: a name with quotes, $( and a backslash
+# comes back whole through eval.
 test_cli_acquire_quoting() {
 	local res
 	res=$(rname "it's a \$(test) \\ name")
@@ -210,11 +195,11 @@ test_cli_cluster_slot() {
 	local port name keys lslot tslot
 	own_redis "$TMP/cluster" --cluster-enabled yes --cluster-config-file nodes.conf
 	port=$OWN_PORT
-	wait_for redis-cli -p "$port" ping >/dev/null 2>&1
+	wait_for 5 redis-cli -p "$port" ping >/dev/null 2>&1
 	# ADDSLOTS, not ADDSLOTSRANGE: Redis 6 has only the former
 	# shellcheck disable=SC2046
 	redis-cli -p "$port" CLUSTER ADDSLOTS $(seq 0 16383) >/dev/null
-	wait_for sh -c "redis-cli -p $port CLUSTER INFO | grep -q '^cluster_state:ok'"
+	wait_for 5 sh -c "redis-cli -p $port CLUSTER INFO | grep -q '^cluster_state:ok'"
 	for name in plain '}x' '{' '}' '{}' 'a{b}c' '}{' '%' '%7D' 'x}' '{x}y'; do
 		redis-cli -p "$port" FLUSHALL >/dev/null
 		expect_rc 0 "$F" acquire "$name" --ttl 10s --redis "redis://127.0.0.1:$port"
@@ -238,26 +223,28 @@ test_cli_cluster_slot() {
 test_cli_corrupt_keys() {
 	local res start
 	res=$(rname corrupt)
-	rcli SET "fence:{$res}:token" -5 >/dev/null
+	rcli SET "$(fence_key "$res" token)" -5 >/dev/null
 	expect_rc 65 "$F" acquire "$res"
 	grep -q 'not a positive integer' "$TMP/err"
-	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]
-	[ "$(rcli GET "fence:{$res}:token")" = -5 ]
+	[ "$(rcli EXISTS "$(fence_key "$res" lock)")" = 0 ]
+	[ "$(rcli GET "$(fence_key "$res" token)")" = -5 ]
 	expect_rc 65 "$F" show "$res"
-	rcli DEL "fence:{$res}:token" >/dev/null
-	rcli SET "$(lockkey "$res")" forever >/dev/null
+	rcli DEL "$(fence_key "$res" token)" >/dev/null
+	rcli SET "$(fence_key "$res" lock)" forever >/dev/null
 	start=$(date +%s%N)
 	expect_rc 65 "$F" acquire "$res" --wait 5s
 	grep -q 'no expiry' "$TMP/err"
 	[ $(($(date +%s%N) - start)) -lt 2000000000 ]
-	rcli DEL "$(lockkey "$res")" >/dev/null
-	rcli HSET "$(lockkey "$res")" a b >/dev/null
+	rcli DEL "$(fence_key "$res" lock)" >/dev/null
+	rcli HSET "$(fence_key "$res" lock)" a b >/dev/null
 	expect_rc 65 "$F" acquire "$res" --wait 5s
 	expect_rc 65 "$F" release "$res" someone
-	rcli DEL "$(lockkey "$res")" >/dev/null
-	[ "$(rcli EXISTS "fence:{$res}:token")" = 0 ]
+	rcli DEL "$(fence_key "$res" lock)" >/dev/null
+	[ "$(rcli EXISTS "$(fence_key "$res" token)")" = 0 ]
 }
 
+# --json prints one object a verb (acquire, show, release), and a free
+# resource shows null owner and TTL, never PTTL's -2.
 test_cli_json() {
 	local res owner
 	res=$(rname json)
@@ -287,6 +274,8 @@ for k in sys.argv[1].split("."): v = v[int(k)] if isinstance(v, list) else v[k]
 want = os.fsencode(sys.argv[2]).decode()
 assert v == want, repr(v)' "$1" "$2" <"$TMP/out"
 }
+# --json is valid UTF-8 whatever the bytes (the name, an owner Redis holds,
+# values PostgreSQL sends in LATIN1): a bad byte becomes U+FFFD.
 test_cli_json_bytes() {
 	local res res2 res3 owner
 	res="$(rname json)-$(printf '\377\376\001"\\\303\251\177\340\200')"
@@ -303,11 +292,11 @@ test_cli_json_bytes() {
 	json_ok
 	# an owner Redis holds, of any bytes
 	res2=$(rname json2)
-	rcli SET "$(lockkey "$res2")" "$(printf 'x\303(\037y')" PX 10000 >/dev/null
+	rcli SET "$(fence_key "$res2" lock)" "$(printf 'x\303(\037y')" PX 10000 >/dev/null
 	expect_rc 0 "$F" show "$res2" --json
 	json_ok
 	json_is owner "$(printf 'x\357\277\275(\037y')"
-	rcli DEL "$(lockkey "$res2")" >/dev/null
+	rcli DEL "$(fence_key "$res2" lock)" >/dev/null
 	if [ $pg_ready = 1 ]; then
 		# values from PostgreSQL in a client encoding that is not UTF-8
 		res3=$(rname json3)
@@ -319,22 +308,26 @@ test_cli_json_bytes() {
 	fi
 }
 
+# Acquire --wait gets a lease freed within the wait, and gives up after it
+# (75) no sooner than asked.
 test_cli_wait() {
 	local res start end
 	res=$(rname wait)
-	rcli SET "$(lockkey "$res")" holder PX 400 >/dev/null
+	rcli SET "$(fence_key "$res" lock)" holder PX 400 >/dev/null
 	expect_rc 0 "$F" acquire "$res" --wait 3s
-	rcli DEL "$(lockkey "$res")" >/dev/null
-	rcli SET "$(lockkey "$res")" holder PX 10000 >/dev/null
+	rcli DEL "$(fence_key "$res" lock)" >/dev/null
+	rcli SET "$(fence_key "$res" lock)" holder PX 10000 >/dev/null
 	start=$(date +%s%N)
 	expect_rc 75 "$F" acquire "$res" --wait 300ms
 	end=$(date +%s%N)
 	[ $(((end - start) / 1000000)) -ge 290 ]
-	rcli DEL "$(lockkey "$res")" >/dev/null
+	rcli DEL "$(fence_key "$res" lock)" >/dev/null
 }
 
 # --- run --------------------------------------------------------------------
 
+# Run passes its command's exit status (128+N for a signal, 127 for none),
+# gives it FENCE_* and PGOPTIONS (kept), and gives the lease back.
 test_cli_run_status_env() {
 	local res
 	res=$(rname run)
@@ -347,7 +340,7 @@ test_cli_run_status_env() {
 	[[ $o =~ ^[A-Za-z0-9_:@+-]+:[0-9]+:sh/[0-9a-f]{32}$ ]]
 	[ "$opts" = "-c work_mem=64kB -c fence.resource=$res -c fence.token=$t -c fence.owner=$o" ]
 	# the lease was given back when the command ended
-	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]
+	[ "$(rcli EXISTS "$(fence_key "$res" lock)")" = 0 ]
 	# killed by a signal: 128 + N
 	expect_rc 143 "$F" run "$res" -- sh -c 'kill -TERM $$'
 	expect_rc 0 "$F" run "$res" -- true
@@ -364,29 +357,33 @@ test_cli_run_no_sockets() {
 	refute grep 'socket:' "$TMP/out"
 	# and a command that is not a shell: what ls itself sees
 	expect_rc 0 "$F" run "$res" -- ls -l /proc/self/fd/
-	! grep 'socket:' "$TMP/out"
+	refute grep 'socket:' "$TMP/out"
 }
 
+# Run on a held lease exits 75 without starting its command, with or without
+# --wait.
 test_cli_run_busy() {
 	local res
 	res=$(rname runbusy)
-	rcli SET "$(lockkey "$res")" holder PX 5000 >/dev/null
+	rcli SET "$(fence_key "$res" lock)" holder PX 5000 >/dev/null
 	expect_rc 75 "$F" run "$res" -- true
 	expect_rc 75 "$F" run "$res" --wait 200ms -- true
-	rcli DEL "$(lockkey "$res")" >/dev/null
+	rcli DEL "$(fence_key "$res" lock)" >/dev/null
 }
 
+# A SIGTERM to run reaches its command, run exits 143, and the lease is
+# given back.
 test_cli_run_forward_signal() {
 	local res fpid rc=0
 	res=$(rname fwd)
 	"$F" run "$res" -- sh -c "echo \$\$ > $TMP/fwd; exec sleep 30" &
 	fpid=$!
-	wait_for test -s "$TMP/fwd"
+	wait_for 5 test -s "$TMP/fwd"
 	kill -TERM $fpid
 	wait $fpid || rc=$?
 	[ $rc = 143 ]
 	dead "$(cat "$TMP/fwd")"
-	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]
+	[ "$(rcli EXISTS "$(fence_key "$res" lock)")" = 0 ]
 }
 
 # start "fence run" on a child that leaves a background sleep behind
@@ -396,34 +393,38 @@ start_group() {
 	rm -f "$TMP/sh" "$TMP/bg"
 	"$F" run "$res" "$@" -- sh -c "$GROUP_SCRIPT" &
 	fpid=$!
-	wait_for test -s "$TMP/bg"
-	wait_for test -s "$TMP/sh"
+	wait_for 5 test -s "$TMP/bg"
+	wait_for 5 test -s "$TMP/sh"
 }
 GROUP_SCRIPT="sleep 60 & echo \$! > $TMP/bg; echo \$\$ > $TMP/sh; wait"
 
+# A lease whose lock Redis lost (deleted): run ends its command's whole
+# group and exits 76.
 test_cli_run_lost_del() {
 	local res rc=0
 	res=$(rname lostdel)
 	start_group "$res" --ttl 600ms --grace 2s
-	rcli DEL "$(lockkey "$res")" >/dev/null
+	rcli DEL "$(fence_key "$res" lock)" >/dev/null
 	wait $fpid || rc=$?
 	[ $rc = 76 ]
-	wait_for dead "$(cat "$TMP/sh")"
-	wait_for dead "$(cat "$TMP/bg")"
+	wait_for 5 dead "$(cat "$TMP/sh")"
+	wait_for 5 dead "$(cat "$TMP/bg")"
 }
 
+# A lease another owner took over: run ends its command's group, exits 76,
+# and leaves the new owner's lock alone.
 test_cli_run_lost_takeover() {
 	local res rc=0
 	res=$(rname losttake)
 	start_group "$res" --ttl 600ms --grace 2s
-	rcli SET "$(lockkey "$res")" intruder PX 5000 >/dev/null
+	rcli SET "$(fence_key "$res" lock)" intruder PX 5000 >/dev/null
 	wait $fpid || rc=$?
 	[ $rc = 76 ]
-	wait_for dead "$(cat "$TMP/sh")"
-	wait_for dead "$(cat "$TMP/bg")"
+	wait_for 5 dead "$(cat "$TMP/sh")"
+	wait_for 5 dead "$(cat "$TMP/bg")"
 	# fence did not delete the new owner's lock
-	[ "$(rcli GET "$(lockkey "$res")")" = intruder ]
-	rcli DEL "$(lockkey "$res")" >/dev/null
+	[ "$(rcli GET "$(fence_key "$res" lock)")" = intruder ]
+	rcli DEL "$(fence_key "$res" lock)" >/dev/null
 }
 
 # The lease passes to another owner while the command runs, too briefly
@@ -434,29 +435,31 @@ test_cli_run_lost_at_release() {
 	local res
 	res=$(rname lostrel)
 	expect_rc 76 "$F" run "$res" --ttl 30s -- sh -c \
-		"sleep 0.5; redis-cli -u '$FENCE_REDIS_URL' SET '$(lockkey "$res")' other PX 30000 >/dev/null; sleep 1"
+		"sleep 0.5; redis-cli -u '$FENCE_REDIS_URL' SET '$(fence_key "$res" lock)' other PX 30000 >/dev/null; sleep 1"
 	grep -q 'lost while the command ran' "$TMP/err"
-	[ "$(rcli GET "$(lockkey "$res")")" = other ]
+	[ "$(rcli GET "$(fence_key "$res" lock)")" = other ]
 	# and fence release of the lease it no longer holds: 76 as well
-	expect_rc 76 "$F" release "$res" "$(rcli GET "$(lockkey "$res")")x"
-	[ "$(rcli GET "$(lockkey "$res")")" = other ]
-	rcli DEL "$(lockkey "$res")" >/dev/null
+	expect_rc 76 "$F" release "$res" "$(rcli GET "$(fence_key "$res" lock)")x"
+	[ "$(rcli GET "$(fence_key "$res" lock)")" = other ]
+	rcli DEL "$(fence_key "$res" lock)" >/dev/null
 }
 
+# A command that ignores SIGTERM after its lease is lost is SIGKILLed when
+# --grace runs out, not before.
 test_cli_run_lost_sigkill() {
 	local res rc=0 start end
 	res=$(rname lostkill)
 	GROUP_SCRIPT="trap '' TERM; sleep 60 & echo \$! > $TMP/bg; echo \$\$ > $TMP/sh; wait" \
 		start_group "$res" --ttl 600ms --grace 700ms
 	start=$(date +%s%N)
-	rcli DEL "$(lockkey "$res")" >/dev/null
+	rcli DEL "$(fence_key "$res" lock)" >/dev/null
 	wait $fpid || rc=$?
 	end=$(date +%s%N)
 	[ $rc = 76 ]
 	# SIGTERM was ignored: SIGKILL came after the grace period
 	[ $(((end - start) / 1000000)) -ge 700 ]
-	wait_for dead "$(cat "$TMP/sh")"
-	wait_for dead "$(cat "$TMP/bg")"
+	wait_for 5 dead "$(cat "$TMP/sh")"
+	wait_for 5 dead "$(cat "$TMP/bg")"
 }
 
 # The lease covers every process the command started: after the command
@@ -469,13 +472,13 @@ test_cli_run_waits_for_group() {
 	"$F" run "$res" --ttl 600ms -- sh -c "sleep 60 & echo \$! > $TMP/bg; echo started" \
 		>"$TMP/out" 2>"$TMP/err" &
 	fpid=$!
-	wait_for test -s "$TMP/bg"
-	wait_for grep -q started "$TMP/out"
+	wait_for 5 test -s "$TMP/bg"
+	wait_for 5 grep -q started "$TMP/out"
 	# the shell is gone; for two TTLs the lease stays held, and fence waits
 	t0=$(date +%s%N)
 	while [ $(($(date +%s%N) - t0)) -lt 1200000000 ]; do
 		kill -0 $fpid
-		[ "$(rcli EXISTS "$(lockkey "$res")")" = 1 ]
+		[ "$(rcli EXISTS "$(fence_key "$res" lock)")" = 1 ]
 		sleep 0.05
 	done
 	kill "$(cat "$TMP/bg")"
@@ -496,17 +499,17 @@ test_cli_run_lost_escaped() {
 		setsid sh -c 'trap \"\" TERM; echo \$\$ > $TMP/bg2; exec sleep 60' &
 		echo \$\$ > $TMP/sh; exec sleep 60" &
 	fpid=$!
-	wait_for test -s "$TMP/sh"
-	wait_for test -s "$TMP/bg"
-	wait_for test -s "$TMP/bg2"
+	wait_for 5 test -s "$TMP/sh"
+	wait_for 5 test -s "$TMP/bg"
+	wait_for 5 test -s "$TMP/bg2"
 	# they really left the group
 	[ "$(ps -o pgid= -p "$(cat "$TMP/bg")" | tr -d ' ')" != "$(ps -o pgid= -p "$(cat "$TMP/sh")" | tr -d ' ')" ]
-	rcli DEL "$(lockkey "$res")" >/dev/null
+	rcli DEL "$(fence_key "$res" lock)" >/dev/null
 	wait $fpid || rc=$?
 	[ $rc = 76 ]
-	wait_for dead "$(cat "$TMP/sh")"
-	wait_for dead "$(cat "$TMP/bg")"
-	wait_for dead "$(cat "$TMP/bg2")"
+	wait_for 5 dead "$(cat "$TMP/sh")"
+	wait_for 5 dead "$(cat "$TMP/bg")"
+	wait_for 5 dead "$(cat "$TMP/bg2")"
 }
 
 # Signals ignored when fence starts (nohup, a shell's trap '') stay ignored,
@@ -521,7 +524,7 @@ test_cli_run_ignored_signals() {
 	rm -f "$TMP/sh"
 	(trap '' HUP; exec "$F" run "$res" -- sh -c "echo \$\$ > $TMP/sh; exec sleep 60") &
 	fpid=$!
-	wait_for test -s "$TMP/sh"
+	wait_for 5 test -s "$TMP/sh"
 	kill -HUP $fpid
 	kill -TERM $fpid
 	wait $fpid || rc=$?
@@ -534,7 +537,7 @@ lock_fences() {
 	psql -XAtq -c "BEGIN" -c "LOCK TABLE fence.fences IN ACCESS EXCLUSIVE MODE" \
 		-c "SELECT pg_sleep(60)" >/dev/null 2>&1 &
 	LOCKER=$!
-	wait_for fences_locked
+	wait_for 5 fences_locked
 }
 fences_locked() {
 	[ "$(psql -XAtc "SELECT count(*) FROM pg_locks WHERE relation = 'fence.fences'::regclass
@@ -566,7 +569,7 @@ test_cli_signal_during_acquire() {
 		exec) "$F" exec "$res" --pg "$PGC" 'SELECT 1' >"$TMP/out" & ;;
 		esac
 		fpid=$!
-		wait_for announce_waits
+		wait_for 5 announce_waits
 		refute lock_free "$res"
 		kill -TERM $fpid
 		unlock_fences
@@ -581,11 +584,11 @@ test_cli_signal_during_acquire() {
 	rc=0
 	"$F" acquire "$res-twice" --pg "$PGC" >"$TMP/out" 2>"$TMP/err" &
 	fpid=$!
-	wait_for announce_waits
+	wait_for 5 announce_waits
 	kill -TERM $fpid
-	wait_for grep -q 'again to stop at once' "$TMP/err"
+	wait_for 5 grep -q 'again to stop at once' "$TMP/err"
 	kill -TERM $fpid
-	wait_for dead $fpid
+	wait_for 5 dead $fpid
 	unlock_fences
 	wait $fpid || rc=$?
 	[ $rc = 143 ]
@@ -595,26 +598,26 @@ test_cli_signal_during_acquire() {
 	rc=0
 	"$F" run "$res-held" --wait 60s -- sh -c "echo ran > $TMP/ran" 2>"$TMP/err" &
 	fpid=$!
-	wait_for queued "$res-held"
+	wait_for 5 queued "$res-held"
 	kill -TERM $fpid
-	wait_for grep -q 'again to stop at once' "$TMP/err"
-	wait_for dead $fpid
+	wait_for 5 grep -q 'again to stop at once' "$TMP/err"
+	wait_for 5 dead $fpid
 	wait $fpid || rc=$?
 	[ $rc = 143 ] && [ ! -e "$TMP/ran" ]
-	rcli DEL "$(lockkey "$res-held")" >/dev/null
+	rcli DEL "$(fence_key "$res-held" lock)" >/dev/null
 	# exec: a signal cancels the statement, then the lease is given back
 	rc=0
 	"$F" exec "$res" --pg "$PGC" 'SELECT pg_sleep(60)' >"$TMP/out" 2>"$TMP/err" &
 	fpid=$!
-	wait_for lock_exists "$res"
-	wait_for sleeping
+	wait_for 5 lock_exists "$res"
+	wait_for 5 sleeping
 	kill -TERM $fpid
 	wait $fpid || rc=$?
 	[ $rc = 143 ]
 	lock_free "$res"
 }
 lock_exists() { ! lock_free "$1"; }
-queued() { [ "$(rcli ZCARD "fence:{$1}:queue")" -ge 1 ]; }
+queued() { [ "$(rcli ZCARD "$(fence_key "$1" queue)")" -ge 1 ]; }
 sleeping() {
 	[ "$(psql -XAtc "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%'
 		AND pid <> pg_backend_pid() AND state = 'active'")" -ge 1 ]
@@ -628,19 +631,19 @@ test_cli_run_fence_killed() {
 	rm -f "$TMP/k9"
 	"$F" run "$res" --ttl 2s -- sh -c "echo \$\$ > $TMP/k9; exec sleep 60" &
 	fpid=$!
-	wait_for test -s "$TMP/k9"
+	wait_for 5 test -s "$TMP/k9"
 	kill -9 $fpid
 	wait $fpid || true
-	wait_for dead "$(cat "$TMP/k9")"
+	wait_for 5 dead "$(cat "$TMP/k9")"
 	# a command that ignores SIGTERM, with --death-signal KILL (the killed
 	# fence's lock is there until its TTL: another resource)
 	rm -f "$TMP/k9"
 	"$F" run "$res-kill" --ttl 2s --death-signal KILL -- sh -c "trap '' TERM; echo \$\$ > $TMP/k9; exec sleep 60" &
 	fpid=$!
-	wait_for test -s "$TMP/k9"
+	wait_for 5 test -s "$TMP/k9"
 	kill -9 $fpid
 	wait $fpid || true
-	wait_for dead "$(cat "$TMP/k9")"
+	wait_for 5 dead "$(cat "$TMP/k9")"
 	expect_rc 64 "$F" run "$res" --death-signal NOSUCH -- true
 	grep -q 'death-signal' "$TMP/err"
 }
@@ -700,6 +703,8 @@ test_cli_lazy_libpq_missing() {
 	LD_LIBRARY_PATH=$TMP/stub expect_rc 0 "$F" run "$res" --no-pg -- true
 }
 
+# Run --pg announces the token before the command starts, and the command's
+# psql carries the resource and token (and its own PGOPTIONS).
 test_cli_run_psql() {
 	local res
 	res=$(rname "sp ace\\x")
@@ -729,7 +734,7 @@ test_cli_run_pg_own_options() {
 	grep -q 'connection string of --pg sets options ("-c work_mem=64kB")' "$TMP/err"
 	grep -q 'Move those' "$TMP/err"
 	expect_rc 0 "$F" run "$res" --pg "$PGC" -- true
-	! grep -q 'warning' "$TMP/err"
+	refute grep -q 'warning' "$TMP/err"
 }
 
 # A resource PostgreSQL has no mark for (never announced, or its mark
@@ -764,6 +769,8 @@ test_cli_show_pg_no_mark() {
 
 # --- exec -----------------------------------------------------------------
 
+# Exec runs one statement with parameters under a lease; show --pg names the
+# server's mark and edition; an SQL error exits 1.
 test_cli_exec() {
 	local res tok
 	res=$(rname exec)
@@ -773,7 +780,7 @@ test_cli_exec() {
 	tok=$(sed -n 's/^FENCE_TOKEN=//p' "$TMP/out")
 	grep -qx "FENCE_PG_TOKEN=$tok" "$TMP/out"
 	grep -qx "FENCE_OWNER=''" "$TMP/out"
-	# the extension names its edition (the SQL edition's: test/e2e/sql_edition.sh)
+	# the extension names its edition (the SQL edition's: test/e2e/features/sql_edition.sh)
 	grep -qx "FENCE_PG_EDITION=c" "$TMP/out"
 	expect_rc 0 "$F" show "$res" --pg "$PGC" --json
 	grep -q ',"pg_edition":"c","pg_standby":false}$' "$TMP/out"
@@ -813,6 +820,8 @@ r, w = os.pipe()
 os.close(r)
 sys.exit(subprocess.call(sys.argv[1:], stdout=w))' "$@"
 }
+# Output that cannot be written (full, closed, a closed pipe) exits 74 and
+# gives the lease back, for acquire and exec.
 test_cli_output_unwritable() {
 	local res rc
 	res=$(rname out)
@@ -853,7 +862,7 @@ test_cli_exec_copy() {
 	refute grep -q '"result"' "$TMP/out"
 	grep -q '^{"ok":false,"error":"usage","exit":64,' "$TMP/out"
 	[ "$(psql -XAtc "SELECT count(*) FROM $tbl")" = 1 ]
-	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]
+	[ "$(rcli EXISTS "$(fence_key "$res" lock)")" = 0 ]
 	psql -XAtqc "DROP TABLE $tbl"
 }
 
@@ -864,7 +873,7 @@ test_cli_exec_stale() {
 	expect_rc 0 "$F" exec "$res" --pg "$PGC" 'SELECT 1'
 	expect_rc 77 "$F" exec "$res" --pg "$PGC" 'SELECT fence.advance($1, 1::bigint)' "$res"
 	# and the lease was released on the way out
-	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]
+	[ "$(rcli EXISTS "$(fence_key "$res" lock)")" = 0 ]
 	# show --pg has PostgreSQL's counts: the refusal is there although its
 	# transaction rolled back (when the server preloads fence, as test/run.sh's does)
 	if [ "$(psql -XAtc "SHOW shared_preload_libraries")" = fence ]; then
@@ -880,22 +889,26 @@ test_cli_exec_stale() {
 	fi
 }
 
+# Exec with Redis or PostgreSQL unreachable exits 69 and leaves no lock; a
+# connection string libpq cannot parse exits 64.
 test_cli_exec_unreachable() {
 	local res
 	res=$(rname exec69)
 	expect_rc 69 "$F" exec "$res" --redis redis://127.0.0.1:1 --pg "$PGC" 'SELECT 1'
 	expect_rc 69 "$F" exec "$res" --pg 'host=127.0.0.1 port=1 connect_timeout=2' 'SELECT 1'
 	grep -q 'could not connect to PostgreSQL' "$TMP/err"
-	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]
+	[ "$(rcli EXISTS "$(fence_key "$res" lock)")" = 0 ]
 	expect_rc 64 "$F" exec "$res" --pg 'nonsense' 'SELECT 1'
 }
 
+# Exec on a held lease exits 75 after --wait, and runs once the lease is
+# free.
 test_cli_exec_busy() {
 	local res
 	res=$(rname exec75)
-	rcli SET "$(lockkey "$res")" holder PX 5000 >/dev/null
+	rcli SET "$(fence_key "$res" lock)" holder PX 5000 >/dev/null
 	expect_rc 75 "$F" exec "$res" --pg "$PGC" --wait 300ms 'SELECT 1'
-	rcli DEL "$(lockkey "$res")" >/dev/null
+	rcli DEL "$(fence_key "$res" lock)" >/dev/null
 	expect_rc 0 "$F" exec "$res" --pg "$PGC" --wait 300ms 'SELECT 1'
 }
 
@@ -919,8 +932,8 @@ test_cli_announce_expired() {
 		exec) "$F" exec "$res" --ttl 300ms --pg "$PGC" "SELECT 'ran'" >"$TMP/out" 2>"$TMP/err" & ;;
 		esac
 		pid=$!
-		wait_for sh -c "psql -XAtc \"SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%fence.advance%'\" | grep -q 1"
-		wait_for lock_free "$res"
+		wait_for 5 sh -c "psql -XAtc \"SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%fence.advance%'\" | grep -q 1"
+		wait_for 5 lock_free "$res"
 		echo "COMMIT;" >&"${LOCKER[1]}"
 		exec {LOCKER[1]}>&-
 		rc=0
@@ -1011,6 +1024,8 @@ every_verb() {
 		lock_free "$res"
 	done
 }
+# A missing grant, a missing or older extension: every verb's error carries
+# the hint whose statement fixes it, and only those errors do.
 test_cli_pg_setup_hints() {
 	local res role=cli_nogrant_$$ db=cli_noext_$$ tbl=cli_hint_$$
 	res=$(rname hints)
@@ -1053,7 +1068,7 @@ test_cli_quorum() {
 	eval "$("$F" acquire "$res" --ttl 10s --redis "$q1" --redis "$q2" --redis "$q3")"
 	[ "$FENCE_TOKEN" = 1 ]
 	for n in 11 12 13; do
-		[ "$(rcli -n $n GET "$(lockkey "$res")")" = "$FENCE_OWNER" ]
+		[ "$(rcli -n $n GET "$(fence_key "$res" lock)")" = "$FENCE_OWNER" ]
 	done
 	expect_rc 75 "$F" acquire "$res" --redis "$q1" --redis "$q2" --redis "$q3"
 	FENCE_REDIS_URL="$q1 $q2 $q3" expect_rc 0 "$F" show "$res"
@@ -1062,14 +1077,14 @@ test_cli_quorum() {
 	# one member down: still a majority
 	eval "$("$F" acquire "$res" --redis "$q1" --redis "$down" --redis "$q3")"
 	[ "$FENCE_TOKEN" = 2 ]
-	[ "$(rcli -n 12 GET "fence:{$res}:token")" = 1 ]
+	[ "$(rcli -n 12 GET "$(fence_key "$res" token)")" = 1 ]
 	expect_rc 0 "$F" release "$res" "$FENCE_OWNER" --redis "$q1" --redis "$down" --redis "$q3"
 	# two down: no majority, exit 69, saying so
 	expect_rc 69 "$F" acquire "$res" --redis "$q1" --redis "$down" --redis redis://127.0.0.1:2
 	grep -q 'a majority needs 2' "$TMP/err"
 	# waiting for replicas needs one master
 	expect_rc 64 "$F" acquire "$res" --redis "$q1" --redis "$q2" --redis "$q3" --min-replicas 1
-	for n in 11 12 13; do rcli -n $n DEL "fence:{$res}:token" >/dev/null; done
+	for n in 11 12 13; do rcli -n $n DEL "$(fence_key "$res" token)" >/dev/null; done
 }
 
 # --min-replicas on a server without replicas: exit 69, nothing left held.
@@ -1078,7 +1093,7 @@ test_cli_min_replicas() {
 	res=$(rname minrep)
 	expect_rc 69 "$F" acquire "$res" --min-replicas 1 --replica-timeout 100ms
 	grep -q 'reached 0 of the 1 replicas asked for within 100 ms' "$TMP/err"
-	[ "$(rcli EXISTS "$(lockkey "$res")")" = 0 ]
+	[ "$(rcli EXISTS "$(fence_key "$res" lock)")" = 0 ]
 	expect_rc 0 "$F" acquire "$res" --min-replicas 0
 }
 

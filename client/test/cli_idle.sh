@@ -19,20 +19,12 @@ export FENCE_REDIS_URL
 PORT=${FENCE_REDIS_URL##*:}
 PORT=${PORT%%/*}
 
-# idle_redis DIR: a redis-server of the test's own that closes connections
-# idle for 1 s (IDLE_PORT), stopped when the test's subshell ends.
+# idle_redis DIR: a redis-server of the test's own (own_redis) that closes
+# connections idle for 1 s, answering on IDLE_PORT.
 idle_redis() {
-	local dir=$1
-	mkdir -p "$dir"
-	while :; do
-		IDLE_PORT=$((${FENCE_PORT_BASE:-12000} + RANDOM % ${FENCE_PORT_SPAN:-20000}))
-		(exec 3<>"/dev/tcp/127.0.0.1/$IDLE_PORT") 2>/dev/null || break
-	done
-	redis-server --port "$IDLE_PORT" --bind 127.0.0.1 --save '' --appendonly no \
-		--dir "$dir" --daemonize no --logfile "$dir/log" --timeout 1 &
-	IDLE_REDIS=$!
-	trap 'kill $IDLE_REDIS 2>/dev/null; wait $IDLE_REDIS 2>/dev/null' EXIT
-	wait_for redis-cli -p "$IDLE_PORT" ping >/dev/null 2>&1
+	own_redis "$1" --timeout 1
+	IDLE_PORT=$OWN_PORT
+	wait_for 5 redis-cli -p "$IDLE_PORT" ping >/dev/null 2>&1
 }
 
 # A quorum whose nodes close idle connections after 1 s: the command runs
@@ -52,11 +44,11 @@ test_idle_quorum_release() {
 		return 1
 	fi
 	for n in 1 2 3; do
-		[ "$(redis-cli -p "$IDLE_PORT" -n $n EXISTS "$(lockkey "$res")")" = 0 ]
+		[ "$(redis-cli -p "$IDLE_PORT" -n $n EXISTS "$(fence_key "$res" lock)")" = 0 ]
 	done
 	# and a holder's heartbeat (every 1 s for a 3 s TTL) keeps it for 4 s
 	expect_rc 0 "$F" run "$res" --no-pg --ttl 3s "${q[@]}" -- sleep 4
-	! grep -q . "$TMP/err"
+	refute grep -q . "$TMP/err"
 }
 
 # The same on one node: the idle connections of the holder closed by the
@@ -67,7 +59,7 @@ test_idle_single_release() {
 	res=$(rname sidle)
 	expect_rc 0 "$F" run "$res" --no-pg --ttl 9s --redis "redis://127.0.0.1:$IDLE_PORT" -- sleep 2.5
 	refute grep -q . "$TMP/err"
-	[ "$(redis-cli -p "$IDLE_PORT" EXISTS "$(lockkey "$res")")" = 0 ]
+	[ "$(redis-cli -p "$IDLE_PORT" EXISTS "$(fence_key "$res" lock)")" = 0 ]
 }
 
 # blocked PID: a connection of process PID is blocked in Redis (BLPOP).
@@ -86,30 +78,33 @@ blocked() {
 kill_waiter() {
 	local want=$1 wait=$2 res pid rc=0 t0 ms kills=0 owner
 	res=$(rname "kwait$RANDOM")
-	rcli SET "$(lockkey "$res")" holder PX 6000 >/dev/null
+	rcli SET "$(fence_key "$res" lock)" holder PX 6000 >/dev/null
 	t0=$(date +%s%N)
 	"$F" acquire "$res" --wait "$wait" >"$TMP/out" 2>"$TMP/err" &
 	pid=$!
 	for _ in 1 2; do
-		wait_for blocked $pid && kill_conns "$pid" "$PORT" && kills=$((kills + 1))
+		wait_for 5 blocked $pid && kill_conns "$pid" "$PORT" && kills=$((kills + 1))
 		sleep 0.2
 	done
 	wait $pid || rc=$?
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	owner=$(sed -n 's/^FENCE_OWNER=//p' "$TMP/out")
 	if [ $rc != "$want" ] || [ $kills != 2 ] || [ $ms -lt 5500 ] ||
-		[ "$(rcli GET "$(lockkey "$res")")" != "$owner" ]; then
+		[ "$(rcli GET "$(fence_key "$res" lock)")" != "$owner" ]; then
 		echo "exit $rc (expected $want) after $ms ms, $kills connections closed, owner \"$owner\""
 		cat "$TMP/out" "$TMP/err"
 		return 1
 	fi
-	rcli DEL "$(lockkey "$res")" >/dev/null
+	rcli DEL "$(fence_key "$res" lock)" >/dev/null
 }
 
+# A waiter (--wait 20s) whose connection Redis closes twice goes on
+# waiting and takes the lease (kill_waiter).
 test_idle_waiter_rides_kill() {
 	kill_waiter 0 20s
 }
 
+# The same for a waiter without a bound (--wait inf).
 test_idle_waiter_inf_rides_kill() {
 	kill_waiter 0 inf
 }
@@ -129,14 +124,14 @@ test_idle_heartbeat_rides_kill() {
 	res=$(rname hbkill)
 	"$F" run "$res" --no-pg --ttl 1500ms -- sleep 3 >"$TMP/out" 2>"$TMP/err" &
 	pid=$!
-	wait_for eval '! lock_free "$res"' || echo "# no lock seen"
+	wait_for 5 eval '! lock_free "$res"' || echo "# no lock seen"
 	for _ in 1 2; do
 		sleep 0.6
 		kill_conns "$pid" "$PORT" && kills=$((kills + 1))
 	done
 	wait $pid || rc=$?
 	if [ $rc != 0 ] || [ $kills != 2 ] || ! lock_free "$res"; then
-		echo "exit $rc, $kills times closed, lock $(rcli GET "$(lockkey "$res")")"
+		echo "exit $rc, $kills times closed, lock $(rcli GET "$(fence_key "$res" lock)")"
 		cat "$TMP/err"
 		return 1
 	fi
@@ -152,18 +147,18 @@ paused_waiter() {
 	local res pid rc=0 q=() n
 	res=$(rname "pause$RANDOM")
 	for n in ${QUORUM:-0}; do
-		rcli -n $n SET "$(lockkey "$res")" holder PX 60000 >/dev/null
+		rcli -n $n SET "$(fence_key "$res" lock)" holder PX 60000 >/dev/null
 		[ -z "${QUORUM:-}" ] || q+=(--redis "$FENCE_REDIS_URL/$n")
 	done
 	"$F" acquire "$res" --wait 2s "${q[@]}" >"$TMP/out" 2>"$TMP/err" &
 	pid=$!
-	wait_for blocked $pid || echo "# not seen blocked in Redis"
+	wait_for 5 blocked $pid || echo "# not seen blocked in Redis"
 	kill -STOP $pid
 	sleep "$1"
 	kill -CONT $pid
 	wait $pid || rc=$?
 	for n in ${QUORUM:-0}; do
-		rcli -n $n DEL "$(lockkey "$res")" >/dev/null
+		rcli -n $n DEL "$(fence_key "$res" lock)" >/dev/null
 	done
 	if [ $rc != 75 ]; then
 		echo "paused $1 s: expected exit 75, got $rc"
@@ -173,6 +168,9 @@ paused_waiter() {
 	grep -q 'not acquired within 2000 ms (held by another owner' "$TMP/err" || { cat "$TMP/err"; return 1; }
 }
 
+# A waiter stopped past its deadline while it blocks reads the answer that
+# waited for it and exits 75, not 69, on one node and on a quorum
+# (paused_waiter).
 test_idle_paused_waiter() {
 	paused_waiter 3
 	paused_waiter 2.5

@@ -26,7 +26,7 @@ test_ops_name() {
 	eval "$("$F" acquire "$res" --ttl 60s --name 'ops@db1:nightly+1')"
 	[[ $FENCE_OWNER =~ ^ops@db1:nightly\+1/$HEX$ ]]
 	owner=$FENCE_OWNER
-	[ "$(rcli GET "$(lockkey "$res")")" = "$owner" ]
+	[ "$(rcli GET "$(fence_key "$res" lock)")" = "$owner" ]
 	expect_rc 0 "$F" show "$res"
 	grep -qx "FENCE_OWNER=$owner" "$TMP/out"
 	expect_rc 0 "$F" show "$res" --json
@@ -125,10 +125,10 @@ test_ops_show_waiters() {
 	waiters_are "$res"
 	"$F" acquire "$res" --wait 30s --name first >"$TMP/a.out" 2>&1 &
 	a=$!
-	wait_for waiters_are "$res" first
+	wait_for 5 waiters_are "$res" first
 	"$F" acquire "$res" --wait 30s --name second >"$TMP/b.out" 2>&1 &
 	b=$!
-	wait_for waiters_are "$res" first second
+	wait_for 5 waiters_are "$res" first second
 	grep -qx "FENCE_OWNER=$holder" "$TMP/out"
 	expect_rc 0 "$F" show "$res" --json
 	python3 -c 'import json, re, sys
@@ -137,7 +137,7 @@ assert [re.sub("/[0-9a-f]{32}$", "", w) for w in v["waiters"]] == ["first", "sec
 	kill -9 $a
 	wait $a 2>/dev/null || true
 	# Redis still holds its place for up to 2 s; show counts live places
-	wait_for waiters_are "$res" second
+	wait_for 5 waiters_are "$res" second
 	expect_rc 0 "$F" release "$res" "$holder"
 	wait $b
 	grep -Eq "^FENCE_OWNER=second/$HEX$" "$TMP/b.out"
@@ -153,7 +153,7 @@ assert [re.sub("/[0-9a-f]{32}$", "", w) for w in v["waiters"]] == ["first", "sec
 test_ops_waiters_lapsed() {
 	local res q a now
 	res=$(rname lapsed)
-	q="fence:{$res}:queue" a="fence:{$res}:alive"
+	q="$(fence_key "$res" queue)" a="$(fence_key "$res" alive)"
 	now=$(rcli TIME | head -1)000
 	rcli ZADD "$q" 1 gone/1 2 live/2 3 noplace/3 >/dev/null
 	rcli ZADD "$a" $((now - 1000)) gone/1 $((now + 60000)) live/2 >/dev/null
@@ -202,8 +202,8 @@ test_ops_list() {
 	# on a loaded machine, where this test can take tens of seconds
 	"$F" acquire "$p-a" --wait 120s --name w >"$TMP/w.out" 2>&1 &
 	w=$!
-	wait_for sh -c "[ \"\$(\"$F\" show '$p-a' --json | grep -o '\"waiters\":\[\"w/')\" ]"
-	rcli DEL "$(lockkey "$p-gone")" >/dev/null
+	wait_for 5 sh -c "[ \"\$(\"$F\" show '$p-a' --json | grep -o '\"waiters\":\[\"w/')\" ]"
+	rcli DEL "$(fence_key "$p-gone" lock)" >/dev/null
 	sleep 0.2
 	keys=$(cmdstat keys) scans=$(cmdstat scan)
 	expect_rc 0 "$F" list "$p-*"
@@ -217,7 +217,7 @@ test_ops_list() {
 	json_leases >"$TMP/leases"
 	[ "$(wc -l <"$TMP/leases")" = 2 ]
 	read -r r o ttl tok n < <(sed -n 1p "$TMP/leases")
-	[ "$r $o $tok $n" = "$p-a $o1 $(rcli GET "fence:{$p-a}:token") 1" ]
+	[ "$r $o $tok $n" = "$p-a $o1 $(rcli GET "$(fence_key "$p-a" token)") 1" ]
 	[ "$ttl" -gt 0 ] && [ "$ttl" -le 60000 ]
 	read -r r o ttl tok n < <(sed -n 2p "$TMP/leases")
 	[ "$r $o $n" = "$p-b $o2 0" ] && [ "$ttl" -gt 60000 ] && [ "$ttl" -le 180000 ]
@@ -312,10 +312,10 @@ test_ops_list_quorum() {
 	q1=$FENCE_REDIS_URL/11 q2=$FENCE_REDIS_URL/12 q3=$FENCE_REDIS_URL/13
 	eval "$("$F" acquire "$p-a" --ttl 20s --name qa --redis "$q1" --redis "$q2" --redis "$q3")"
 	[[ $FENCE_OWNER =~ ^qa/$HEX\.1$ ]]
-	rcli -n 11 SET "$(lockkey "$p-min")" someone PX 20000 >/dev/null
-	rcli -n 11 SET "$(lockkey "$p-maj")" other PX 30000 >/dev/null
-	rcli -n 12 SET "$(lockkey "$p-maj")" other PX 9000 >/dev/null
-	rcli -n 13 SET "$(lockkey "$p-maj")" third PX 40000 >/dev/null
+	rcli -n 11 SET "$(fence_key "$p-min" lock)" someone PX 20000 >/dev/null
+	rcli -n 11 SET "$(fence_key "$p-maj" lock)" other PX 30000 >/dev/null
+	rcli -n 12 SET "$(fence_key "$p-maj" lock)" other PX 9000 >/dev/null
+	rcli -n 13 SET "$(fence_key "$p-maj" lock)" third PX 40000 >/dev/null
 	expect_rc 0 "$F" list "$p-*" --json --redis "$q1" --redis "$q2" --redis "$q3"
 	json_leases >"$TMP/leases"
 	[ "$(cut -f1,2 "$TMP/leases")" = "$p-a	$FENCE_OWNER
@@ -328,7 +328,7 @@ $p-maj	other" ]
 	grep -q 'a majority needs 2' "$TMP/err"
 	expect_rc 0 "$F" release "$p-a" "$FENCE_OWNER" --redis "$q1" --redis "$q2" --redis "$q3"
 	for n in 11 12 13; do
-		rcli -n $n DEL "$(lockkey "$p-min")" "$(lockkey "$p-maj")" "fence:{$p-a}:token" >/dev/null
+		rcli -n $n DEL "$(fence_key "$p-min" lock)" "$(fence_key "$p-maj" lock)" "$(fence_key "$p-a" token)" >/dev/null
 	done
 }
 
@@ -345,6 +345,7 @@ forget_aged() {
 		WHERE resource LIKE '$1:%'" -c "SELECT fence.forget('1 day')"
 }
 pg_mark() { psql -XAtc "SELECT token FROM fence.fences WHERE resource = '$1'"; }
+# What the banner above says of fence.forget(), played with the command.
 test_ops_forget() {
 	local base old floor i
 	base=$(rname forget)
@@ -371,7 +372,7 @@ test_ops_forget() {
 	# a new key: its counter is lifted to the floor once, its token is next
 	eval "$("$F" acquire "$base:new" --ttl 10s --pg "$PGC")"
 	[ "$FENCE_TOKEN" = $((floor + 1)) ]
-	[ "$(rcli GET "fence:{$base:new}:token")" = $((floor + 1)) ]
+	[ "$(rcli GET "$(fence_key "$base:new" token)")" = $((floor + 1)) ]
 	[ "$(pg_mark "$base:new")" = $((floor + 1)) ]
 	"$F" release "$base:new" "$FENCE_OWNER"
 	# the same through fence exec and fence run, for two more new keys

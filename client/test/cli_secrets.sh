@@ -28,7 +28,7 @@ run_masked() {
 	res=$(rname masked)
 	"$F" run "$res" --ttl 10s --redis "$url" -- sleep 30 >"$TMP/ps.out" 2>&1 &
 	pid=$!
-	if ! wait_for pgrep -P "$pid" sleep >/dev/null; then
+	if ! wait_for 5 pgrep -P "$pid" sleep >/dev/null; then
 		cat "$TMP/ps.out"
 		return 1
 	fi
@@ -166,7 +166,7 @@ test_secret_connected() {
 	# refused: the server's words, not ours
 	FENCE_REDIS_PASSWORD=Zq9-wrong expect_rc 78 "$F" acquire "$res" -v --json --redis "redis://127.0.0.1:$PORT" || return 1
 	cat "$TMP/out" "$TMP/err"
-	! grep -q Zq9 "$TMP/out" "$TMP/err"
+	refute grep -q Zq9 "$TMP/out" "$TMP/err"
 }
 
 # --- fence run and the command's environment -----------------------------------

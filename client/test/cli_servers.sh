@@ -42,7 +42,7 @@ while True:
     threading.Thread(target=serve, args=(s.accept()[0],), daemon=True).start()
 ' "$1" "$TMP/hostile.port" &
 	own_pid $!
-	wait_for test -s "$TMP/hostile.port"
+	wait_for 5 test -s "$TMP/hostile.port"
 	PORT=$(cat "$TMP/hostile.port")
 }
 
@@ -102,12 +102,12 @@ for i in range(0, 100000, 1000):
     for j in range(i, i + 1000):
         args += [str(j), "w%06d/0123456789abcdef0123456789abcdef" % j]
     print(" ".join(["ZADD", key] + args))
-' "fence:{$res}:queue" | rcli >/dev/null
-	[ "$(rcli ZCARD "fence:{$res}:queue")" = 100000 ]
+' "$(fence_key "$res" queue)" | rcli >/dev/null
+	[ "$(rcli ZCARD "$(fence_key "$res" queue)")" = 100000 ]
 	measured "$F" show "$res" --json
-	rcli DEL "fence:{$res}:queue" >/dev/null
+	rcli DEL "$(fence_key "$res" queue)" >/dev/null
 	[ "$RC" = 0 ] || return 1
-	! grep -q 'reply refused' "$TMP/err"
+	refute grep -q 'reply refused' "$TMP/err"
 }
 
 # --- ACL refusals inside a script -------------------------------------------------
@@ -117,10 +117,10 @@ for i in range(0, 100000, 1000):
 # and the server's own words in the message.
 acl_script_refusal() {
 	local res
-	PORT=$(free_port)
+	PORT=$(spare_port)
 	"$@" --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no >"$TMP/server-$PORT.log" 2>&1 &
 	own_pid $!
-	wait_for redis-cli -p "$PORT" PING >/dev/null || { cat "$TMP/server-$PORT.log"; return 1; }
+	wait_for 5 redis-cli -p "$PORT" PING >/dev/null || { cat "$TMP/server-$PORT.log"; return 1; }
 	redis-cli -p "$PORT" INFO server | grep -E '^(redis|valkey)_version'
 	redis-cli -p "$PORT" ACL SETUSER scripter on '>pw' '~*' "$(all_channels "$PORT")" '+@all' '-set' >/dev/null
 	res=$(rname acl)

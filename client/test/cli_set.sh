@@ -31,10 +31,10 @@ test_set_acquire() {
 	[ "$FENCE_TOKENS" = "$a=$FENCE_TOKEN_1/$FENCE_OWNER_1,$b=$FENCE_TOKEN_2/$FENCE_OWNER_2" ]
 	# two resources: no single-resource variables
 	refute grep -q '^FENCE_RESOURCE=' "$TMP/out"
-	[ "$(rcli GET "$(lockkey "$a")")" = "$FENCE_OWNER_1" ]
-	[ "$(rcli GET "$(lockkey "$b")")" = "$FENCE_OWNER_1" ]
+	[ "$(rcli GET "$(fence_key "$a" lock)")" = "$FENCE_OWNER_1" ]
+	[ "$(rcli GET "$(fence_key "$b" lock)")" = "$FENCE_OWNER_1" ]
 	expect_rc 0 "$F" extend -R "$a" -R "$b" "$FENCE_OWNER_1" --ttl 60s
-	[ "$(rcli PTTL "$(lockkey "$b")")" -gt 50000 ]
+	[ "$(rcli PTTL "$(fence_key "$b" lock)")" -gt 50000 ]
 	expect_rc 0 "$F" release -R "$a" -R "$b" "$FENCE_OWNER_1" --json
 	grep -qx '{"released":true}' "$TMP/out"
 	lock_free "$a" && lock_free "$b"
@@ -60,13 +60,13 @@ test_set_busy() {
 	local a b
 	a=$(rname busy-a)
 	b=$(rname busy-b)
-	rcli SET "$(lockkey "$b")" someone PX 10000 >/dev/null
+	rcli SET "$(fence_key "$b" lock)" someone PX 10000 >/dev/null
 	expect_rc 75 "$F" acquire -R "$b" -R "$a"
 	grep -q "\"$b\" is held by another owner" "$TMP/err"
 	lock_free "$a"
 	expect_rc 75 "$F" run -R "$a" -R "$b" --wait 300ms -- true
 	lock_free "$a"
-	rcli DEL "$(lockkey "$b")" >/dev/null
+	rcli DEL "$(fence_key "$b" lock)" >/dev/null
 }
 
 # Usage errors, before anything is contacted (this Redis does not exist).
@@ -119,9 +119,9 @@ test_set_run_env() {
 	expect_rc 3 "$F" run -R "$a" -R "$b" -- sh -c 'exit 3'
 	"$F" run -R "$a" -R "$b" --ttl 600ms --grace 1s -- sleep 30 >"$TMP/lost.out" 2>"$TMP/lost.err" &
 	local pid=$! rc=0
-	wait_for eval '[ "$(rcli EXISTS "$(lockkey "$b")")" = 1 ]'
+	wait_for 5 eval '[ "$(rcli EXISTS "$(fence_key "$b" lock)")" = 1 ]'
 	sleep 0.3
-	rcli DEL "$(lockkey "$b")" >/dev/null
+	rcli DEL "$(fence_key "$b" lock)" >/dev/null
 	wait "$pid" || rc=$?
 	[ "$rc" = 76 ]
 	grep -q "lease on \"$b\" lost; stopping the command" "$TMP/lost.err"

@@ -16,7 +16,7 @@ export FENCE_REDIS_URL
 
 # silent_listener: a socket that accepts and never answers, its port in PORT.
 silent_listener() {
-	PORT=$(free_port)
+	PORT=$(spare_port)
 	python3 -c '
 import socket, sys, time
 s = socket.socket()
@@ -28,7 +28,7 @@ while True:
     held.append(s.accept()[0])
 ' "$PORT" &
 	own_pid $!
-	wait_for python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])))' "$PORT"
+	wait_for 5 python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])))' "$PORT"
 }
 
 now_ms() { date +%s%3N; }
@@ -95,7 +95,7 @@ test_ux_wait_inf() {
 	owner=$FENCE_OWNER
 	"$F" acquire "$res" --wait inf --ttl 10s >"$TMP/waiter" 2>&1 &
 	pid=$!
-	wait_for in_queue "$res"
+	wait_for 5 in_queue "$res"
 	sleep 1
 	kill -0 "$pid"				# still waiting, 1 s past any short wait
 	expect_rc 0 "$F" release "$res" "$owner"
@@ -105,7 +105,7 @@ test_ux_wait_inf() {
 	expect_rc 0 "$F" release "$res" "$FENCE_OWNER"
 	expect_rc 64 "$F" acquire "$res" --ttl inf
 }
-in_queue() { [ "$(rcli ZCARD "fence:{$1}:queue")" -ge 1 ]; }
+in_queue() { [ "$(rcli ZCARD "$(fence_key "$1" queue)")" -ge 1 ]; }
 
 # --- timeouts ---------------------------------------------------------------
 
@@ -130,6 +130,9 @@ test_ux_timeout_silent_redis() {
 
 # --- help -------------------------------------------------------------------
 
+# -h, `fence help VERB` and each verb's --help print the same usage, options
+# and notes; an unknown verb is a usage error; help wins over errors and
+# contacts nothing.
 test_ux_help() {
 	local verb
 	expect_rc 0 "$F" -h
@@ -161,6 +164,8 @@ test_ux_help() {
 
 # --- run -c -------------------------------------------------------------------
 
+# run -c STRING runs STRING in a shell with the lease's variables, passes
+# its status, and -c with a command, or on another verb, is a usage error.
 test_ux_run_shell_string() {
 	local res
 	res=$(rname shell)
@@ -176,6 +181,8 @@ test_ux_run_shell_string() {
 
 # --- --quiet, --verbose -------------------------------------------------------
 
+# --quiet drops warnings, not errors; -v says what run does (connect,
+# take, renew); without either, a run that goes well prints nothing.
 test_ux_quiet_verbose() {
 	local res tls='rediss://127.0.0.1:1?tls-insecure-skip-verify=yes'
 	res=$(rname verbose)
@@ -238,10 +245,10 @@ test_ux_hold() {
 signal.signal(signal.SIGINT, signal.SIG_DFL)
 os.execv(sys.argv[1], sys.argv[1:])' "$F" acquire "$res" --hold --ttl 1s >"$TMP/lease" 2>"$TMP/hold.err" &
 		pid=$!
-		wait_for grep -q '^FENCE_OWNER=' "$TMP/lease"
+		wait_for 5 grep -q '^FENCE_OWNER=' "$TMP/lease"
 		eval "$(cat "$TMP/lease")"
 		sleep 2.5			# 2.5 TTLs: renewed, or gone
-		[ "$(rcli GET "$(lockkey "$res")")" = "$FENCE_OWNER" ]
+		[ "$(rcli GET "$(fence_key "$res" lock)")" = "$FENCE_OWNER" ]
 		kill -"$sig" "$pid"
 		rc=0
 		wait "$pid" || rc=$?
@@ -251,14 +258,14 @@ os.execv(sys.argv[1], sys.argv[1:])' "$F" acquire "$res" --hold --ttl 1s >"$TMP/
 	# the lease taken over: exit 76 at once
 	"$F" acquire "$res" --hold --ttl 1s --json >"$TMP/lease" 2>"$TMP/hold.err" &
 	pid=$!
-	wait_for grep -q '"owner"' "$TMP/lease"
-	rcli SET "$(lockkey "$res")" intruder PX 5000 >/dev/null
+	wait_for 5 grep -q '"owner"' "$TMP/lease"
+	rcli SET "$(fence_key "$res" lock)" intruder PX 5000 >/dev/null
 	rc=0
 	wait "$pid" || rc=$?
 	[ "$rc" = 76 ]
 	grep -q "lease on \"$res\" lost" "$TMP/hold.err"
 	grep -q '"error":"lost","exit":76' "$TMP/lease"
-	rcli DEL "$(lockkey "$res")" >/dev/null
+	rcli DEL "$(fence_key "$res" lock)" >/dev/null
 	expect_rc 64 "$F" run "$res" --hold -- true
 }
 
@@ -324,7 +331,7 @@ test_ux_password_hidden_from_ps() {
 	auth_redis "$pw"
 	"$F" run "$res" --ttl 10s --redis "redis://:$pw@127.0.0.1:$PORT" -- sleep 30 >"$TMP/ps.out" 2>&1 &
 	pid=$!
-	wait_for pgrep -P "$pid" sleep >/dev/null
+	wait_for 5 pgrep -P "$pid" sleep >/dev/null
 	cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline")
 	echo "cmdline: $cmdline"
 	[[ $cmdline == *"--redis redis://:***@127.0.0.1:$PORT -- sleep 30"* ]]
@@ -337,7 +344,7 @@ test_ux_password_hidden_from_ps() {
 	redis-cli -p "$PORT" -a "$pw" --no-auth-warning ACL SETUSER psux on '>ps-Secret' '~*' '+@all' >/dev/null
 	"$F" run "$res" --ttl 10s "--redis=redis://psux:ps-Secret@127.0.0.1:$PORT" --name ux -- sleep 30 >"$TMP/ps.out" 2>&1 &
 	pid=$!
-	wait_for pgrep -P "$pid" sleep >/dev/null
+	wait_for 5 pgrep -P "$pid" sleep >/dev/null
 	cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline")
 	echo "cmdline: $cmdline"
 	[[ $cmdline == *"--redis=redis://psux:***@127.0.0.1:$PORT --name ux -- sleep 30"* ]]

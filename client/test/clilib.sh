@@ -1,9 +1,10 @@
 # client/test/clilib.sh: the harness the fence command's shell tests share
 # (cli*.sh, tls.sh), sourced from client/: the binary under test ($F), a
 # temp dir ($TMP) and the servers a file starts of its own (own_pid,
-# free_port, auth_redis), expect_rc, wait_for, the Redis of
-# FENCE_REDIS_URL (rcli, lockkey, lock_free), and run_test, which prints
-# one "ok - NAME" / "not ok - NAME" / "skip - NAME" line per test.
+# own_redis, auth_redis), expect_rc, lock_free, and run_test, which prints one
+# "ok - NAME" / "not ok - NAME" / "skip - NAME" line per test.  What every
+# shell suite shares (spare_port, wait_for, dead, fence_key, rcli) is
+# test/lib/harness.sh's.
 #
 # FENCE_BIN names the binary under test (default: ./fence in client/);
 # FENCE_CLI_ONLY picks tests by name.  Resource names carry the pid: other
@@ -11,6 +12,8 @@
 F=${FENCE_BIN:-$PWD/fence}
 PGC="dbname=${PGDATABASE:-postgres}"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fence-cli.XXXXXX")
+# shellcheck source=../../test/lib/harness.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../test/lib/harness.sh"
 
 # Servers a test file starts of its own (own_pid PID) are killed on exit,
 # with the temp dir.  Their ids go to a file: each test runs in a subshell
@@ -45,23 +48,32 @@ all_channels() {
 	fi
 }
 
-# free_port: a TCP port nobody listens on now.
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+# own_redis DIR [ARG...]: a redis-server of the test's own on a spare port
+# (OWN_PORT, its pid OWN_REDIS) with the extra ARGs, its files in DIR.
+# Stopped when the test's subshell ends, and with this file at the latest
+# (own_pid: a second own_redis in one test replaces the first's trap, and
+# outside a test there is no subshell to trap).
+own_redis() {
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	OWN_PORT=$(spare_port)
+	redis-server --port "$OWN_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+		--dir "$dir" --daemonize no --logfile "$dir/log" "$@" &
+	OWN_REDIS=$!
+	own_pid "$OWN_REDIS"
+	[ "$BASHPID" = $$ ] ||
+		trap 'kill $OWN_REDIS 2>/dev/null; wait $OWN_REDIS 2>/dev/null' EXIT
 }
 
-# auth_redis PASSWORD: a redis-server of the test's own with requirepass on
-# a spare port, its port in PORT.
+# auth_redis PASSWORD: own_redis with requirepass, answering; its port in
+# PORT.
 auth_redis() {
-	PORT=$(free_port)
-	redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
-		--requirepass "$1" --dir "$TMP" --logfile "$TMP/redis-$PORT.log" &
-	own_pid $!
-	wait_for redis-cli -p "$PORT" -a "$1" --no-auth-warning PING >/dev/null
+	own_redis "$TMP/redis-auth-$BASHPID-$RANDOM" --requirepass "$1"
+	PORT=$OWN_PORT
+	wait_for 5 redis-cli -p "$PORT" -a "$1" --no-auth-warning PING >/dev/null
 }
-rcli() { redis-cli -u "$FENCE_REDIS_URL" "$@"; }
-lockkey() { echo "fence:{$1}:lock"; }
-lock_free() { [ "$(rcli EXISTS "$(lockkey "$1")")" = 0 ]; }
+lock_free() { [ "$(rcli EXISTS "$(fence_key "$1" lock)")" = 0 ]; }
 
 # conns_of PID PORT: the local addresses of process PID's TCP connections
 # to 127.0.0.1:PORT (ss names the process of each socket; we are root).
@@ -79,21 +91,6 @@ kill_conns() {
 		redis-cli "$@" -p "$port" CLIENT KILL ADDR "$a" >/dev/null && n=$((n + 1))
 	done
 	[ $n -gt 0 ]
-}
-
-# dead PID: gone, or a zombie nobody has reaped yet
-dead() {
-	! kill -0 "$1" 2>/dev/null || grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null
-}
-
-# wait_for COND...: retry COND for up to 5 s
-wait_for() {
-	local i
-	for i in $(seq 100); do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
 }
 
 # expect_rc WANT CMD...: run CMD, fail unless it exits with WANT

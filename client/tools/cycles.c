@@ -6,7 +6,7 @@
  *	  cycles [N [REDIS_URL]]
  *
  * Each cycle is fence_acquire (one EVALSHA) and fence_release (one
- * EVALSHA): two round trips, the floor for a lease with a token.  The SET
+ * EVALSHA): two round trips, the least for a lease with a token.  The SET
  * baseline (what "redis-benchmark -c 1 -t set" measures: one round trip per
  * request) runs interleaved with the cycles, in chunks, so that load from
  * other processes falls on both alike.  Prints three lines:

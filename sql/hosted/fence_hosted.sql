@@ -639,7 +639,7 @@ REVOKE ALL ON FUNCTION fence.fenced_update(text, bigint, text, anycompatiblearra
 COMMENT ON FUNCTION fence.fenced_update(text, bigint, text, anycompatiblearray) IS
     'Accept token for resource, then run query with params (of one common type) bound to $1..$n; returns rows processed';
 
--- Several resources in one call (a transfer between two accounts, each its
+-- A set of leases in one call (a transfer between two accounts, each its
 -- own lease; extension/many.c): the fence rows are taken in the bytewise
 -- order of the names (COLLATE "C") whatever the order given, so that two
 -- calls naming the same resources in opposite orders cannot deadlock; all

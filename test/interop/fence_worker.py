@@ -16,7 +16,7 @@ Commands, one a line on stdin, answers on stdout (times: wall clock, ms):
 
 FENCE_WORKER_RELEASE=del makes release a bare compare-and-DEL that ignores
 the queue, as a client that does not follow the protocol would: the
-negative control of test/e2e/interop.sh (its waiters wake late).
+negative control of test/e2e/features/interop.sh (its waiters wake late).
 """
 import hashlib
 import os

@@ -4,7 +4,7 @@
 # read: the pinned node-postgres of test/drivers (npm ci into
 # ~/.cache/pgfence/node), the Node.js package's modules (npm ci in node/,
 # when the tree has it) and Debian's postgres_exporter
-# (test/e2e/exporter_queries.sh, unpacked into
+# (test/e2e/docs/exporter_queries.sh, unpacked into
 # ~/.cache/pgfence/postgres_exporter).  test/matrix.sh runs it in each
 # chroot before the tests, which run without a network.  Idempotent.
 set -uo pipefail
@@ -28,7 +28,7 @@ if command -v npm >/dev/null && [ -f node/package-lock.json ] && [ ! -d node/nod
 		{ echo "fetch: npm ci in node/ failed" >&2; status=1; }
 fi
 
-# the same paths as test/e2e/exporter_queries.sh
+# the same paths as test/e2e/docs/exporter_queries.sh
 exporter=${FENCE_EXPORTER_CACHE:-$cache/postgres_exporter}
 if [ ! -x "$exporter/usr/bin/prometheus-postgres-exporter" ]; then
 	deb=$(mktemp -d "${TMPDIR:-/tmp}/pgfence-fetch.XXXXXX")

@@ -24,6 +24,10 @@
 # also on failure or Ctrl-C.  PostgreSQL refuses to run as root, so as
 # root the server runs as the "postgres" system user.
 
+# spare_port, port_free, wait_for ...: the helpers every suite shares
+# shellcheck source=harness.sh
+. "${BASH_SOURCE[0]%/*}/harness.sh"
+
 FENCE_TMP=
 FENCE_PGDATA=
 FENCE_REDIS_PIDS=()
@@ -87,25 +91,6 @@ servers_stop() {
 	FENCE_PGDATA=
 	[ -n "$FENCE_TMP" ] && [ -z "${FENCE_KEEP_TMP:-}" ] && rm -rf "$FENCE_TMP"
 	FENCE_TMP=
-}
-
-# spare_port: print a TCP port on 127.0.0.1 that nothing listens on.  The
-# range stays below Linux's ephemeral ports (32768 and up), which outgoing
-# connections take at random and would otherwise collide with.  Lanes of
-# test/run.sh that run at once each take a range of their own
-# (FENCE_PORT_BASE, FENCE_PORT_SPAN): a port one lane found free and has
-# not bound yet is never another's pick.
-spare_port() {
-	local port
-	while :; do
-		port=$((${FENCE_PORT_BASE:-12000} + RANDOM % ${FENCE_PORT_SPAN:-20000}))
-		port_free "$port" && { echo "$port"; return; }
-	done
-}
-
-# port_free PORT: nothing listens on 127.0.0.1:PORT.
-port_free() {
-	! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
 # redis_until PORT SECONDS PATTERN MESSAGE CMD...: ask the redis-server on

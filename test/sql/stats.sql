@@ -1,6 +1,6 @@
 -- fence.stats: accepted and refused tokens per resource, counted in shared
 -- memory (test/run.sh preloads the library), so that refusals count
--- although their transactions abort.  test/e2e/stats_preload.sh
+-- although their transactions abort.  test/e2e/features/stats_preload.sh
 -- covers a server without preloading, and fence.log_refusals.
 
 -- its capacity: 1000 resources by default (test/run.sh sets more)

@@ -1,8 +1,13 @@
 # test/e2e/lib/lib.sh: shared helpers of the end-to-end fault tests.
 #
-# test/run.sh runs every test/e2e/*.sh as a test; the helpers (this file,
-# worker.sh, wallclock_holder.sh, proxy.py, check_history.py) live in lib/
-# so that they are not taken for tests.
+# test/run.sh runs every test/e2e/PURPOSE/*.sh as a test, PURPOSE one of
+# faults (F1-F12: a fault and a history checked), topologies (Cluster,
+# Sentinel, quorum; waiters riding failovers), features (one feature end to
+# end: poolers, replication, the SQL edition, ACLs, sets of leases ...),
+# docs (the documentation's blocks, signatures, links and queries run) and
+# ops (install, upgrade, backups); the helpers (this file, worker.sh,
+# wallclock_holder.sh, proxy.py, check_history.py) live in lib/ so that
+# they are not taken for tests.
 #
 # A test sources this file and calls e2e_init NAME first.  test/run.sh runs
 # the tests against its shared servers (PG* variables, FENCE_REDIS_URL,
@@ -15,8 +20,10 @@
 # a row into the test's log table in the same transaction, after it wrote
 # the data row, and the log's serial is dumped as the commit sequence.
 #
-# Waiting: nothing here sleeps and hopes.  wait_for polls a condition every
-# 50 ms with a bound, and says what it waited for when the bound runs out.
+# Waiting: nothing here sleeps and hopes.  wait_for SECS CMD (the shell
+# suites' harness, test/lib/harness.sh, which servers.sh sources) polls a
+# condition every 50 ms with a bound; here a wait past its bound fails the
+# test (harness_timeout below), saying what it waited for.
 
 set -euo pipefail
 
@@ -165,6 +172,9 @@ node_sql() {
 	psql -X -qAt -v ON_ERROR_STOP=1 -h "$WORK/sock" -p "${!port}" -U postgres -d postgres "$@"
 }
 
+# a wait_for past its bound ends the test
+harness_timeout() { fail "$*"; }
+
 say() { printf '%s %s: %s\n' "$(date +%T.%3N)" "${E2E_NAME:-e2e}" "$*"; }
 E2E_FAILED=
 fail() {
@@ -230,16 +240,6 @@ sqlstate() {
 hist() {
 	local IFS=$'\t'
 	printf '%s\n' "$*" >>"$HIST"
-}
-
-# wait_for DESCRIPTION TIMEOUT_S CMD...: poll CMD until it succeeds.
-wait_for() {
-	local what=$1 limit=$2 t0=$SECONDS
-	shift 2
-	until "$@"; do
-		((SECONDS - t0 < limit)) || fail "timed out after ${limit}s waiting for $what"
-		sleep 0.05
-	done
 }
 
 # A stock table with one row (id 1) and the log table of accepted writes.
@@ -310,18 +310,10 @@ kill9() {
 
 # --- Redis
 
-lock_key() { printf 'fence:{%s}:lock' "$1"; }
-token_key() { printf 'fence:{%s}:token' "$1"; }
-# rcli [URL] ...: redis-cli against FENCE_REDIS_URL or the URL given first.
-rcli() {
-	local url=$FENCE_REDIS_URL
-	case ${1:-} in redis://*) url=$1; shift ;; esac
-	redis-cli -u "$url" --no-raw "$@" | sed 's/^"\(.*\)"$/\1/; s/^(integer) //; s/^(nil)$//'
-}
 rkeys() { redis-cli -u "$FENCE_REDIS_URL" --raw KEYS "$1"; }
 # lock_owner [URL] RESOURCE, lock_gone [URL] RESOURCE
 lock_owner() {
-	if [ $# = 2 ]; then rcli "$1" GET "$(lock_key "$2")"; else rcli GET "$(lock_key "$1")"; fi
+	if [ $# = 2 ]; then rcli "$1" GET "$(fence_key "$2" lock)"; else rcli GET "$(fence_key "$1" lock)"; fi
 }
 lock_gone() { [ "$(lock_owner "$@")" = "" ]; }
 
@@ -364,7 +356,7 @@ start_stalled() {
 	export_lease
 	PAUSE=1 start_plain_worker "$name" "$mode"
 	unexport_lease
-	wait_for "$name's read" 20 state_is "$name" read
+	wait_for 20 state_is "$name" read
 }
 
 # start_loop_worker NAME RESOURCE MODE [FENCE-RUN OPTION...]: run "fence
@@ -433,6 +425,50 @@ wait_exit() {
 	wait "$pid" || RC=$?
 }
 
+# three_holders PREFIX RESOURCE MODE: A1, A2 and A3 take the lease in turn
+# under "fence run --pg" and write (tokens 1, 2 and 3 on a fresh Redis).
+three_holders() {
+	local p=$1 res=$2 mode=$3 i
+	for i in 1 2 3; do
+		TBL=$p start_worker "A$i" "$res" "$mode" --ttl 5s --pg "$PGCONN"
+		wait_exit "$LAST_PID" 20
+		[ "$RC" = 0 ] || fail "A$i: exit $RC"
+	done
+}
+
+# repeated_token PREFIX RESOURCE MODE SECS [FENCE-RUN OPTION...]: after
+# the test made Redis lose RESOURCE's keys (F6: a restart without data; its
+# quorum twin: a majority of nodes), "fence acquire" is handed token 1
+# again; the plain worker S writes with it (its outcome the test checks),
+# then B takes over under "fence run OPTIONS" (SECS to finish).
+repeated_token() {
+	local p=$1 res=$2 mode=$3 secs=$4
+	shift 4
+	eval "$("$FENCE_BIN" acquire "$res" --ttl 5s)"
+	say "fence acquire after the loss: token $FENCE_TOKEN"
+	[ "$FENCE_TOKEN" = 1 ] || fail "after the loss Redis gave token $FENCE_TOKEN, expected 1 again"
+	export_lease
+	TBL=$p start_plain_worker S "$mode"
+	unexport_lease
+	wait_exit "$LAST_PID" 20
+	say "the write with the repeated token 1: $(outcome S)"
+	"$FENCE_BIN" release "$res" "$(owner_of S)" >/dev/null
+
+	TBL=$p start_worker B "$res" "$mode" --ttl 5s "$@"
+	wait_exit "$LAST_PID" "$secs"
+	[ "$RC" = 0 ] || fail "B: exit $RC: $(cat "$WORK/B.err")"
+	say "fence run${1:+ --pg}: token $(token_of B), write $(outcome B)"
+}
+
+# healed: after repeated_token with "fence run --pg", S's write with the
+# repeated token was refused, and B's fence run lifted its token above
+# A3's 3 (healing) and wrote.
+healed() {
+	[ "$(outcome S)" = LF001 ] || fail "the repeated token's write: $(outcome S), expected LF001"
+	[ "$(token_of B)" -gt 3 ] || fail "fence run --pg did not lift the token above 3: $(token_of B)"
+	[ "$(outcome B)" = ok ] || fail "B's write after healing: $(outcome B)"
+}
+
 # --- one holder, one waiter (the failover tests)
 
 # start_holder NAME RESOURCE [FENCE-RUN OPTION...]: "fence run" whose
@@ -447,7 +483,7 @@ start_holder() {
 		>"$WORK/$name.out" 2>"$WORK/$name.err" &
 	LAST_PID=$!
 	E2E_PIDS+=("$LAST_PID")
-	wait_for "$name's lease" 30 test -s "$WORK/$name.owner"
+	wait_for 30 test -s "$WORK/$name.owner"
 }
 holder_token() { cat "$WORK/$1.token"; }
 holder_owner() { cat "$WORK/$1.owner"; }
@@ -474,7 +510,7 @@ start_pair() {
 	HPID=$LAST_PID
 	start_waiter "W$n" "$res" "$@"
 	WPID=$LAST_PID
-	wait_for "W$n to queue" 20 in_queue "$port" "$res"
+	wait_for 20 in_queue "$port" "$res"
 }
 
 # replica_of PORT MASTER: the redis at PORT replicates MASTER, in sync.
@@ -496,7 +532,7 @@ waits_behind() {
 		[ ! -s "$WORK/$name.out" ] ||
 			fail "$name got the lease while $holder held it: $(cat "$WORK/$name.out")"
 		kill -0 "$pid" 2>/dev/null || fail "$name stopped waiting: $(cat "$WORK/$name.err")"
-		[ "$(redis-cli -p "$port" GET "$(lock_key "$res")")" = "$(holder_owner "$holder")" ] ||
+		[ "$(redis-cli -p "$port" GET "$(fence_key "$res" lock)")" = "$(holder_owner "$holder")" ] ||
 			fail "the lock on $port is not $holder's"
 		((SECONDS - t0 < $6)) || break
 		sleep 0.1
@@ -526,7 +562,7 @@ cmd_calls() {
 # --- Redis Cluster
 
 # cluster_slot_of PORT RESOURCE: the slot of RESOURCE's keys
-cluster_slot_of() { redis-cli -p "$1" cluster keyslot "$(lock_key "$2")"; }
+cluster_slot_of() { redis-cli -p "$1" cluster keyslot "$(fence_key "$2" lock)"; }
 
 # cluster_slot_owner PORT SLOT: the port of the master serving SLOT, as the
 # node at PORT sees it
@@ -590,7 +626,7 @@ proxy_start() {
 	mkdir -p "$WORK/proxy"
 	"$E2E_PY" "$E2E_DIR/proxy.py" "$PROXY_PORT" 127.0.0.1 "${1:-$PGPORT}" "$PROXY_CTL" "$WORK/proxy" 2>"$WORK/proxy.log" &
 	E2E_PIDS+=("$!")
-	wait_for "the proxy" 10 proxy_up
+	wait_for 10 proxy_up
 }
 
 # proxy_ctl COMMAND: send a control command, print the reply.
