@@ -388,8 +388,12 @@ next_unit() {
 # $runs/I.res, its seconds and lane to $runs/I.time; $runs/I.done last.
 lane() {
 	local w=$1 qf=$2 i t0 ok=1
-	# ports of its own: two lanes never pick the same spare one
-	FENCE_PORT_BASE=$((12000 + (w - 1) * 4000)) FENCE_PORT_SPAN=4000
+	# ports of its own: two lanes never pick the same spare one.  The
+	# lanes share 12000-21999 between them; a Cluster node's bus port is
+	# its port + 10000 (test/lib/servers.sh cluster_port), so 22000-31999
+	# holds only the bus ports of the same lane's range.
+	FENCE_PORT_SPAN=$((10000 / jobs))
+	FENCE_PORT_BASE=$((12000 + (w - 1) * FENCE_PORT_SPAN))
 	export FENCE_PORT_BASE FENCE_PORT_SPAN
 	servers_init
 	# fence.stats counts in shared memory, which needs the library

@@ -219,7 +219,7 @@ redis_url() {
 cluster_port() {
 	local port
 	while :; do
-		port=$((12000 + RANDOM % 10000))
+		port=$((${FENCE_PORT_BASE:-12000} + RANDOM % ${FENCE_PORT_SPAN:-10000}))
 		port_free "$port" && port_free "$((port + 10000))" && { echo "$port"; return; }
 	done
 }
