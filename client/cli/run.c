@@ -9,7 +9,7 @@
  * that left it): SIGTERM, then SIGKILL after --grace.  In the foreground
  * of a terminal it leaves a stand-in in the shell's job, for job control
  * (see run_standin).  The command finds the token in its environment and
- * in PGOPTIONS (pgoptions.c).
+ * in PGOPTIONS (carry.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -181,7 +181,7 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 	set = take_set(ctx, o, first ? (const char *const *) argv : o->resources,
 				   first ? 1 : (size_t) o->nresources, NULL, &code, &g);
 	if (g.sig != 0)
-		return give_back_set(ctx, set, NULL, g.sig);
+		return give_back_on_signal(ctx, set, NULL, g.sig);
 	if (set == NULL)
 		return code;
 	if (o->pg == NULL && !o->no_pg)
@@ -221,10 +221,9 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 	/* handlers in place: signals may come (to the command, once started) */
 	pthread_sigmask(SIG_SETMASK, &g.old, NULL);
 
-	/* a set, or settings inherited from an outer run: carry.c merges */
+	/* its tokens, merged with settings inherited from an outer run (carry.c) */
 	pgoptions_keep();
-	if ((code = carry_set_env(set, o->nresources > 0, &tokens)) == 1)
-		code = set_child_env(fence_leases_member(set, 0));
+	code = carry_env(set, o->nresources > 0, &tokens);
 	/* behind a pooler: FENCE_* for the command, PGOPTIONS as it was */
 	if (code == 0 && o->pooler && pgoptions_restore() != 0)
 		code = -1;
@@ -240,8 +239,7 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 	 * the settings refused, a configuration to change (78); with
 	 * PostgreSQL unreachable, an outage (69).
 	 */
-	if (o->pg != NULL && !o->pooler && (code = tokens != NULL ? carry_probe(o->pg, tokens) :
-						  probe_pgoptions(o->pg, fence_leases_member(set, 0))) < 0)
+	if (o->pg != NULL && !o->pooler && (code = carry_probe(o->pg, set, tokens)) < 0)
 	{
 		code = code == -2 ? EXIT_UNAVAIL : EXIT_CONFIG;
 		goto release;
