@@ -354,15 +354,14 @@ fence_acquire_many_wait(fence_ctx *ctx, const char *const *resources, size_t n,
 		first_taken = fence_now_ns();
 	for (i = taken < 0 ? n : (size_t) taken; i < n; i++)
 	{
-		int64_t		left = deadline - fence_now_ns();
-		long long	left_ms = wait_ms == 0 || left <= 0 ? 0 : (left + 999999) / 1000000;
 		const char *owner = i > 0 ? fence_lease_owner(set->members[0]) :
 			owner_id[0] != '\0' ? owner_id : NULL;
 
-		/* an exhausted deadline still makes one last try, as for one lease */
-		if (wait_ms > 0 && left_ms == 0)
-			left_ms = 1;
-		set->members[i] = fence_acquire_wait_as(ctx, names[i], ttl_ms, left_ms, owner);
+		/*
+		 * What is left of the one deadline (an exhausted one still makes a
+		 * last try, as for one lease); a timeout names the whole wait
+		 */
+		set->members[i] = fence_acquire_wait_as(ctx, names[i], ttl_ms, wait_ms, deadline, owner);
 		if (set->members[i] == NULL)
 			break;
 		if (i == 0)
