@@ -203,6 +203,10 @@ extern int	probe_unreachable(const char *why);
 /* sets.c: the usage rules of -R */
 extern int	set_usage(const options *o, const char *verb, int nargs);
 
+/* job.c: run in the foreground of a terminal */
+extern int	job_split(const struct sigaction *handler, const struct sigaction *orig_chld,
+					  pid_t *job_pgrp, pid_t *standin, int *code);
+
 /* procs.c */
 extern void signal_all(pid_t pgid, int sig);
 extern int	all_gone(pid_t pid, int *status, int *main_done, int *stopsig);
