@@ -330,7 +330,8 @@ int			fence_pg_mark(fence_ctx *ctx, PGconn *pg, const char *resource,
 						  long long *token);
 
 /*
- * After fence_announce, fence_exec or fence_pg_mark failed because the
+ * After fence_announce, fence_exec (fence_leases_exec) or fence_pg_mark
+ * failed because the
  * database is not set up for fence (PostgreSQL refused fence's own SQL
  * with 42501, the role lacks the grant; 3F000 or 42883, the extension is
  * missing or older than the client): what to do, as sentences that end
@@ -371,6 +372,22 @@ void		fence_leases_heartbeat_stop(fence_leases *set);
 
 /* fence.advance for each member, in order (any version of the extension). */
 int			fence_leases_announce(fence_ctx *ctx, fence_leases *set, PGconn *pg);
+
+/*
+ * The set's fenced statement, what fence_exec is for one lease: "sql" with
+ * "params" in one transaction that first runs fence.advance_many (every
+ * member's token accepted, or all refused: FENCE_ERR_STALE) with
+ * fence.tokens set for it, so that guarded tables find each row's token.
+ * On an idle connection it commits before returning, once every member is
+ * checked again (rolled back, FENCE_ERR_LOST or _SUSPECT, when one is not
+ * held by then); inside the caller's transaction the caller commits.
+ * Refused while a member is suspect or lost, and for COPY (FENCE_ERR_ARG).
+ * Needs the extension of 0.3.0 (fence.advance_many; fence_pg_hint says so
+ * when it is older).  A set of one is fence_exec on its lease.  Returns
+ * the statement's result (PQclear it), or NULL.
+ */
+PGresult   *fence_leases_exec(fence_ctx *ctx, fence_leases *set, PGconn *pg,
+							  const char *sql, int nparams, const char *const *params);
 
 /*
  * The fence.tokens value naming every member, RESOURCE=TOKEN/OWNER joined

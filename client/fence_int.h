@@ -430,7 +430,7 @@ void		fence_lease_window(fence_lease *l, long long *ttl_ms, int64_t *until_ns);
  * the sets of lease_set.c */
 fence_lease *fence_acquire_wait_as(fence_ctx *ctx, const char *resource,
 								   long long ttl_ms, long long wait_ms,
-								   const char *owner);
+								   int64_t deadline, const char *owner);
 fence_lease *fence_lease_new(fence_ctx *ctx, const char *resource, long long ttl_ms,
 							 const char *owner);
 void		fence_lease_taken(fence_lease *l, int64_t t0);

@@ -359,21 +359,24 @@ fence_lease *
 fence_acquire_wait(fence_ctx *ctx, const char *resource, long long ttl_ms,
 				   long long wait_ms)
 {
-	return fence_acquire_wait_as(ctx, resource, ttl_ms, wait_ms, NULL);
+	return fence_acquire_wait_as(ctx, resource, ttl_ms, wait_ms, 0, NULL);
 }
 
 /*
  * fence_acquire_wait with "owner" as the owner id (NULL: a new one): the
  * leases of a set share one (lease_set.c), so that one id names them all.
  * An id is unique to its lock key, which is all the scripts compare.
+ * "deadline" (fence_now_ns's clock; 0: "wait_ms" from now) is when the
+ * wait ends: a member of a set waits for what is left of the set's one
+ * wait, and its error names the whole "wait_ms" the caller asked for, as
+ * one lease's does.
  */
 fence_lease *
 fence_acquire_wait_as(fence_ctx *ctx, const char *resource, long long ttl_ms,
-					  long long wait_ms, const char *owner)
+					  long long wait_ms, int64_t deadline, const char *owner)
 {
 	fence_lease *l;
-	int64_t		deadline,
-				caller_deadline = ctx->conn->deadline_ns;
+	int64_t		caller_deadline = ctx->conn->deadline_ns;
 	int64_t		backoff_ms = 10;
 	enum fence_attempt how = wait_ms > 0 ? FENCE_ATTEMPT_WAIT : FENCE_ATTEMPT_TRY;
 	char		failing[FENCE_ERRSTR_LEN] = "";
@@ -393,7 +396,8 @@ fence_acquire_wait_as(fence_ctx *ctx, const char *resource, long long ttl_ms,
 	l = fence_lease_new(ctx, resource, ttl_ms, owner);
 	if (l == NULL)
 		return NULL;
-	deadline = fence_now_ns() + wait_ms * 1000000;
+	if (deadline == 0)
+		deadline = fence_now_ns() + wait_ms * 1000000;
 	/* a Redis that never answers must not stretch the wait by a command
 	 * timeout: every command ends by the deadline, plus the slack */
 	if (how != FENCE_ATTEMPT_TRY)

@@ -42,11 +42,18 @@
  * each member, each on its own Redis connection and its own schedule
  * (TTL/3), and reports the loss of any member, once, as the loss of the
  * set.
+ *
+ * PostgreSQL.  fence_leases_announce announces each member as
+ * fence_announce does; fence_leases_exec is the set's fenced statement,
+ * one transaction under every member's token (fence.advance_many and
+ * fence.tokens), what fence_exec is for one lease.  A set of one is one
+ * lease there: fence_exec, which every version of the extension has.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pq.h"
 #include "store/store.h"
 
 struct fence_leases
@@ -347,15 +354,14 @@ fence_acquire_many_wait(fence_ctx *ctx, const char *const *resources, size_t n,
 		first_taken = fence_now_ns();
 	for (i = taken < 0 ? n : (size_t) taken; i < n; i++)
 	{
-		int64_t		left = deadline - fence_now_ns();
-		long long	left_ms = wait_ms == 0 || left <= 0 ? 0 : (left + 999999) / 1000000;
 		const char *owner = i > 0 ? fence_lease_owner(set->members[0]) :
 			owner_id[0] != '\0' ? owner_id : NULL;
 
-		/* an exhausted deadline still makes one last try, as for one lease */
-		if (wait_ms > 0 && left_ms == 0)
-			left_ms = 1;
-		set->members[i] = fence_acquire_wait_as(ctx, names[i], ttl_ms, left_ms, owner);
+		/*
+		 * What is left of the one deadline (an exhausted one still makes a
+		 * last try, as for one lease); a timeout names the whole wait
+		 */
+		set->members[i] = fence_acquire_wait_as(ctx, names[i], ttl_ms, wait_ms, deadline, owner);
 		if (set->members[i] == NULL)
 			break;
 		if (i == 0)
@@ -555,5 +561,223 @@ fence_leases_tokens(const fence_leases *set)
 	free(resources);
 	free(owners);
 	free(tokens);
+	return out;
+}
+
+/*
+ * "{"a","b"}": the text[] literal of what "get" gives for each member, or
+ * NULL (out of memory).
+ */
+static char *
+array_literal(const fence_leases *set, const char *(*get) (const fence_lease *))
+{
+	size_t		cap = 3,
+				i;
+	char	   *out,
+			   *p;
+
+	for (i = 0; i < set->n; i++)
+		cap += 2 * strlen(get(set->members[i])) + 3;
+	if ((p = out = malloc(cap)) == NULL)
+		return NULL;
+	*p++ = '{';
+	for (i = 0; i < set->n; i++)
+	{
+		const char *s = get(set->members[i]);
+
+		if (i > 0)
+			*p++ = ',';
+		*p++ = '"';
+		for (; *s; s++)
+		{
+			if (*s == '"' || *s == '\\')
+				*p++ = '\\';
+			*p++ = *s;
+		}
+		*p++ = '"';
+	}
+	*p++ = '}';
+	*p = '\0';
+	return out;
+}
+
+static const char *
+member_resource(const fence_lease *l)
+{
+	return l->resource;
+}
+
+static const char *
+member_owner(const fence_lease *l)
+{
+	return l->owner;
+}
+
+/* "{1,2}": the bigint[] literal of the members' tokens, or NULL. */
+static char *
+token_literal(const fence_leases *set)
+{
+	char	   *out = malloc(set->n * 22 + 3);
+	size_t		len = 1,
+				i;
+
+	if (out == NULL)
+		return NULL;
+	strcpy(out, "{");
+	for (i = 0; i < set->n; i++)
+		len += sprintf(out + len, "%s%lld", i ? "," : "", set->members[i]->token);
+	strcpy(out + len, "}");
+	return out;
+}
+
+/*
+ * The set's fenced statement (fence.h): run "sql" with "params" under
+ * every member's token, in one transaction.  fence.advance_many(resources,
+ * tokens, owners) accepts every token or refuses them all (LF001, in the
+ * order of the names, so two sets in opposite orders cannot deadlock in
+ * PostgreSQL either), with fence.tokens set for the transaction, so that
+ * the guards of the tables it writes find each row's token; then the
+ * statement.  On an idle connection the transaction commits before this
+ * returns, once every member is checked again (ROLLBACK and FENCE_ERR_LOST
+ * or _SUSPECT when one is not held by then); inside the caller's
+ * transaction the COMMIT is the caller's, and a member lost meanwhile is
+ * reported.  It needs the extension of 0.3.0 (fence.advance_many); against
+ * an older one the hint says so.  A set of one is fence_exec on its lease.
+ */
+PGresult *
+fence_leases_exec(fence_ctx *ctx, fence_leases *set, PGconn *pg, const char *sql,
+				  int nparams, const char *const *params)
+{
+	char	   *resources = NULL,
+			   *owners = NULL,
+			   *tokens = NULL,
+			   *nums = NULL;
+	const char *args[4];
+	PGresult   *res = NULL,
+			   *out = NULL;
+	ExecStatusType st;
+	int			own_tx,
+				worst;
+	size_t		i;
+
+	fence_clear_error(ctx);
+	if (pg == NULL || set == NULL || set->n == 0 || sql == NULL || nparams < 0 ||
+		(nparams > 0 && params == NULL))
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG,
+						"fence_leases_exec needs a connection, a set and a statement");
+		return NULL;
+	}
+	if (set->n == 1)
+		return fence_exec(ctx, set->members[0], pg, sql, nparams, params);
+	if (fence_pq_load(ctx) != FENCE_OK)
+		return NULL;
+	for (i = 0; i < set->n; i++)
+		if (fence_lease_usable(ctx, set->members[i]) != FENCE_OK)
+			return NULL;
+	switch (PQtransactionStatus(pg))
+	{
+		case PQTRANS_IDLE:
+			own_tx = 1;
+			break;
+		case PQTRANS_INTRANS:
+			own_tx = 0;
+			break;
+		default:
+			fence_set_error(ctx, FENCE_ERR_PG, "PostgreSQL connection is not ready (failed transaction or broken connection)");
+			return NULL;
+	}
+	resources = array_literal(set, member_resource);
+	owners = array_literal(set, member_owner);
+	tokens = fence_leases_tokens(set);
+	nums = token_literal(set);
+	if (resources == NULL || owners == NULL || tokens == NULL || nums == NULL)
+	{
+		fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
+		goto done;
+	}
+	args[0] = resources;
+	args[1] = nums;
+	args[2] = owners;
+	args[3] = tokens;
+	if (own_tx)
+	{
+		res = PQexec(pg, "BEGIN");
+		if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		{
+			fence_pg_error(ctx, pg, res, "BEGIN", FENCE_SQL_THEIRS);
+			res = NULL;
+			goto done;
+		}
+		PQclear(res);
+	}
+	res = PQexecParams(pg, "SELECT fence.advance_many($1::text[], $2::bigint[], $3::text[]),"
+					   " set_config('fence.tokens', $4, true)",
+					   4, NULL, args, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+		int			no_function = state != NULL && strcmp(state, FENCE_SQLSTATE_NO_FUNCTION) == 0;
+
+		fence_pg_error(ctx, pg, res, "fence.advance_many", FENCE_SQL_OURS);
+		res = NULL;
+		/* the schema is there: an extension older than fence.advance_many */
+		if (no_function)
+			snprintf(ctx->conn->pg_hint, sizeof(ctx->conn->pg_hint),
+					 "the fence extension is older than this client (no fence.advance_many):"
+					 " ALTER EXTENSION fence UPDATE");
+		goto rollback;
+	}
+	PQclear(res);
+	res = PQexecParams(pg, sql, nparams, NULL, params, NULL, NULL, 0);
+	st = PQresultStatus(res);
+	if (fence_pg_is_copy(st))
+	{
+		/* one result, no data streamed: end the COPY the server began */
+		PQclear(res);
+		fence_pg_refuse_copy(ctx, pg, st, 1, "fence_leases_exec");
+		while ((res = PQgetResult(pg)) != NULL)
+			PQclear(res);
+		goto rollback;
+	}
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+	{
+		fence_pg_error(ctx, pg, res, "fenced statement failed", FENCE_SQL_THEIRS);
+		res = NULL;
+		goto rollback;
+	}
+	/* the statement may have outlived a lease: then it must not commit */
+	if ((worst = fence_leases_state(set)) != FENCE_LEASE_HELD)
+	{
+		fence_set_error(ctx, worst == FENCE_LEASE_LOST ? FENCE_ERR_LOST : FENCE_ERR_SUSPECT,
+						"a lease of the set was lost (or Redis is unreachable) while the statement ran%s",
+						own_tx ? "; rolled back" : "");
+		goto rollback;
+	}
+	out = res;
+	res = NULL;
+	if (own_tx)
+	{
+		res = PQexec(pg, "COMMIT");
+		if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		{
+			fence_pg_error(ctx, pg, res, "COMMIT", FENCE_SQL_THEIRS);
+			res = NULL;
+			PQclear(out);
+			out = NULL;
+			goto rollback;
+		}
+	}
+	goto done;
+
+rollback:
+	if (own_tx)
+		fence_pg_rollback(ctx, pg);
+done:
+	PQclear(res);
+	free(resources);
+	free(owners);
+	free(tokens);
+	free(nums);
 	return out;
 }

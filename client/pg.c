@@ -34,11 +34,6 @@
 #define FENCE_HEAL_ATTEMPTS 5
 #define ADVANCE_SQL "SELECT fence.advance($1::text, $2::bigint, $3::text)"
 
-/* The statement failed is fence's own (fence.advance, fence.mark), or
- * the caller's. */
-#define FENCE_SQL_OURS 1
-#define FENCE_SQL_THEIRS 0
-
 /*
  * The README's grant of an application role, the one grant that every verb
  * needs, for the edition that the database runs (fence.edition(), granted
@@ -85,7 +80,7 @@ grant_of(PGconn *pg)
  * idle connection; inside fence_exec's transaction (a pipeline, or a
  * transaction that failed) it cannot be, so the C extension's grant is
  * written and the edition asked once the transaction is rolled back
- * (rollback()).
+ * (fence_pg_rollback()).
  */
 static void
 grant_hint(fence_ctx *ctx, PGconn *pg)
@@ -137,13 +132,14 @@ setup_hint(fence_ctx *ctx, PGconn *pg, const char *state)
 }
 
 /*
- * Record a failed PostgreSQL call.  "res" may be NULL (then the connection's
+ * Record a failed PostgreSQL call (here and in the set's fenced statement,
+ * lease_set.c).  "res" may be NULL (then the connection's
  * message is used); it is cleared here.  "whose" says whether the
  * statement was fence's own (FENCE_SQL_OURS), whose setup errors get a
  * hint.
  */
-static void
-pg_error(fence_ctx *ctx, PGconn *pg, PGresult *res, const char *what, int whose)
+void
+fence_pg_error(fence_ctx *ctx, PGconn *pg, PGresult *res, const char *what, int whose)
 {
 	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	const char *msg = res ? PQresultErrorMessage(res) : PQerrorMessage(pg);
@@ -181,7 +177,7 @@ simple_command(fence_ctx *ctx, PGconn *pg, const char *sql)
 
 	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
 	{
-		pg_error(ctx, pg, res, sql, FENCE_SQL_THEIRS);
+		fence_pg_error(ctx, pg, res, sql, FENCE_SQL_THEIRS);
 		return FENCE_ERR;
 	}
 	PQclear(res);
@@ -201,7 +197,7 @@ advance(fence_ctx *ctx, PGconn *pg, fence_lease *l)
 					   3, NULL, params, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
 	{
-		pg_error(ctx, pg, res, "fence.advance failed", FENCE_SQL_OURS);
+		fence_pg_error(ctx, pg, res, "fence.advance failed", FENCE_SQL_OURS);
 		return FENCE_ERR;
 	}
 	PQclear(res);
@@ -232,7 +228,7 @@ fence_pg_mark(fence_ctx *ctx, PGconn *pg, const char *resource, long long *token
 					   1, NULL, params, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
 	{
-		pg_error(ctx, pg, res, "could not read the fence", FENCE_SQL_OURS);
+		fence_pg_error(ctx, pg, res, "could not read the fence", FENCE_SQL_OURS);
 		return FENCE_ERR;
 	}
 	*token = 0;
@@ -342,11 +338,12 @@ fence_announce(fence_ctx *ctx, fence_lease *l, PGconn *pg)
 }
 
 /*
- * End the transaction fence_exec began, if it is still open; then the
- * grant of a hint can name the database's edition (grant_hint()).
+ * End the transaction fence_exec (or fence_leases_exec) began, if it is
+ * still open; then the grant of a hint can name the database's edition
+ * (grant_hint()).
  */
-static void
-rollback(fence_ctx *ctx, PGconn *pg)
+void
+fence_pg_rollback(fence_ctx *ctx, PGconn *pg)
 {
 	if (PQtransactionStatus(pg) == PQTRANS_INTRANS ||
 		PQtransactionStatus(pg) == PQTRANS_INERROR)
@@ -357,14 +354,17 @@ rollback(fence_ctx *ctx, PGconn *pg)
 }
 
 /*
- * fence_exec hands back one result and streams no data, so it cannot run
- * COPY.  End the COPY the server began, so that nothing hangs: COPY FROM
- * STDIN is failed (the server aborts the statement), COPY TO STDOUT is read
- * to its end and its rows dropped.  The caller then rolls back.
+ * A fenced statement ("who": fence_exec, fence_leases_exec) hands back one
+ * result and streams no data, so it cannot run COPY.  End the COPY the
+ * server began, so that nothing hangs: COPY FROM STDIN is failed (the
+ * server aborts the statement), COPY TO STDOUT is read to its end and its
+ * rows dropped.  The caller then rolls back.
  */
-static void
-refuse_copy(fence_ctx *ctx, PGconn *pg, ExecStatusType st, int report)
+void
+fence_pg_refuse_copy(fence_ctx *ctx, PGconn *pg, ExecStatusType st, int report, const char *who)
 {
+	char		why[64];
+
 	if (st == PGRES_COPY_OUT)
 	{
 		char	   *row;
@@ -373,14 +373,17 @@ refuse_copy(fence_ctx *ctx, PGconn *pg, ExecStatusType st, int report)
 			PQfreemem(row);
 	}
 	else
-		(void) PQputCopyEnd(pg, "fence_exec does not run COPY");
+	{
+		snprintf(why, sizeof(why), "%s does not run COPY", who);
+		(void) PQputCopyEnd(pg, why);
+	}
 	if (report)
 		fence_set_error(ctx, FENCE_ERR_ARG,
-						"COPY is not supported: fence_exec returns one result and streams no data");
+						"COPY is not supported: %s returns one result and streams no data", who);
 }
 
-static int
-is_copy(ExecStatusType st)
+int
+fence_pg_is_copy(ExecStatusType st)
 {
 	return st == PGRES_COPY_IN || st == PGRES_COPY_OUT || st == PGRES_COPY_BOTH;
 }
@@ -399,13 +402,13 @@ commit_if_held(fence_ctx *ctx, fence_lease *l, PGconn *pg, PGresult *res, int ow
 	{
 		PQclear(res);
 		if (own_tx)
-			rollback(ctx, pg);
+			fence_pg_rollback(ctx, pg);
 		return NULL;
 	}
 	if (own_tx && simple_command(ctx, pg, "COMMIT") != FENCE_OK)
 	{
 		PQclear(res);
-		rollback(ctx, pg);
+		fence_pg_rollback(ctx, pg);
 		return NULL;
 	}
 	return res;
@@ -429,24 +432,24 @@ exec_stepwise(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
 		goto fail;
 	res = PQexecParams(pg, sql, nparams, NULL, params, NULL, NULL, 0);
 	st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
-	if (is_copy(st))
+	if (fence_pg_is_copy(st))
 	{
 		PQclear(res);
-		refuse_copy(ctx, pg, st, 1);
+		fence_pg_refuse_copy(ctx, pg, st, 1, "fence_exec");
 		while ((res = PQgetResult(pg)) != NULL)
 			PQclear(res);
 		goto fail;
 	}
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
 	{
-		pg_error(ctx, pg, res, "fenced statement failed", FENCE_SQL_THEIRS);
+		fence_pg_error(ctx, pg, res, "fenced statement failed", FENCE_SQL_THEIRS);
 		goto fail;
 	}
 	return commit_if_held(ctx, l, pg, res, own_tx);
 
 fail:
 	if (own_tx)
-		rollback(ctx, pg);
+		fence_pg_rollback(ctx, pg);
 	return NULL;
 }
 #endif
@@ -477,21 +480,21 @@ exec_pipelined(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
 	snprintf(token, sizeof(token), "%lld", l->token);
 	if (PQenterPipelineMode(pg) != 1)
 	{
-		pg_error(ctx, pg, NULL, "could not enter pipeline mode", FENCE_SQL_THEIRS);
+		fence_pg_error(ctx, pg, NULL, "could not enter pipeline mode", FENCE_SQL_THEIRS);
 		return NULL;
 	}
 	if ((own_tx && PQsendQueryParams(pg, "BEGIN", 0, NULL, NULL, NULL, NULL, 0) != 1) ||
 		PQsendQueryParams(pg, ADVANCE_SQL, 3, NULL, aparams, NULL, NULL, 0) != 1 ||
 		PQsendQueryParams(pg, sql, nparams, NULL, params, NULL, NULL, 0) != 1)
 	{
-		pg_error(ctx, pg, NULL, "could not send the fenced statement", FENCE_SQL_THEIRS);
+		fence_pg_error(ctx, pg, NULL, "could not send the fenced statement", FENCE_SQL_THEIRS);
 		failed = 1;
 	}
 	/* Always end the pipeline, so that draining it cannot hang. */
 	if (PQpipelineSync(pg) != 1)
 	{
 		if (!failed)
-			pg_error(ctx, pg, NULL, "could not send the fenced statement", FENCE_SQL_THEIRS);
+			fence_pg_error(ctx, pg, NULL, "could not send the fenced statement", FENCE_SQL_THEIRS);
 		failed = 1;
 	}
 
@@ -519,17 +522,17 @@ exec_pipelined(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
 			PQclear(res);
 			break;
 		}
-		if (is_copy(st))
+		if (fence_pg_is_copy(st))
 		{
 			/* its end comes next: an error, or the COPY's command tag */
-			refuse_copy(ctx, pg, st, !failed);
+			fence_pg_refuse_copy(ctx, pg, st, !failed, "fence_exec");
 			failed = 1;
 			PQclear(res);
 		}
 		else if (st == PGRES_FATAL_ERROR && !failed)
 		{
 			/* query 1 is fence.advance, ours */
-			pg_error(ctx, pg, res, what[query < 2 ? query : 2],
+			fence_pg_error(ctx, pg, res, what[query < 2 ? query : 2],
 					 query == 1 ? FENCE_SQL_OURS : FENCE_SQL_THEIRS);
 			failed = 1;
 		}
@@ -552,7 +555,7 @@ exec_pipelined(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
 	}
 	if (PQexitPipelineMode(pg) != 1 && !failed)
 	{
-		pg_error(ctx, pg, NULL, "could not leave pipeline mode", FENCE_SQL_THEIRS);
+		fence_pg_error(ctx, pg, NULL, "could not leave pipeline mode", FENCE_SQL_THEIRS);
 		failed = 1;
 	}
 	if (failed || out == NULL)
@@ -561,7 +564,7 @@ exec_pipelined(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
 			fence_set_error(ctx, FENCE_ERR_PG, "fenced statement returned no result");
 		PQclear(out);
 		if (own_tx)
-			rollback(ctx, pg);
+			fence_pg_rollback(ctx, pg);
 		return NULL;
 	}
 	return commit_if_held(ctx, l, pg, out, own_tx);

@@ -1,11 +1,21 @@
 /*
  * client/cli/carry.c
- *	  What run's command carries when fence run holds a set of leases (-R,
- *	  more than once) or runs inside another fence run: every (resource,
- *	  token, owner) triple in one "-c fence.tokens=..." in PGOPTIONS, and
- *	  FENCE_TOKENS, FENCE_COUNT, FENCE_RESOURCE_i, FENCE_TOKEN_i and
- *	  FENCE_OWNER_i in the environment (docs/writing-fenced-code.md,
- *	  "Transfers between accounts"; the format is the extension's fence.tokens).
+ *	  What run's command carries: its leases' tokens, in PGOPTIONS for the
+ *	  sessions it opens and in its environment for itself.
+ *
+ * One RESOURCE, nothing inherited: "-c fence.resource=R -c fence.token=T
+ * -c fence.owner=O" appended to PGOPTIONS as fence found it, and
+ * FENCE_RESOURCE, FENCE_TOKEN and FENCE_OWNER (what run always carried,
+ * and an extension older than fence.tokens reads).  A set (-R, given once
+ * or more) or settings inherited from another fence run: every (resource,
+ * token, owner) triple in one "-c fence.tokens=..." in PGOPTIONS, and
+ * FENCE_TOKENS, FENCE_COUNT, FENCE_RESOURCE_i, FENCE_TOKEN_i and
+ * FENCE_OWNER_i in the environment (docs/writing-fenced-code.md,
+ * "Transfers between accounts"; the format is the extension's
+ * fence.tokens); a run that holds one lease adds its fence.resource,
+ * fence.token and fence.owner and FENCE_RESOURCE, _TOKEN, _OWNER too,
+ * which say the same as its entry.  With --pooler PGOPTIONS stays as it
+ * was (pgoptions.c).
  *
  * Nesting.  "fence run acct:1 -- fence run acct:2 -- psql" must give psql
  * both tokens, or the debit of acct:1 fails with LF002.  So the inner
@@ -13,12 +23,7 @@
  * and a fence.resource with its fence.token and fence.owner), takes them
  * out, adds its own triples (its own wins for a resource it holds too) and
  * writes back one fence.tokens holding all of them, in the bytewise order
- * of the names.  A run that holds one lease adds its fence.resource,
- * fence.token and fence.owner too, which say the same as its entry: an
- * extension without fence.tokens still sees that one.
- *
- * A run with one RESOURCE and nothing inherited carries what it always did
- * (pgoptions.c), and nothing else.
+ * of the names.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,15 +39,34 @@ by_resource(const void *a, const void *b)
 }
 
 /*
- * What the command of a set (or of a nested run) carries: the inherited
- * settings merged with "set", every triple in PGOPTIONS and the
- * environment.  "as_set": -R was given (else one RESOURCE, and nothing is
- * done unless something was inherited: returns 1, for pgoptions.c).  On
- * success 0 and the fence.tokens value in "*tokens" (malloc'd); -1 out of
- * memory; -2 an inherited fence.tokens that cannot be read (printed).
+ * The lease of a run that holds one: its fence.resource, fence.token and
+ * fence.owner appended to "*kept" (PGOPTIONS), FENCE_RESOURCE, _TOKEN and
+ * _OWNER in the environment.  0, or -1 out of memory.
+ */
+static int
+carry_one(fence_lease *l, char **kept)
+{
+	char		num[24];
+
+	snprintf(num, sizeof(num), "%lld", fence_lease_token(l));
+	if (add_setting(kept, "fence.resource", fence_lease_resource(l)) != 0 ||
+		add_setting(kept, "fence.token", num) != 0 ||
+		add_setting(kept, "fence.owner", fence_lease_owner(l)) != 0)
+		return -1;
+	return setenv("FENCE_RESOURCE", fence_lease_resource(l), 1) |
+		setenv("FENCE_TOKEN", num, 1) | setenv("FENCE_OWNER", fence_lease_owner(l), 1);
+}
+
+/*
+ * What the command carries for "set" (one RESOURCE is a set of one;
+ * "as_set": -R was given), merged with the settings inherited in
+ * PGOPTIONS (above).  On success 0, and the fence.tokens value in
+ * "*tokens" (malloc'd) when one was written, NULL when the run carries
+ * its one lease alone; -1 out of memory; -2 an inherited fence.tokens that
+ * cannot be read (printed).
  */
 int
-carry_set_env(fence_leases *set, int as_set, char **tokens)
+carry_env(fence_leases *set, int as_set, char **tokens)
 {
 	const char *old = getenv("PGOPTIONS");
 	carried		c = {0};
@@ -75,7 +99,15 @@ carry_set_env(fence_leases *set, int as_set, char **tokens)
 	}
 	if (!as_set && c.n == 0)
 	{
-		rc = 1;
+		/* one lease, nothing inherited: PGOPTIONS as it was, and the lease */
+		free(c.kept);
+		c.kept = NULL;
+		if (old != NULL && *old != '\0' && (c.kept = strdup(old)) == NULL)
+			goto done;
+		if (carry_one(fence_leases_member(set, 0), &c.kept) != 0 ||
+			setenv("PGOPTIONS", c.kept, 1) != 0)
+			goto done;
+		rc = 0;
 		goto done;
 	}
 	for (i = 0; i < nown; i++)
@@ -100,18 +132,22 @@ carry_set_env(fence_leases *set, int as_set, char **tokens)
 	if ((*tokens = fence_format_tokens(c.n, res, tok, own)) == NULL)
 		goto done;
 
-	/* PGOPTIONS: what was there, one fence.tokens, and a single lease's own */
+	/*
+	 * PGOPTIONS: what was there, one fence.tokens, and a single lease's own
+	 * (FENCE_RESOURCE, _TOKEN, _OWNER with it; an outer run's are gone)
+	 */
 	if (add_setting(&c.kept, "fence.tokens", *tokens) != 0)
 		goto done;
 	if (nown == 1)
 	{
-		fence_lease *l = fence_leases_member(set, 0);
-
-		snprintf(num, sizeof(num), "%lld", fence_lease_token(l));
-		if (add_setting(&c.kept, "fence.resource", fence_lease_resource(l)) != 0 ||
-			add_setting(&c.kept, "fence.token", num) != 0 ||
-			add_setting(&c.kept, "fence.owner", fence_lease_owner(l)) != 0)
+		if (carry_one(fence_leases_member(set, 0), &c.kept) != 0)
 			goto done;
+	}
+	else
+	{
+		unsetenv("FENCE_RESOURCE");
+		unsetenv("FENCE_TOKEN");
+		unsetenv("FENCE_OWNER");
 	}
 	if (setenv("PGOPTIONS", c.kept, 1) != 0 || setenv("FENCE_TOKENS", *tokens, 1) != 0)
 		goto done;
@@ -145,26 +181,6 @@ carry_set_env(fence_leases *set, int as_set, char **tokens)
 		snprintf(name, sizeof(name), "FENCE_OWNER_%zu", i);
 		unsetenv(name);
 	}
-	/* FENCE_RESOURCE, _TOKEN, _OWNER: this run's lease when it holds one */
-	if (nown == 1)
-	{
-		fence_lease *l = fence_leases_member(set, 0);
-
-		snprintf(num, sizeof(num), "%lld", fence_lease_token(l));
-		rc = setenv("FENCE_RESOURCE", fence_lease_resource(l), 1) |
-			setenv("FENCE_TOKEN", num, 1) | setenv("FENCE_OWNER", fence_lease_owner(l), 1);
-		if (rc != 0)
-		{
-			rc = -1;
-			goto done;
-		}
-	}
-	else
-	{
-		unsetenv("FENCE_RESOURCE");
-		unsetenv("FENCE_TOKEN");
-		unsetenv("FENCE_OWNER");
-	}
 	rc = 0;
 done:
 	if (rc < 0)
@@ -180,13 +196,14 @@ done:
 }
 
 /*
- * probe_pgoptions for fence.tokens: 0 when a session opened with the
- * command's PGOPTIONS shows "tokens", 1 when it works without (a warning
+ * Whether sessions at "conninfo" opened with the command's PGOPTIONS see
+ * what it carries: for one lease alone, fence.token (probe_pgoptions);
+ * else fence.tokens: 0 when such a session shows "tokens", 1 when it works without (a warning
  * says why), -1 when it cannot connect with them, -2 when it cannot
  * connect at all (an error says so).
  */
 int
-carry_probe(const char *conninfo, const char *tokens)
+carry_probe(const char *conninfo, fence_leases *set, const char *tokens)
 {
 	PGconn	   *pg;
 	PGresult   *res;
@@ -195,6 +212,8 @@ carry_probe(const char *conninfo, const char *tokens)
 	int			rc,
 				unreachable;
 
+	if (tokens == NULL)
+		return probe_pgoptions(conninfo, fence_leases_member(set, 0));
 	if ((why = pq_load()) != NULL)
 	{
 		fprintf(stderr, "%s: %s\n", progname, why);

@@ -181,32 +181,31 @@ extern int	print_help(const char *verb);
 extern void json_string(FILE *f, const char *s);
 extern void shell_assign(const char *name, const char *value);
 extern void print_lease(const options *o, fence_lease *l);
+extern void print_set(const options *o, fence_leases *set, const char *tokens);
 extern void print_result(const options *o, PGresult *res, long long token);
 
 /* name.c */
 extern int	name_owner(fence_ctx *ctx, const options *o, const char *command);
 
-/* take.c */
-extern fence_lease *take_lease(fence_ctx *ctx, const options *o, const char *resource,
-							   PGconn **pgp, int *code, stop_guard *g);
-extern int	give_back(fence_ctx *ctx, fence_lease *l, PGconn *pg, int sig);
+/* take.c: one RESOURCE is a set of one */
 extern fence_leases *take_set(fence_ctx *ctx, const options *o, const char *const *resources,
 							  size_t n, PGconn **pgp, int *code, stop_guard *g);
-extern int	give_back_set(fence_ctx *ctx, fence_leases *set, PGconn *pg, int sig);
+extern void release_and_close(fence_ctx *ctx, fence_leases *set, PGconn *pg);
+extern int	give_back_on_signal(fence_ctx *ctx, fence_leases *set, PGconn *pg, int sig);
 
 /* pgoptions.c */
-extern int	set_child_env(fence_lease *l);
 extern int	probe_pgoptions(const char *conninfo, fence_lease *l);
 extern void pgoptions_keep(void);
 extern int	pgoptions_restore(void);
 extern PGconn *probe_connect(const char *conninfo, int *unreachable, char *why, size_t whylen);
 extern int	probe_unreachable(const char *why);
 
-/* sets.c: -R, acquire, release and extend of a set */
+/* sets.c: the usage rules of -R */
 extern int	set_usage(const options *o, const char *verb, int nargs);
-extern int	cmd_acquire_set(fence_ctx *ctx, const options *o, int argc, char **argv);
-extern int	cmd_release_set(fence_ctx *ctx, const options *o, int argc, char **argv);
-extern int	cmd_extend_set(fence_ctx *ctx, const options *o, int argc, char **argv);
+
+/* job.c: run in the foreground of a terminal */
+extern int	job_split(const struct sigaction *handler, const struct sigaction *orig_chld,
+					  pid_t *job_pgrp, pid_t *standin, int *code);
 
 /* procs.c */
 extern void signal_all(pid_t pgid, int sig);
@@ -250,12 +249,8 @@ extern int	put_triple(carried *c, const char *resource, long long token, const c
 extern int	add_setting(char **buf, const char *name, const char *value);
 extern int	read_pgoptions(const char *pgoptions, carried *c, char *err, size_t errlen);
 
-/* exec_set.c */
-extern PGresult *exec_set(fence_leases *set, PGconn *pg, const char *sql, int nparams,
-						  const char *const *params, int *code);
-
 /* carry.c */
-extern int	carry_set_env(fence_leases *set, int as_set, char **tokens);
-extern int	carry_probe(const char *conninfo, const char *tokens);
+extern int	carry_env(fence_leases *set, int as_set, char **tokens);
+extern int	carry_probe(const char *conninfo, fence_leases *set, const char *tokens);
 
 #endif							/* FENCE_CLI_H */

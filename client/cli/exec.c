@@ -1,7 +1,9 @@
 /*
  * client/cli/exec.c
- *	  fence exec: take the lease, run one fenced SQL statement under its
- *	  token (the heartbeat renewing it meanwhile), give the lease back.
+ *	  fence exec: take the lease (one RESOURCE is a set of one; -R, a set),
+ *	  run one fenced SQL statement under its tokens (libfence's
+ *	  fence_leases_exec; the heartbeat renews the leases meanwhile), give
+ *	  the leases back.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -54,11 +56,11 @@ cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv)
 		return code;
 	/* a closed pipe must not kill fence before it gives the lease back */
 	signal(SIGPIPE, SIG_IGN);
-	/* one RESOURCE is a set of one; -R, a set (exec_set.c) */
+	/* one RESOURCE is a set of one; -R, a set */
 	set = take_set(ctx, o, first ? (const char *const *) argv : o->resources,
 				   first ? 1 : (size_t) o->nresources, &pg, &code, &g);
 	if (g.sig != 0)
-		return give_back_set(ctx, set, pg, g.sig);
+		return give_back_on_signal(ctx, set, pg, g.sig);
 	if (set == NULL)
 		return code;
 	l = fence_leases_member(set, 0);
@@ -85,13 +87,11 @@ cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv)
 		code = 128 + exec_signal;
 		goto done;
 	}
-	if (first)
-		res = fence_exec(ctx, l, pg, argv[1], argc - 2, (const char *const *) argv + 2);
-	else
-		res = exec_set(set, pg, argv[0], argc - 1, (const char *const *) argv + 1, &code);
+	res = fence_leases_exec(ctx, set, pg, argv[first], argc - first - 1,
+							(const char *const *) argv + first + 1);
 	if (res == NULL)
 	{
-		code = exec_signal != 0 ? 128 + exec_signal : first ? pg_fail(ctx, pg) : code;
+		code = exec_signal != 0 ? 128 + exec_signal : pg_fail(ctx, pg);
 		goto done;
 	}
 	print_result(o, res, fence_lease_token(l));

@@ -32,8 +32,9 @@
 static pthread_t hold_main;
 
 static void
-on_hold_lost(fence_lease *lease, void *arg)
+on_hold_lost(fence_leases *set, fence_lease *lease, void *arg)
 {
+	(void) set;
 	(void) lease;
 	(void) arg;
 	pthread_kill(hold_main, SIGUSR1);
@@ -42,6 +43,7 @@ on_hold_lost(fence_lease *lease, void *arg)
 int
 cmd_hold(fence_ctx *ctx, const options *o, int argc, char **argv)
 {
+	fence_leases *set;
 	fence_lease *l;
 	stop_guard	g;
 	sigset_t	waitset;
@@ -54,16 +56,18 @@ cmd_hold(fence_ctx *ctx, const options *o, int argc, char **argv)
 	if ((code = name_owner(ctx, o, NULL)) != 0)
 		return code;
 	signal(SIGPIPE, SIG_IGN);
-	l = take_lease(ctx, o, argv[0], NULL, &code, &g);
+	/* one RESOURCE, a set of one (main.c refuses -R with --hold) */
+	set = take_set(ctx, o, (const char *const *) argv, 1, NULL, &code, &g);
 	if (g.sig != 0)
-		return give_back(ctx, l, NULL, g.sig);
-	if (l == NULL)
+		return give_back_on_signal(ctx, set, NULL, g.sig);
+	if (set == NULL)
 		return code;
+	l = fence_leases_member(set, 0);
 	print_lease(o, l);
 	if (fflush(stdout) != 0 || ferror(stdout))
 	{
 		snprintf(msg, sizeof(msg), "could not write the lease: %s; giving it back", strerror(errno));
-		(void) give_back(ctx, l, NULL, 0);
+		release_and_close(ctx, set, NULL);
 		return report_error(EXIT_IOERR, msg, NULL);
 	}
 
@@ -72,10 +76,10 @@ cmd_hold(fence_ctx *ctx, const options *o, int argc, char **argv)
 	waitset = g.set;
 	sigaddset(&waitset, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &waitset, NULL);
-	if (fence_heartbeat_start(ctx, l, on_hold_lost, NULL) != FENCE_OK)
+	if (fence_leases_heartbeat_start(ctx, set, on_hold_lost, NULL) != FENCE_OK)
 	{
 		code = fail(ctx);
-		(void) give_back(ctx, l, NULL, 0);
+		release_and_close(ctx, set, NULL);
 		return code;
 	}
 	trace("holding the lease on \"%s\": renewed every %lld ms until SIGINT or SIGTERM",
@@ -93,20 +97,20 @@ cmd_hold(fence_ctx *ctx, const options *o, int argc, char **argv)
 				  fence_lease_state(l) == FENCE_LEASE_HELD ? "renewed" :
 				  "suspect: Redis does not answer");
 	}
-	fence_heartbeat_stop(l);
-	if (sig == SIGUSR1 || fence_lease_state(l) == FENCE_LEASE_LOST)
+	fence_leases_heartbeat_stop(set);
+	if (sig == SIGUSR1 || fence_leases_state(set) == FENCE_LEASE_LOST)
 	{
 		snprintf(msg, sizeof(msg), "lease on \"%s\" lost", fence_lease_resource(l));
-		fence_lease_free(l);
+		fence_leases_free(set);
 		return report_error(EXIT_LOST, msg, NULL);
 	}
 	trace("%s: giving the lease on \"%s\" back", strsignal(sig), fence_lease_resource(l));
-	if (fence_release(ctx, l) != FENCE_OK)
+	if (fence_leases_release(ctx, set) != FENCE_OK)
 	{
 		code = fail(ctx);
-		fence_lease_free(l);
+		fence_leases_free(set);
 		return code;
 	}
-	fence_lease_free(l);
+	fence_leases_free(set);
 	return 0;
 }

@@ -11,8 +11,8 @@
  *	  fence show    RESOURCE [--pg CONNINFO]
  *	  fence list    [PATTERN]
  *	  fence resync  --pg CONNINFO [--prefix PREFIX]
- *	  (acquire, release, extend, run, exec: -R RESOURCE, repeated, for a set:
- *	  sets.c, exec_set.c)
+ *	  (acquire, release, extend, run, exec: -R RESOURCE, repeated, for a set;
+ *	  one RESOURCE is a set of one: sets.c)
  *	  fence help    [VERB]
  *
  * Exit status (DESIGN.md section 4): 0 success (for run, the command's own
@@ -27,8 +27,8 @@
  * arguments), the checks that run before anything is contacted, and the
  * table that sends each verb to its cmd_* (cli.h).  The verbs live one
  * family to a file: acquire.c (acquire, release, extend), hold.c (acquire
- * --hold), run.c, exec.c, show.c and list.c, on take.c (taking a lease,
- * guarded against signals), name.c, output.c and common.c; the help is
+ * --hold), run.c, exec.c, show.c and list.c, on take.c (taking a set of
+ * leases, guarded against signals), name.c, output.c and common.c; the help is
  * help.c's, durations are read by durations.c, passwords kept out of
  * argv by secret.c, messages printed by report.c.
  */

@@ -132,6 +132,52 @@ print_lease(const options *o, fence_lease *l)
 	shell_assign("FENCE_OWNER", fence_lease_owner(l));
 }
 
+/* A set as acquire prints it: numbered shell assignments, or JSON. */
+void
+print_set(const options *o, fence_leases *set, const char *tokens)
+{
+	size_t		i,
+				n = fence_leases_count(set);
+	char		name[40],
+				value[24];
+
+	if (o->json)
+	{
+		printf("{\"tokens\":");
+		json_string(stdout, tokens);
+		printf(",\"leases\":[");
+		for (i = 0; i < n; i++)
+		{
+			fence_lease *l = fence_leases_member(set, i);
+
+			printf("%s{\"resource\":", i ? "," : "");
+			json_string(stdout, fence_lease_resource(l));
+			printf(",\"token\":%lld,\"owner\":", fence_lease_token(l));
+			json_string(stdout, fence_lease_owner(l));
+			printf(",\"ttl_ms\":%lld}", fence_lease_ttl(l));
+		}
+		printf("]}\n");
+		return;
+	}
+	shell_assign("FENCE_TOKENS", tokens);
+	snprintf(value, sizeof(value), "%zu", n);
+	shell_assign("FENCE_COUNT", value);
+	for (i = 0; i < n; i++)
+	{
+		fence_lease *l = fence_leases_member(set, i);
+
+		snprintf(name, sizeof(name), "FENCE_RESOURCE_%zu", i + 1);
+		shell_assign(name, fence_lease_resource(l));
+		snprintf(name, sizeof(name), "FENCE_TOKEN_%zu", i + 1);
+		snprintf(value, sizeof(value), "%lld", fence_lease_token(l));
+		shell_assign(name, value);
+		snprintf(name, sizeof(name), "FENCE_OWNER_%zu", i + 1);
+		shell_assign(name, fence_lease_owner(l));
+	}
+	if (n == 1)
+		print_lease(o, fence_leases_member(set, 0));
+}
+
 /* Print a result like psql -At: fields separated by '|'. */
 void
 print_result(const options *o, PGresult *res, long long token)

@@ -1,85 +1,15 @@
 /*
  * client/cli/pgoptions.c
  *	  run and PostgreSQL: where it announces (--pg, FENCE_PG, libpq's
- *	  variables), what its command gets to carry the token there
- *	  (FENCE_RESOURCE, FENCE_TOKEN and FENCE_OWNER in its environment, the
- *	  same as "-c fence.*=..." settings appended to PGOPTIONS, none of
- *	  those with --pooler), and a probe that sessions at --pg really see
- *	  them.
+ *	  variables), PGOPTIONS kept as fence found it (for --pooler), and a
+ *	  probe that sessions at --pg really see what its command carries
+ *	  (carry.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-
-/*
- * Append "-c NAME=VALUE" to "buf", escaping what libpq's options parser
- * would split on: whitespace and backslashes get a backslash.
- */
-static int
-append_option(char **buf, size_t *len, size_t *cap, const char *name, const char *value)
-{
-	size_t		need = strlen(name) + 2 * strlen(value) + 8;
-	const char *p;
-
-	if (*len + need >= *cap)
-	{
-		size_t		ncap = (*len + need) * 2;
-		char	   *n = realloc(*buf, ncap);
-
-		if (n == NULL)
-			return -1;
-		*buf = n;
-		*cap = ncap;
-	}
-	if (*len > 0)
-		(*buf)[(*len)++] = ' ';
-	*len += sprintf(*buf + *len, "-c %s=", name);
-	for (p = value; *p; p++)
-	{
-		if (*p == '\\' || *p == ' ' || *p == '\t' || *p == '\n' ||
-			*p == '\r' || *p == '\f' || *p == '\v')
-			(*buf)[(*len)++] = '\\';
-		(*buf)[(*len)++] = *p;
-	}
-	(*buf)[*len] = '\0';
-	return 0;
-}
-
-int
-set_child_env(fence_lease *l)
-{
-	char		token[24];
-	const char *old = getenv("PGOPTIONS");
-	char	   *buf = NULL;
-	size_t		len = 0,
-				cap = 0;
-	int			rc;
-
-	snprintf(token, sizeof(token), "%lld", fence_lease_token(l));
-	if (old != NULL && *old != '\0')
-	{
-		cap = strlen(old) + 1;
-		if ((buf = malloc(cap)) == NULL)
-			return -1;
-		memcpy(buf, old, cap);
-		len = cap - 1;
-	}
-	if (append_option(&buf, &len, &cap, "fence.resource", fence_lease_resource(l)) != 0 ||
-		append_option(&buf, &len, &cap, "fence.token", token) != 0 ||
-		append_option(&buf, &len, &cap, "fence.owner", fence_lease_owner(l)) != 0)
-	{
-		free(buf);
-		return -1;
-	}
-	rc = setenv("PGOPTIONS", buf, 1) |
-		setenv("FENCE_RESOURCE", fence_lease_resource(l), 1) |
-		setenv("FENCE_TOKEN", token, 1) |
-		setenv("FENCE_OWNER", fence_lease_owner(l), 1);
-	free(buf);
-	return rc;
-}
 
 /*
  * Where run announces the token when no --pg was given: FENCE_PG (a

@@ -8,8 +8,8 @@
  * when the lease is lost it stops all of them (the group, and descendants
  * that left it): SIGTERM, then SIGKILL after --grace.  In the foreground
  * of a terminal it leaves a stand-in in the shell's job, for job control
- * (see run_standin).  The command finds the token in its environment and
- * in PGOPTIONS (pgoptions.c).
+ * (job.c).  The command finds the token in its environment and
+ * in PGOPTIONS (carry.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -74,157 +74,119 @@ now_ms(void)
 }
 
 /*
- * Job control.  A shell knows only the process it started, and takes the
- * job for stopped when that process stops.  But a stopped fence would stop
- * renewing the lease, and a fence that does not stop while its command is
- * stopped leaves the shell waiting, the terminal with nobody (Ctrl-Z
- * "hangs").  So in the foreground of a terminal, run splits in two once it
- * holds the lease: the process the shell started stays in the job's process
- * group as its stand-in (run_standin), and a child, the supervisor, in a
- * process group of its own, renews the lease and runs the command, which
- * gets the terminal.  When the command stops (Ctrl-Z, or a read from the
- * terminal in the background), the supervisor gives the terminal back to
- * the job's group and stops the stand-in with the same signal: the shell
- * sees its job stopped, and the heartbeat goes on renewing the lease.  fg
- * and bg continue the stand-in, which tells the supervisor: it continues
- * the command, handing it the terminal first when the shell made the job
- * the foreground again.  Signals sent to the stand-in are passed on to the
- * supervisor, and its exit status becomes the stand-in's.  The supervisor
- * dies with the stand-in (PR_SET_PDEATHSIG, SIGTERM: the command is
- * stopped and the lease given back).
+ * What one run keeps between its phases: take the leases, carry their
+ * tokens to the command, supervise the command, give the leases back.
  */
-static pid_t standin_supervisor;
-
-static void
-standin_pass_on(int sig)
+typedef struct run_state
 {
-	int			saved = errno;
-
-	kill(standin_supervisor, sig);
-	errno = saved;
-}
-
-/*
- * The stand-in's part: pass signals on to "supervisor" until it exits, and
- * exit as it did.  The signals it passes on were blocked across the fork;
- * "oldmask" is the mask to restore once its handlers are in place.
- */
-static int
-run_standin(pid_t supervisor, const sigset_t *oldmask, const struct sigaction *orig_chld)
-{
-	struct sigaction sa,
-				cur;
-	pid_t		w;
-	int			st,
-				i;
-
-	standin_supervisor = supervisor;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = standin_pass_on;
-	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < NFORWARDED; i++)
-	{
-		/* ignored when we started: ignored still, and not passed on */
-		sigaction(forwarded[i], NULL, &cur);
-		if (cur.sa_handler != SIG_IGN)
-			sigaction(forwarded[i], &sa, NULL);
-	}
-	sigaction(SIGCONT, &sa, NULL);
-	sigaction(SIGCHLD, orig_chld, NULL);
-	sigprocmask(SIG_SETMASK, oldmask, NULL);
-	while ((w = waitpid(supervisor, &st, 0)) != supervisor)
-		if (w < 0 && errno != EINTR)
-			return EXIT_FAIL;
-	if (WIFEXITED(st))
-		return WEXITSTATUS(st);
-	if (WIFSIGNALED(st))
-		return 128 + WTERMSIG(st);
-	return EXIT_FAIL;
-}
-
-int
-cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
-{
+	fence_ctx  *ctx;
+	const options *o;
 	fence_leases *set;
-	char	   *tokens = NULL;
-	int			first = o->nresources > 0 ? 0 : 1;	/* the command's name */
-	struct sigaction sa,
+	char	   *tokens;			/* the fence.tokens carried, or NULL */
+	struct sigaction sa,		/* on_signal, for the forwarded ones */
 				orig[NFORWARDED],
 				orig_chld,
 				orig_ttou;
-	sigset_t	job_signals,
-				oldmask;
-	stop_guard	g;
-	pid_t		pid,
-				supervisor,
-				standin = 0,
-				job_pgrp = 0;
-	int			code = 0,
-				i,
-				status = 0,
-				stopsig;
-	int			lost = 0,
-				main_done = 0,
-				done = 0,
-				started = 0,
-				own_tty = 0;
-	long long	kill_at = 0;
+	int			own_tty;		/* in the foreground of a terminal */
+	pid_t		job_pgrp,		/* the shell's job, with own_tty */
+				standin,		/* the stand-in's pid, with own_tty */
+				pid;			/* the command */
+	int			started,		/* the command was started */
+				lost,			/* a lease was lost meanwhile */
+				main_done,		/* the command itself has exited */
+				status;			/* its wait status, once main_done */
+	long long	kill_at;		/* lost: when SIGKILL follows SIGTERM */
+} run_state;
+
+/*
+ * Take the leases (one RESOURCE is a set of one; -R, a set), guarded
+ * against the signals that end fence, which stay blocked.  0, or the exit
+ * status.
+ */
+static int
+run_take(run_state *r, int argc, char **argv, int first, stop_guard *g)
+{
+	const options *o = r->o;
+	int			code;
 
 	if (argc < first + 1)
 		return usage_error("run needs RESOURCE and a command after --%s", "");
 	if ((code = keep_password_from_child(o)) != 0)
 		return code;
 	/* fence holds the lease while the command runs: its pid, their name */
-	if ((code = name_owner(ctx, o, argv[first])) != 0)
+	if ((code = name_owner(r->ctx, o, argv[first])) != 0)
 		return code;
-	/* one RESOURCE is a set of one; -R, a set (sets.c) */
-	set = take_set(ctx, o, first ? (const char *const *) argv : o->resources,
-				   first ? 1 : (size_t) o->nresources, NULL, &code, &g);
-	if (g.sig != 0)
-		return give_back_set(ctx, set, NULL, g.sig);
-	if (set == NULL)
+	r->set = take_set(r->ctx, o, first ? (const char *const *) argv : o->resources,
+					  first ? 1 : (size_t) o->nresources, NULL, &code, g);
+	if (g->sig != 0)
+	{
+		code = give_back_on_signal(r->ctx, r->set, NULL, g->sig);
+		r->set = NULL;
+		return code;
+	}
+	if (r->set == NULL)
 		return code;
 	if (o->pg == NULL && !o->no_pg)
 		note("warning: the lease on \"%s\" was taken with no PostgreSQL to announce it to\n"
 			 "(no --pg, FENCE_PG, PGSERVICE, PGHOST or PGDATABASE): PostgreSQL refuses a\n"
 			 "stale holder's writes only for a token it has heard of.  Give --pg (or set\n"
 			 "FENCE_PG), or --no-pg when the command writes nothing that is fenced.",
-			 fence_lease_resource(fence_leases_member(set, 0)));
+			 fence_lease_resource(fence_leases_member(r->set, 0)));
 	else if (o->pg != NULL)
 		trace("announced to PostgreSQL at %s", o->pg_from);
+	return 0;
+}
+
+/*
+ * Forward the signals that stop a job, except those ignored when we
+ * started (nohup, a shell's trap ''): those stay ignored, here and in the
+ * command, which inherits every disposition we found.  Children that stop
+ * wake us too (job control).  Then the signals blocked while the leases
+ * were taken may come.  0, or the exit status.
+ */
+static int
+run_handlers(run_state *r, const stop_guard *g)
+{
+	int			i;
 
 	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
 	{
 		fprintf(stderr, "%s: could not create pipe: %s\n", progname, strerror(errno));
-		code = EXIT_FAIL;
-		goto release;
+		return EXIT_FAIL;
 	}
-
-	/*
-	 * Forward the signals that stop a job, except those ignored when we
-	 * started (nohup, a shell's trap ''): those stay ignored, here and in
-	 * the command, which inherits every disposition we found.  Children
-	 * that stop wake us too (job control, below).
-	 */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGCHLD, &sa, &orig_chld);
-	sigaction(SIGTTOU, NULL, &orig_ttou);
+	memset(&r->sa, 0, sizeof(r->sa));
+	r->sa.sa_handler = on_signal;
+	r->sa.sa_flags = SA_RESTART;
+	sigemptyset(&r->sa.sa_mask);
+	sigaction(SIGCHLD, &r->sa, &r->orig_chld);
+	sigaction(SIGTTOU, NULL, &r->orig_ttou);
 	for (i = 0; i < NFORWARDED; i++)
 	{
-		sigaction(forwarded[i], NULL, &orig[i]);
-		if (orig[i].sa_handler != SIG_IGN)
-			sigaction(forwarded[i], &sa, NULL);
+		sigaction(forwarded[i], NULL, &r->orig[i]);
+		if (r->orig[i].sa_handler != SIG_IGN)
+			sigaction(forwarded[i], &r->sa, NULL);
 	}
 	/* handlers in place: signals may come (to the command, once started) */
-	pthread_sigmask(SIG_SETMASK, &g.old, NULL);
+	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+	return 0;
+}
 
-	/* a set, or settings inherited from an outer run: carry.c merges */
+/*
+ * What the command carries (carry.c): the tokens in its environment and
+ * PGOPTIONS, merged with settings inherited from an outer run.  With --pg
+ * (not --pooler), first check that a session opened with them works: a
+ * command that could not even connect is not worth starting (the settings
+ * refused: a configuration to change, 78; PostgreSQL unreachable: an
+ * outage, 69).  0, or the exit status.
+ */
+static int
+run_carry(run_state *r)
+{
+	const options *o = r->o;
+	int			code;
+
 	pgoptions_keep();
-	if ((code = carry_set_env(set, o->nresources > 0, &tokens)) == 1)
-		code = set_child_env(fence_leases_member(set, 0));
+	code = carry_env(r->set, o->nresources > 0, &r->tokens);
 	/* behind a pooler: FENCE_* for the command, PGOPTIONS as it was */
 	if (code == 0 && o->pooler && pgoptions_restore() != 0)
 		code = -1;
@@ -232,93 +194,60 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 	{
 		if (code != -2)
 			fprintf(stderr, "%s: out of memory\n", progname);
-		code = code == -2 ? EXIT_USAGE : EXIT_FAIL;
-		goto release;
+		return code == -2 ? EXIT_USAGE : EXIT_FAIL;
 	}
-	/*
-	 * A command that could not even connect is not worth starting: with
-	 * the settings refused, a configuration to change (78); with
-	 * PostgreSQL unreachable, an outage (69).
-	 */
-	if (o->pg != NULL && !o->pooler && (code = tokens != NULL ? carry_probe(o->pg, tokens) :
-						  probe_pgoptions(o->pg, fence_leases_member(set, 0))) < 0)
-	{
-		code = code == -2 ? EXIT_UNAVAIL : EXIT_CONFIG;
-		goto release;
-	}
-	code = 0;
+	if (o->pg != NULL && !o->pooler && (code = carry_probe(o->pg, r->set, r->tokens)) < 0)
+		return code == -2 ? EXIT_UNAVAIL : EXIT_CONFIG;
+	return 0;
+}
 
-	/* In the foreground of a terminal: a stand-in for the shell's job. */
-	own_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
-	if (own_tty)
-	{
-		job_pgrp = getpgrp();
-		sigemptyset(&job_signals);
-		for (i = 0; i < NFORWARDED; i++)
-			sigaddset(&job_signals, forwarded[i]);
-		sigaddset(&job_signals, SIGCONT);
-		sigaddset(&job_signals, SIGCHLD);
-		/* no signal may fall between the fork and either side's handlers */
-		sigprocmask(SIG_BLOCK, &job_signals, &oldmask);
-		standin = getpid();
-		pid = fork();
-		if (pid < 0)
-		{
-			sigprocmask(SIG_SETMASK, &oldmask, NULL);
-			fprintf(stderr, "%s: could not fork: %s\n", progname, strerror(errno));
-			code = EXIT_FAIL;
-			goto release;
-		}
-		if (pid > 0)
-		{
-			/* the lease is the supervisor's now: not given back here */
-			code = run_standin(pid, &oldmask, &orig_chld);
-			fence_leases_free(set);
-			free(tokens);
-			return code;
-		}
-		setpgid(0, 0);
-#ifdef PR_SET_PDEATHSIG
-		(void) prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
-#endif
-		/* the terminal is handed over from a background group */
-		signal(SIGTTOU, SIG_IGN);
-		sigaction(SIGCONT, &sa, NULL);
-		sigprocmask(SIG_SETMASK, &oldmask, NULL);
-		/* the stand-in died before PR_SET_PDEATHSIG took hold */
-		if (getppid() != standin)
-		{
-			code = EXIT_FAIL;
-			goto release;
-		}
-	}
+/*
+ * In the foreground of a terminal, split in two (job.c): the stand-in
+ * returns 1 with its exit status in "*code" (the leases are the
+ * supervisor's: not given back there); the supervisor returns 0.
+ */
+static int
+run_split_for_job(run_state *r, int *code)
+{
+	r->own_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+	if (!r->own_tty)
+		return 0;
+	return job_split(&r->sa, &r->orig_chld, &r->job_pgrp, &r->standin, code);
+}
 
-	if (fence_leases_heartbeat_start(ctx, set, on_lost, NULL) != FENCE_OK)
-	{
-		code = fail(ctx);
-		goto release;
-	}
+/*
+ * Start the heartbeat, then the command ("argv") in a process group of its
+ * own, with the signal dispositions fence found.  0, or the exit status.
+ */
+static int
+run_start(run_state *r, char **argv)
+{
+	pid_t		supervisor;
+	int			i;
+
+	if (fence_leases_heartbeat_start(r->ctx, r->set, on_lost, NULL) != FENCE_OK)
+		return fail(r->ctx);
 	trace("renewing the lease%s every %lld ms while the command runs",
-		  fence_leases_count(set) > 1 ? "s" : "", fence_lease_ttl(fence_leases_member(set, 0)) / 3);
+		  fence_leases_count(r->set) > 1 ? "s" : "",
+		  fence_lease_ttl(fence_leases_member(r->set, 0)) / 3);
 #ifdef PR_SET_CHILD_SUBREAPER
 	/* the command's orphans become ours: we see them, and wait for them */
 	(void) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 #endif
 
 	supervisor = getpid();
-	pid = fork();
-	if (pid < 0)
+	r->pid = fork();
+	if (r->pid < 0)
 	{
 		fprintf(stderr, "%s: could not fork: %s\n", progname, strerror(errno));
-		code = EXIT_FAIL;
-		goto release;
+		return EXIT_FAIL;
 	}
-	if (pid == 0)
+	if (r->pid == 0)
 	{
-		sigaction(SIGCHLD, &orig_chld, NULL);
+		sigaction(SIGCHLD, &r->orig_chld, NULL);
 		for (i = 0; i < NFORWARDED; i++)
-			sigaction(forwarded[i], &orig[i], NULL);
-		sigaction(SIGTTOU, &orig_ttou, NULL);
+			sigaction(forwarded[i], &r->orig[i], NULL);
+		sigaction(SIGTTOU, &r->orig_ttou, NULL);
 #ifdef PR_SET_PDEATHSIG
 		/*
 		 * If fence dies (kill -9, a crash) nobody renews the lease: the
@@ -326,33 +255,82 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		 * forked exits, our main thread, which lives as long as we do.  A
 		 * fence that died before this took hold is no parent any more.
 		 */
-		if (prctl(PR_SET_PDEATHSIG, o->death_signal, 0, 0, 0) == 0 && getppid() != supervisor)
-			_exit(128 + o->death_signal);
+		if (prctl(PR_SET_PDEATHSIG, r->o->death_signal, 0, 0, 0) == 0 && getppid() != supervisor)
+			_exit(128 + r->o->death_signal);
 #endif
 		setpgid(0, 0);
-		if (own_tty)
+		if (r->own_tty)
 		{
 			/* as shells do: take the terminal before exec, or a read from it
 			 * could stop the command (SIGTTIN) before the parent hands it over */
 			sigaction(SIGTTOU, &(struct sigaction) {.sa_handler = SIG_IGN}, NULL);
 			tcsetpgrp(STDIN_FILENO, getpid());
-			sigaction(SIGTTOU, &orig_ttou, NULL);
+			sigaction(SIGTTOU, &r->orig_ttou, NULL);
 		}
-		execvp(argv[first], argv + first);
-		fprintf(stderr, "%s: could not run \"%s\": %s\n", progname, argv[first], strerror(errno));
+		execvp(argv[0], argv);
+		fprintf(stderr, "%s: could not run \"%s\": %s\n", progname, argv[0], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
-	started = 1;
+	r->started = 1;
 	/* Both sides set the group, so neither can race the other. */
-	setpgid(pid, pid);
-	if (own_tty)
-		tcsetpgrp(STDIN_FILENO, pid);
+	setpgid(r->pid, r->pid);
+	if (r->own_tty)
+		tcsetpgrp(STDIN_FILENO, r->pid);
+	return 0;
+}
 
-	/*
-	 * The lease covers the command and everything it started: renew it
-	 * until all of them are gone (background jobs too), then give it back.
-	 * When it is lost, all of them get SIGTERM, and SIGKILL after --grace.
-	 */
+/* One wake-up byte: a lease lost (0), or a signal to pass on. */
+static void
+run_woken(run_state *r, unsigned char b)
+{
+	if (b == 0 && !r->lost)
+	{
+		char		msg[FENCE_ERRSTR_LEN + 64];
+
+		r->lost = 1;
+		snprintf(msg, sizeof(msg), "lease on \"%s\" lost; stopping the command",
+				 fence_lease_resource(lost_member));
+		report_error(EXIT_LOST, msg, NULL);
+		signal_all(r->pid, SIGTERM);
+		/* a stopped command sees SIGTERM only once continued */
+		signal_all(r->pid, SIGCONT);
+		r->kill_at = now_ms() + r->o->grace_ms;
+	}
+	else if (b == SIGCONT && r->own_tty)
+	{
+		/* fg: the shell gave the job's group the terminal */
+		if (tcgetpgrp(STDIN_FILENO) == r->job_pgrp)
+			tcsetpgrp(STDIN_FILENO, r->pid);
+		signal_all(r->pid, SIGCONT);
+	}
+	else if (b != 0 && b != SIGCHLD)
+	{
+		signal_all(r->pid, b);
+
+		/*
+		 * A stopped command sees a signal that ends it only once continued,
+		 * as the shell's kill does for a stopped job: without it, "kill -9
+		 * %1" of a stopped job (fence gets SIGTERM as its stand-in dies)
+		 * would leave the command stopped and the lease renewed for ever.
+		 */
+		if (b != SIGCONT)
+			signal_all(r->pid, SIGCONT);
+	}
+}
+
+/*
+ * The lease covers the command and everything it started: renew it until
+ * all of them are gone (background jobs too).  When it is lost, all of
+ * them get SIGTERM, and SIGKILL after --grace.  Returns the exit status:
+ * the command's, 76 when the lease was lost.
+ */
+static int
+run_supervise(run_state *r)
+{
+	int			done = 0,
+				stopsig,
+				i;
+
 	while (!done)
 	{
 		struct pollfd pfd = {wake_pipe[0], POLLIN, 0};
@@ -360,104 +338,72 @@ cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
 		unsigned char buf[64];
 		ssize_t		n;
 
-		if (lost)
+		if (r->lost)
 		{
-			long long	left = kill_at - now_ms();
+			long long	left = r->kill_at - now_ms();
 
 			timeout = left <= 0 ? 50 : (left > 50 ? 50 : (int) left);
 		}
-		else if (main_done)
+		else if (r->main_done)
 			timeout = 100;		/* orphans of other parents end unseen */
 		else if (cli_verbosity > 0)
-			timeout = (int) (fence_lease_ttl(fence_leases_member(set, 0)) / 3);	/* to say how it goes */
+			timeout = (int) (fence_lease_ttl(fence_leases_member(r->set, 0)) / 3);	/* to say how it goes */
 		if ((n = poll(&pfd, 1, timeout)) < 0 && errno != EINTR)
 			break;
-		for (size_t m = 0; n == 0 && !lost && !main_done && m < fence_leases_count(set); m++)
+		for (size_t m = 0; n == 0 && !r->lost && !r->main_done && m < fence_leases_count(r->set); m++)
 		{
-			fence_lease *l = fence_leases_member(set, m);
+			fence_lease *l = fence_leases_member(r->set, m);
 
 			trace("lease on \"%s\" %s", fence_lease_resource(l),
 				  fence_lease_state(l) == FENCE_LEASE_HELD ? "renewed" :
 				  "suspect: Redis does not answer");
 		}
 		while ((n = read(wake_pipe[0], buf, sizeof(buf))) > 0)
-		{
 			for (i = 0; i < n; i++)
-			{
-				if (buf[i] == 0 && !lost)
-				{
-					char		msg[FENCE_ERRSTR_LEN + 64];
-
-					lost = 1;
-					snprintf(msg, sizeof(msg), "lease on \"%s\" lost; stopping the command",
-							 fence_lease_resource(lost_member));
-					report_error(EXIT_LOST, msg, NULL);
-					signal_all(pid, SIGTERM);
-					/* a stopped command sees SIGTERM only once continued */
-					signal_all(pid, SIGCONT);
-					kill_at = now_ms() + o->grace_ms;
-				}
-				else if (buf[i] == SIGCONT && own_tty)
-				{
-					/* fg: the shell gave the job's group the terminal */
-					if (tcgetpgrp(STDIN_FILENO) == job_pgrp)
-						tcsetpgrp(STDIN_FILENO, pid);
-					signal_all(pid, SIGCONT);
-				}
-				else if (buf[i] != 0 && buf[i] != SIGCHLD)
-				{
-					signal_all(pid, buf[i]);
-
-					/*
-					 * A stopped command sees a signal that ends it only once
-					 * continued, as the shell's kill does for a stopped job:
-					 * without it, "kill -9 %1" of a stopped job (fence gets
-					 * SIGTERM as its stand-in dies) would leave the command
-					 * stopped and the lease renewed for ever.
-					 */
-					if (buf[i] != SIGCONT)
-						signal_all(pid, SIGCONT);
-				}
-			}
-		}
+				run_woken(r, buf[i]);
 		stopsig = 0;
-		done = all_gone(pid, &status, &main_done, own_tty ? &stopsig : NULL);
-		if (stopsig != 0 && !lost)
+		done = all_gone(r->pid, &r->status, &r->main_done, r->own_tty ? &stopsig : NULL);
+		if (stopsig != 0 && !r->lost)
 		{
 			/* the command stopped: so does the job, for its shell */
-			if (tcgetpgrp(STDIN_FILENO) == pid)
-				tcsetpgrp(STDIN_FILENO, job_pgrp);
-			kill(standin, stopsig);
+			if (tcgetpgrp(STDIN_FILENO) == r->pid)
+				tcsetpgrp(STDIN_FILENO, r->job_pgrp);
+			kill(r->standin, stopsig);
 		}
 		/* past the grace period, SIGKILL whatever is left, until it is gone */
-		if (lost && !done && now_ms() >= kill_at)
-			signal_all(pid, SIGKILL);
+		if (r->lost && !done && now_ms() >= r->kill_at)
+			signal_all(r->pid, SIGKILL);
 	}
-	if (own_tty)
+	if (r->own_tty)
 	{
-		if (tcgetpgrp(STDIN_FILENO) == pid)
-			tcsetpgrp(STDIN_FILENO, job_pgrp);
+		if (tcgetpgrp(STDIN_FILENO) == r->pid)
+			tcsetpgrp(STDIN_FILENO, r->job_pgrp);
 		/* a job that stopped ends now: its stand-in must run to exit */
-		kill(standin, SIGCONT);
+		kill(r->standin, SIGCONT);
 	}
 
-	if (lost)
-		code = EXIT_LOST;
-	else if (!main_done)
-		code = EXIT_FAIL;
-	else if (WIFEXITED(status))
-		code = WEXITSTATUS(status);
-	else if (WIFSIGNALED(status))
-		code = 128 + WTERMSIG(status);
-	else
-		code = EXIT_FAIL;
+	if (r->lost)
+		return EXIT_LOST;
+	if (!r->main_done)
+		return EXIT_FAIL;
+	if (WIFEXITED(r->status))
+		return WEXITSTATUS(r->status);
+	if (WIFSIGNALED(r->status))
+		return 128 + WTERMSIG(r->status);
+	return EXIT_FAIL;
+}
 
-release:
-	fence_leases_heartbeat_stop(set);
-	/* one member lost: the others are still ours, and others wait for them */
-	if (lost && fence_leases_count(set) > 1)
-		(void) fence_leases_release(ctx, set);
-	else if (!lost && fence_leases_release(ctx, set) != FENCE_OK)
+/*
+ * Give the leases back, and say how fence exits ("code" so far).  One
+ * member lost: the others are still ours, and others wait for them.
+ */
+static int
+run_give_back(run_state *r, int code)
+{
+	fence_leases_heartbeat_stop(r->set);
+	if (r->lost && fence_leases_count(r->set) > 1)
+		(void) fence_leases_release(r->ctx, r->set);
+	else if (!r->lost && fence_leases_release(r->ctx, r->set) != FENCE_OK)
 	{
 		/*
 		 * The lock is another owner's: the lease passed on while the
@@ -465,18 +411,48 @@ release:
 		 * eviction, a stall), and only this compare-and-DEL saw it.  That
 		 * is what 76 says, whatever the command's own status.
 		 */
-		if (ctx->err == FENCE_ERR_LOST && started)
+		if (r->ctx->err == FENCE_ERR_LOST && r->started)
 		{
 			char		msg[FENCE_ERRSTR_LEN + 64];
 
-			snprintf(msg, sizeof(msg), "%s: it was lost while the command ran", ctx->errstr);
+			snprintf(msg, sizeof(msg), "%s: it was lost while the command ran", r->ctx->errstr);
 			report_error(EXIT_LOST, msg, NULL);
 			code = EXIT_LOST;
 		}
 		else
-			note("warning: %s", ctx->errstr);
+			note("warning: %s", r->ctx->errstr);
 	}
-	fence_leases_free(set);
-	free(tokens);
+	return code;
+}
+
+int
+cmd_run(fence_ctx *ctx, const options *o, int argc, char **argv)
+{
+	run_state	r;
+	stop_guard	g;
+	int			first = o->nresources > 0 ? 0 : 1;	/* the command's name */
+	int			code;
+
+	memset(&r, 0, sizeof(r));
+	r.ctx = ctx;
+	r.o = o;
+	if ((code = run_take(&r, argc, argv, first, &g)) != 0 || r.set == NULL)
+		return code;
+	if ((code = run_handlers(&r, &g)) == 0 &&
+		(code = run_carry(&r)) == 0)
+	{
+		if (run_split_for_job(&r, &code) > 0)
+		{
+			/* the stand-in: the leases are the supervisor's now */
+			fence_leases_free(r.set);
+			free(r.tokens);
+			return code;
+		}
+		if (code == 0 && (code = run_start(&r, argv + first)) == 0)
+			code = run_supervise(&r);
+	}
+	code = run_give_back(&r, code);
+	fence_leases_free(r.set);
+	free(r.tokens);
 	return code;
 }

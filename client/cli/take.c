@@ -31,54 +31,18 @@
 #include "cli.h"
 
 /*
- * Take the lease, and announce it when --pg was given (then "*pgp" is the
- * open connection).  On failure the lease is given back and the exit
- * status is returned in "*code".
+ * Take the leases of "resources" (one RESOURCE is a set of one), and
+ * announce them when --pg was given (then "*pgp" is the open connection).
+ * On failure nothing is held and the exit status is returned in "*code".
  */
-static fence_lease *
-acquire_and_announce(fence_ctx *ctx, const options *o, const char *resource,
-					 PGconn **pgp, int *code)
-{
-	fence_lease *l;
-	PGconn	   *pg = NULL;
-
-	/* Connect first: no point holding a lease PostgreSQL cannot hear of. */
-	if (o->pg != NULL && (pg = pg_connect_writer(o->pg, code)) == NULL)
-		return NULL;
-	l = fence_acquire_wait(ctx, resource, o->ttl_ms, o->wait_ms);
-	if (l == NULL)
-	{
-		*code = fail(ctx);
-		pq_finish(pg);
-		return NULL;
-	}
-	/* a lease that ran out during the announce fails it: exit 76 */
-	if (pg != NULL && fence_announce(ctx, l, pg) != FENCE_OK)
-	{
-		*code = pg_fail(ctx, pg);
-		(void) fence_release(ctx, l);
-		fence_lease_free(l);
-		pq_finish(pg);
-		return NULL;
-	}
-	trace("took the lease on \"%s\": token %lld, owner %s, TTL %lld ms%s", resource,
-		  fence_lease_token(l), fence_lease_owner(l), fence_lease_ttl(l),
-		  pg != NULL ? ", announced to PostgreSQL" : "");
-	if (pgp != NULL)
-		*pgp = pg;
-	else
-		pq_finish(pg);
-	return l;
-}
-
-/* acquire_and_announce for a set of leases (-R, more than once) */
 static fence_leases *
-acquire_set_and_announce(fence_ctx *ctx, const options *o, const char *const *resources,
-						 size_t n, PGconn **pgp, int *code)
+acquire_and_announce(fence_ctx *ctx, const options *o, const char *const *resources,
+					 size_t n, PGconn **pgp, int *code)
 {
 	fence_leases *set;
 	PGconn	   *pg = NULL;
 
+	/* Connect first: no point holding a lease PostgreSQL cannot hear of. */
 	if (o->pg != NULL && (pg = pg_connect_writer(o->pg, code)) == NULL)
 		return NULL;
 	set = fence_acquire_many_wait(ctx, resources, n, o->ttl_ms, o->wait_ms);
@@ -88,6 +52,7 @@ acquire_set_and_announce(fence_ctx *ctx, const options *o, const char *const *re
 		pq_finish(pg);
 		return NULL;
 	}
+	/* a lease that ran out during the announce fails it: exit 76 */
 	if (pg != NULL && fence_leases_announce(ctx, set, pg) != FENCE_OK)
 	{
 		*code = pg_fail(ctx, pg);
@@ -115,14 +80,12 @@ typedef struct acquire_job
 {
 	fence_ctx  *ctx;
 	const options *o;
-	const char *resource;
+	const char *const *resources;
+	size_t		nresources;
 	PGconn	  **pgp;
 	int			code;
-	fence_lease *lease;
-	int			done_fd;		/* written to once done, if >= 0 */
-	const char *const *resources;	/* a set instead, when not NULL */
-	size_t		nresources;
 	fence_leases *set;
+	int			done_fd;		/* written to once done, if >= 0 */
 } acquire_job;
 
 static void *
@@ -131,11 +94,7 @@ acquire_thread(void *arg)
 	acquire_job *j = arg;
 	char		c = 1;
 
-	if (j->resources != NULL)
-		j->set = acquire_set_and_announce(j->ctx, j->o, j->resources, j->nresources,
-										  j->pgp, &j->code);
-	else
-		j->lease = acquire_and_announce(j->ctx, j->o, j->resource, j->pgp, &j->code);
+	j->set = acquire_and_announce(j->ctx, j->o, j->resources, j->nresources, j->pgp, &j->code);
 	if (j->done_fd >= 0 && write(j->done_fd, &c, 1) != 1)
 		j->done_fd = -1;		/* cannot happen with an empty pipe */
 	return NULL;
@@ -247,32 +206,29 @@ take_guarded(acquire_job *j, stop_guard *g)
 	}
 }
 
-fence_lease *
-take_lease(fence_ctx *ctx, const options *o, const char *resource,
-		   PGconn **pgp, int *code, stop_guard *g)
-{
-	acquire_job j = {ctx, o, resource, pgp, 0, NULL, -1};
-
-	take_guarded(&j, g);
-	*code = j.code;
-	return j.lease;
-}
-
-/* take_lease for the set of "resources" (any order: lease_set.c sorts) */
+/*
+ * Take the leases of "resources" ("n" of them, any order: lease_set.c
+ * sorts; one RESOURCE is a set of one), guarded against the signals that
+ * end fence: NULL on failure, with the exit status in "*code".  Returns
+ * with those signals blocked, the first that came in g->sig.
+ */
 fence_leases *
 take_set(fence_ctx *ctx, const options *o, const char *const *resources, size_t n,
 		 PGconn **pgp, int *code, stop_guard *g)
 {
-	acquire_job j = {ctx, o, NULL, pgp, 0, NULL, -1, resources, n, NULL};
+	acquire_job j = {ctx, o, resources, n, pgp, 0, NULL, -1};
 
 	take_guarded(&j, g);
 	*code = j.code;
 	return j.set;
 }
 
-/* give_back for a set */
-int
-give_back_set(fence_ctx *ctx, fence_leases *set, PGconn *pg, int sig)
+/*
+ * Give the leases back (a warning when that fails: they run out with their
+ * TTL), free them and close "pg"; any of them may be NULL.
+ */
+void
+release_and_close(fence_ctx *ctx, fence_leases *set, PGconn *pg)
 {
 	if (set != NULL)
 	{
@@ -281,19 +237,15 @@ give_back_set(fence_ctx *ctx, fence_leases *set, PGconn *pg, int sig)
 		fence_leases_free(set);
 	}
 	pq_finish(pg);
-	return 128 + sig;
 }
 
-/* A signal came while the lease was taken: give it back, exit 128+N. */
+/*
+ * A signal came while the leases were taken (or before their owner was
+ * printed): give them back; fence exits 128+N.
+ */
 int
-give_back(fence_ctx *ctx, fence_lease *l, PGconn *pg, int sig)
+give_back_on_signal(fence_ctx *ctx, fence_leases *set, PGconn *pg, int sig)
 {
-	if (l != NULL)
-	{
-		if (fence_release(ctx, l) != FENCE_OK)
-			note("warning: %s", ctx->errstr);
-		fence_lease_free(l);
-	}
-	pq_finish(pg);
+	release_and_close(ctx, set, pg);
 	return 128 + sig;
 }

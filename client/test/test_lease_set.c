@@ -595,6 +595,168 @@ fail:
 	return rc;
 }
 
+/* One statement of "pg" that must work; 0 when it did. */
+static int
+sql_ok(const char *sql)
+{
+	PGresult   *r = PQexec(pg, sql);
+	int			ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
+
+	if (!ok)
+		printf("#   %s: %s", sql, PQerrorMessage(pg));
+	PQclear(r);
+	return ok ? 0 : -1;
+}
+
+/* Has PostgreSQL no function "signature" (an older extension)? */
+static int
+to_regproc_missing(const char *signature)
+{
+	const char *params[1] = {signature};
+	PGresult   *r = PQexecParams(pg, "SELECT to_regprocedure($1) IS NULL", 1, NULL, params,
+								 NULL, NULL, 0);
+	int			missing = PQresultStatus(r) != PGRES_TUPLES_OK || strcmp(PQgetvalue(r, 0, 0), "f") != 0;
+
+	PQclear(r);
+	return missing;
+}
+
+/* The balances of table "t", "b1 b2 b3" in "out". */
+static void
+balances(const char *t, char *out, size_t len)
+{
+	char		sql[256];
+	PGresult   *r;
+
+	snprintf(sql, sizeof(sql), "SELECT string_agg(balance::text, ' ' ORDER BY id) FROM %s", t);
+	r = PQexec(pg, sql);
+	snprintf(out, len, "%s", PQresultStatus(r) == PGRES_TUPLES_OK ? PQgetvalue(r, 0, 0) : "?");
+	PQclear(r);
+}
+
+/*
+ * The set's fenced statement (fence_leases_exec): one transaction under
+ * every member's token on a table guarded in key mode, whose rows each
+ * need their own resource's token.  Commits on an idle connection; a row
+ * outside the set is refused and nothing is written; COPY is refused; in
+ * the caller's transaction the caller commits; a set whose tokens
+ * PostgreSQL has seen superseded is refused (stale); a set of one is its
+ * lease's fence_exec.
+ */
+static int
+test_exec(void)
+{
+	fence_ctx  *a = fence_connect(redis_url),
+			   *b = fence_connect(redis_url);
+	fence_leases *set = NULL,
+			   *newer = NULL,
+			   *one = NULL;
+	char		t[64],
+				sql[512],
+				r1[128],
+				r2[128],
+				got[64];
+	const char *names[2],
+			   *params[1] = {"7"};
+	PGresult   *res = NULL;
+	int			rc = 1;
+
+	if (!pg_ready || to_regproc_missing("fence.advance_many(text[],bigint[],text[])"))
+		SKIP("no fence.advance_many in PostgreSQL");
+	snprintf(t, sizeof(t), "setexec%d", (int) getpid());
+	snprintf(r1, sizeof(r1), "%s:1", t);
+	snprintf(r2, sizeof(r2), "%s:2", t);
+	names[0] = r2;
+	names[1] = r1;
+	snprintf(sql, sizeof(sql), "DROP TABLE IF EXISTS %s; CREATE TABLE %s (id int PRIMARY KEY, balance int NOT NULL);"
+			 " INSERT INTO %s VALUES (1, 100), (2, 100), (3, 100);"
+			 " SELECT fence.protect('%s', '%s', key_column => 'id')", t, t, t, t, t);
+	CHECK(sql_ok(sql) == 0);
+	set = fence_acquire_many(a, names, 2, 10000);
+	CHECKC(set != NULL, a);
+	CHECKC(fence_leases_announce(a, set, pg) == FENCE_OK, a);
+
+	/* both rows, one transaction, committed */
+	snprintf(sql, sizeof(sql), "UPDATE %s SET balance = balance + CASE id WHEN 1 THEN -$1::int ELSE $1::int END"
+			 " WHERE id IN (1, 2)", t);
+	res = fence_leases_exec(a, set, pg, sql, 1, params);
+	CHECKC(res != NULL, a);
+	CHECK(strcmp(PQcmdTuples(res), "2") == 0);
+	PQclear(res);
+	res = NULL;
+	CHECK(PQtransactionStatus(pg) == PQTRANS_IDLE);
+	balances(t, got, sizeof(got));
+	CHECK(strcmp(got, "93 107 100") == 0);
+
+	/* a row outside the set: refused, nothing written, the connection idle */
+	snprintf(sql, sizeof(sql), "UPDATE %s SET balance = 0 WHERE id IN (1, 3)", t);
+	CHECK(fence_leases_exec(a, set, pg, sql, 0, NULL) == NULL);
+	CHECK(a->err == FENCE_ERR_PG);
+	CHECK(strstr(a->errstr, "fenced statement failed") != NULL);
+	CHECK(PQtransactionStatus(pg) == PQTRANS_IDLE);
+	balances(t, got, sizeof(got));
+	CHECK(strcmp(got, "93 107 100") == 0);
+
+	/* COPY: refused, the server's COPY ended */
+	snprintf(sql, sizeof(sql), "COPY %s TO STDOUT", t);
+	CHECK(fence_leases_exec(a, set, pg, sql, 0, NULL) == NULL);
+	CHECK(a->err == FENCE_ERR_ARG);
+	CHECK(strstr(a->errstr, "COPY is not supported") != NULL);
+	CHECK(PQtransactionStatus(pg) == PQTRANS_IDLE);
+
+	/* inside the caller's transaction: the caller's to end */
+	CHECK(sql_ok("BEGIN") == 0);
+	snprintf(sql, sizeof(sql), "UPDATE %s SET balance = 0 WHERE id IN (1, 2)", t);
+	res = fence_leases_exec(a, set, pg, sql, 0, NULL);
+	CHECKC(res != NULL, a);
+	PQclear(res);
+	res = NULL;
+	CHECK(PQtransactionStatus(pg) == PQTRANS_INTRANS);
+	CHECK(sql_ok("ROLLBACK") == 0);
+	balances(t, got, sizeof(got));
+	CHECK(strcmp(got, "93 107 100") == 0);
+
+	/* a newer holder of both announced: the old set is refused, stale */
+	freeReplyObject(redisCommand(raw, "DEL fence:{%s}:lock", r1));
+	freeReplyObject(redisCommand(raw, "DEL fence:{%s}:lock", r2));
+	newer = fence_acquire_many(b, names, 2, 10000);
+	CHECKC(newer != NULL, b);
+	CHECKC(fence_leases_announce(b, newer, pg) == FENCE_OK, b);
+	snprintf(sql, sizeof(sql), "UPDATE %s SET balance = 0 WHERE id IN (1, 2)", t);
+	CHECK(fence_leases_exec(a, set, pg, sql, 0, NULL) == NULL);
+	CHECK(a->err == FENCE_ERR_STALE);
+	CHECK(strstr(a->errstr, "fence.advance_many") != NULL);
+	CHECK(PQtransactionStatus(pg) == PQTRANS_IDLE);
+	balances(t, got, sizeof(got));
+	CHECK(strcmp(got, "93 107 100") == 0);
+	CHECKC(fence_leases_release(b, newer) == FENCE_OK, b);
+
+	/* a set of one: its lease's fence_exec */
+	one = fence_acquire_many(b, names + 1, 1, 10000);
+	CHECKC(one != NULL, b);
+	CHECKC(fence_leases_announce(b, one, pg) == FENCE_OK, b);
+	snprintf(sql, sizeof(sql), "UPDATE %s SET balance = balance + 1 WHERE id = 1", t);
+	res = fence_leases_exec(b, one, pg, sql, 0, NULL);
+	CHECKC(res != NULL, b);
+	PQclear(res);
+	res = NULL;
+	balances(t, got, sizeof(got));
+	CHECK(strcmp(got, "94 107 100") == 0);
+	CHECK(fence_leases_exec(b, NULL, pg, sql, 0, NULL) == NULL && b->err == FENCE_ERR_ARG);
+	CHECKC(fence_leases_release(b, one) == FENCE_OK, b);
+	rc = 0;
+fail:
+	PQclear(res);
+	fence_leases_free(set);
+	fence_leases_free(newer);
+	fence_leases_free(one);
+	fence_free(a);
+	fence_free(b);
+	snprintf(sql, sizeof(sql), "DROP TABLE IF EXISTS %s", t);
+	(void) sql_ok(sql);
+	return rc;
+}
+
 /*
  * A member taken early, then a long wait for a later one: once all are
  * held, the early one is extended, so the set starts with every TTL whole.
@@ -684,6 +846,7 @@ main(void)
 	TEST(wait_renews_early);
 	TEST(format);
 	TEST(announce);
+	TEST(exec);
 
 	PQfinish(pg);
 	redisFree(raw);
