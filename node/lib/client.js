@@ -88,8 +88,8 @@ class Slot {
 // and aborts the lease's AbortSignal.  libfence's lost callback is not
 // used: koffi runs a JS callback that a foreign thread calls by queueing it
 // to the main thread, and a heartbeat that called it while Node was
-// exiting crashed the process.  The timer also keeps the process alive
-// while a lease is held, as node-redlock's renewal timer does.
+// exiting crashed the process.  The timer does not keep the process
+// alive: a process that ends holding a lease leaves it to expire.
 const POLL_MS = 100;
 
 function pollMs(ttlMs) {
@@ -284,6 +284,7 @@ class Held {
         if (this._heartbeatOn) {
           if ((await this._cHeartbeatStart(slot.ctx, ptr)) !== 0) throw client._fail(slot);
           this._timer = setInterval(() => this.state, pollMs(this._ttlMs));
+          this._timer.unref();
         }
       } catch (e) {
         await this._drop(slot);
