@@ -13,8 +13,22 @@
 'use strict';
 
 const path = require('node:path');
-const koffi = require('koffi');
 const { ConfigRefusedError, LibraryNotFoundError } = require('./errors');
+
+// koffi is this package's one dependency.  npm installs a directory
+// ("npm install ./node") as a link to it, without its dependencies: say how
+// to install it rather than "Cannot find module".
+let koffi;
+try {
+  koffi = require('koffi');
+} catch (e) {
+  if (e.code !== 'MODULE_NOT_FOUND') throw e;
+  throw new LibraryNotFoundError(
+    `koffi not found from ${__dirname}: npm links a directory without installing its ` +
+      'dependencies; install pgfence with "npm install --install-links DIR" (a copy, with koffi), ' +
+      'or run "npm ci --omit=dev" in DIR first (DIR: pgfence\'s node directory)'
+  );
+}
 
 const SONAME = 'libfence.so.2';
 const LIBPQ_SONAME = 'libpq.so.5';

@@ -10,7 +10,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { NODE_DIR, TOP, resource, run } = require('./helpers');
 
-test('npm_install_from_the_tree_in_a_project_of_its_own', async (t) => {
+test('npm_install_from_the_tree_as_a_copy_or_a_link', async (t) => {
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'pgfence-node-install.'));
   t.after(() => fs.rmSync(scratch, { recursive: true, force: true }));
   // the tree as a clone has it: what git tracks in node/, no node_modules
@@ -22,27 +22,46 @@ test('npm_install_from_the_tree_in_a_project_of_its_own', async (t) => {
     fs.mkdirSync(path.dirname(path.join(scratch, 'tree', f)), { recursive: true });
     fs.copyFileSync(path.join(TOP, f), path.join(scratch, 'tree', f));
   }
-  const app = path.join(scratch, 'app');
-  fs.mkdirSync(app);
-  fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true }));
-  // koffi and its prebuilt binary come from the registry (or npm's cache)
-  const npm = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '../tree/node'], { cwd: app });
-  assert.equal(npm.code, 0, npm.err);
-  const deps = JSON.parse(fs.readFileSync(path.join(app, 'package.json'))).dependencies;
-  assert.equal(deps.pgfence, 'file:../tree/node');
-  // a lease from the installed package, from the app's own directory
   const r = resource('installed');
   const code =
     "const pgfence = require('pgfence');" +
     '(async () => { const c = await pgfence.connect();' +
     ` const t = await c.using(${JSON.stringify(r)}, { ttl: '5s' }, (l) => l.token);` +
-    " await c.close(); console.log('token ' + t); })().catch((e) => { console.error(e); process.exit(1); });";
-  const use = await run(process.execPath, ['-e', code], { cwd: app });
-  assert.equal(use.code, 0, use.err);
-  assert.match(use.out, /^token [1-9][0-9]*$/m);
-  // its koffi is the app's, not the tree's
-  const where = await run(process.execPath, ['-e', "console.log(require.resolve('koffi', { paths: [require.resolve('pgfence')] }))"], { cwd: app });
-  assert.ok(!where.out.startsWith(NODE_DIR), where.out);
+    " await c.close(); console.log('token ' + t); })().catch((e) => { console.error(e.message); process.exit(1); });";
+  const project = (name) => {
+    const app = path.join(scratch, name);
+    fs.mkdirSync(app);
+    fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name, version: '1.0.0', private: true }));
+    return app;
+  };
+  const npm = (args, cwd) => run('npm', [...args, '--prefer-offline', '--no-audit', '--no-fund'], { cwd });
+  const tree = path.join(scratch, 'tree', 'node');
+
+  // 1. a copy (--install-links): koffi and its prebuilt binary come from
+  // the registry (or npm's cache) into the project
+  const app = project('app');
+  let res = await npm(['install', '--install-links', '../tree/node'], app);
+  assert.equal(res.code, 0, res.err);
+  assert.equal(JSON.parse(fs.readFileSync(path.join(app, 'package.json'))).dependencies.pgfence, 'file:../tree/node');
+  assert.ok(fs.existsSync(path.join(app, 'node_modules', 'koffi', 'package.json')));
+  res = await run(process.execPath, ['-e', code], { cwd: app });
+  assert.equal(res.code, 0, res.err);
+  assert.match(res.out, /^token [1-9][0-9]*$/m);
+
+  // 2. a link (plain "npm install DIR"): npm leaves the directory's
+  // dependencies to it; without them pgfence says what to do ...
+  const linked = project('linked');
+  res = await npm(['install', '../tree/node'], linked);
+  assert.equal(res.code, 0, res.err);
+  res = await run(process.execPath, ['-e', code], { cwd: linked });
+  assert.notEqual(res.code, 0);
+  assert.match(res.err, /koffi not found.*--install-links.*npm ci --omit=dev/s);
+  // ... and with them (npm ci in the directory, as the lock file pins them) it works
+  res = await npm(['ci', '--omit=dev'], tree);
+  assert.equal(res.code, 0, res.err);
+  res = await run(process.execPath, ['-e', code], { cwd: linked });
+  assert.equal(res.code, 0, res.err);
+  assert.match(res.out, /^token [1-9][0-9]*$/m);
 });
 
 test('typescript_declarations_check_with_tsc', async () => {
