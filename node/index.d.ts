@@ -22,6 +22,12 @@ export interface ConnectOptions {
   connectTimeout?: Duration;
   /** Default 5000 ms. */
   commandTimeout?: Duration;
+  /** Run the calls that do not wait (an acquire without "wait", extend,
+   * release, announce) on the calling thread instead of a worker thread:
+   * about twice the cycles, but the event loop stops for each round trip
+   * (up to commandTimeout when Redis stalls).  Waits always run off the
+   * event loop.  Default false. */
+  inline?: boolean;
 }
 
 export interface LeaseOptions {

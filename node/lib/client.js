@@ -111,6 +111,7 @@ class Client {
     this.ownerName = options.ownerName === undefined ? null : options.ownerName;
     this._connectMs = durationMs(options.connectTimeout === undefined ? 5000 : options.connectTimeout, 'connect timeout');
     this._commandMs = durationMs(options.commandTimeout === undefined ? 5000 : options.commandTimeout, 'command timeout');
+    this._inline = options.inline === true;
     this._free = [];
     this._closed = false;
   }
@@ -133,9 +134,29 @@ class Client {
     return slot;
   }
 
-  async _checkout() {
-    if (this._closed) throw new FenceError('client is closed');
+  // _waitCall(name, waitMs, ...args): an acquire: one that may wait
+  // always runs on a worker thread, one that does not runs inline when
+  // the client is
+  _waitCall(name, waitMs, ...args) {
+    const lib = native.fence();
+    return this._inline && waitMs === 0 ? lib.fn[name](...args) : lib.async[name](...args);
+  }
+
+  // a slot from the pool (a promise only when a new one must connect)
+  _checkout() {
+    if (this._closed) return Promise.reject(new FenceError('client is closed'));
     return this._free.pop() || this._newSlot();
+  }
+
+  // _call(name, ...args): libfence's "name" on one of koffi's worker
+  // threads (a promise), or on this thread when the client is inline: a
+  // handoff to a worker thread and back costs about as much as a round
+  // trip to a local Redis (bench/results.md, scenario 18), which an
+  // inline client saves at the price of blocking the event loop for the
+  // round trip (up to the command timeout when Redis stalls)
+  _call(name, ...args) {
+    const lib = native.fence();
+    return this._inline ? lib.fn[name](...args) : lib.async[name](...args);
   }
 
   _checkin(slot) {
@@ -407,22 +428,22 @@ class Lease extends Held {
   }
 
   _take(ctx) {
-    return native.fence().async.fence_acquire_wait(ctx, this.resource, this._ttlMs, this._waitMs);
+    return this._client._waitCall('fence_acquire_wait', this._waitMs, ctx, this.resource, this._ttlMs, this._waitMs);
   }
   _cAnnounce(ctx, ptr, pg) {
-    return native.fence().async.fence_announce(ctx, ptr, pg);
+    return this._client._call('fence_announce', ctx, ptr, pg);
   }
   _cHeartbeatStart(ctx, ptr) {
-    return native.fence().async.fence_heartbeat_start(ctx, ptr, null, 0);
+    return this._client._call('fence_heartbeat_start', ctx, ptr, null, 0);
   }
   _cHeartbeatStop(ptr) {
-    return native.fence().async.fence_heartbeat_stop(ptr);
+    return this._client._call('fence_heartbeat_stop', ptr);
   }
   _cExtend(ctx, ptr, ms) {
-    return native.fence().async.fence_extend(ctx, ptr, ms);
+    return this._client._call('fence_extend', ctx, ptr, ms);
   }
   _cRelease(ctx, ptr) {
-    return native.fence().async.fence_release(ctx, ptr);
+    return this._client._call('fence_release', ctx, ptr);
   }
   _cState(ptr) {
     return native.fence().fn.fence_lease_state(ptr);
@@ -477,22 +498,22 @@ class LeaseSet extends Held {
   }
 
   _take(ctx) {
-    return native.fence().async.fence_acquire_many_wait(ctx, this._asked, this._asked.length, this._ttlMs, this._waitMs);
+    return this._client._waitCall('fence_acquire_many_wait', this._waitMs, ctx, this._asked, this._asked.length, this._ttlMs, this._waitMs);
   }
   _cAnnounce(ctx, ptr, pg) {
-    return native.fence().async.fence_leases_announce(ctx, ptr, pg);
+    return this._client._call('fence_leases_announce', ctx, ptr, pg);
   }
   _cHeartbeatStart(ctx, ptr) {
-    return native.fence().async.fence_leases_heartbeat_start(ctx, ptr, null, 0);
+    return this._client._call('fence_leases_heartbeat_start', ctx, ptr, null, 0);
   }
   _cHeartbeatStop(ptr) {
-    return native.fence().async.fence_leases_heartbeat_stop(ptr);
+    return this._client._call('fence_leases_heartbeat_stop', ptr);
   }
   _cExtend(ctx, ptr, ms) {
-    return native.fence().async.fence_leases_extend(ctx, ptr, ms);
+    return this._client._call('fence_leases_extend', ctx, ptr, ms);
   }
   _cRelease(ctx, ptr) {
-    return native.fence().async.fence_leases_release(ctx, ptr);
+    return this._client._call('fence_leases_release', ctx, ptr);
   }
   _cState(ptr) {
     return native.fence().fn.fence_leases_state(ptr);

@@ -389,3 +389,23 @@ test('concurrent_leases_on_one_client_tokens_unique', () =>
     // taken one at a time, in the order of their tokens
     assert.deepEqual(tokens, tokens.slice().sort((a, b) => a - b));
   }, {}));
+
+test('inline_client_works_and_still_waits_off_the_event_loop', () =>
+  withClient(async (client) => {
+    const r = resource('inline');
+    const tokens = [];
+    for (let i = 0; i < 3; i++) await client.using(r, { ttl: '5s' }, (lease) => tokens.push(lease.token));
+    assert.ok(tokens[0] < tokens[1] && tokens[1] < tokens[2]);
+    // announced inline too
+    const db = await pgClient();
+    await client.using(r, { ttl: '5s' }, async (lease) => assert.deepEqual(await mark(db, r), [lease.token, lease.owner]));
+    await db.end();
+    // a wait still runs on a worker thread: the ticker keeps ticking
+    const holder = await client.acquire(r, { ttl: '10s' });
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 10);
+    await assert.rejects(client.acquire(r, { wait: '600ms' }), pgfence.NotAcquiredError);
+    clearInterval(ticker);
+    assert.ok(ticks > 20, `${ticks} ticks while one waited`);
+    await holder.release();
+  }, { pg: '', inline: true }));
