@@ -62,10 +62,13 @@ install: all
 	@$(MAKE) -s python-hint
 endif
 
-# The Python package (python/) is a binding over the libfence just
-# installed; pip installs it, offline, with Debian's setuptools.
+# The Python package (python/) and the Node.js package (node/) are
+# bindings over the libfence just installed; pip installs the first,
+# offline, with Debian's setuptools, npm the second (koffi from the npm
+# registry).
 python-hint:
 	@echo "install: for Python, pip install --no-build-isolation --no-index ./python (docs/python.md)"
+	@echo "install: for Node.js, from your project: npm install --install-links $(CURDIR)/node (docs/node.md)"
 
 ifeq ($(PGTREE),)
 uninstall:

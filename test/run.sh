@@ -8,7 +8,8 @@
 # quorum (topo: servers of their own), the client's C and CLI tests over
 # TLS (tls: TLS-only servers of their own, certificates made here),
 # fence.fenced_update from every driver (test/drivers/), the Python
-# package over libfence (python/tests, pytest), and the end-to-end fault
+# package over libfence (python/tests, pytest), the Node.js package
+# (node/test, node --test), and the end-to-end fault
 # tests (test/e2e/).
 # Each suite reports a line per test, "ok - NAME", "not ok - NAME" or
 # "skip - NAME # REASON"; this script counts them, and fails loudly where
@@ -25,7 +26,7 @@
 # - a process that a suite started and left running is a failure
 #   (leftover_processes), and is killed.
 #
-# FENCE_SUITES="regress regress_sql client topo tls drivers python e2e" picks suites; FENCE_E2E="f1 f6" picks
+# FENCE_SUITES="regress regress_sql client topo tls drivers python node e2e" picks suites; FENCE_E2E="f1 f6" picks
 # end-to-end tests by file-name prefix, FENCE_E2E=faults by purpose (the
 # directory under test/e2e/).
 #
@@ -248,6 +249,26 @@ suite_python() {
 	made_it python "${PIPESTATUS[0]}" "$before"
 }
 
+# The pgfence Node.js package (node/, its modules from "npm ci") on the
+# libfence just built, with node's own test runner; each test reported as
+# "ok - node_NAME".
+suite_node() {
+	echo "== node (pgfence over libfence)"
+	local before
+	before=$(grep -c '^not ok - ' "$results")
+	if [ ! -d node/node_modules/koffi ]; then
+		echo "skip - node # node/node_modules not installed (npm ci in node/: test/lib/deps.sh)" | report
+		return
+	fi
+	(cd node && PGFENCE_LIBFENCE=$top/client/libfence.so.2 \
+		limited node "${FENCE_SUITE_TIMEOUT:-900}" node --test --test-force-exit --test-reporter=tap --test-concurrency=1 test/*.test.js 2>&1) |
+		sed -u -E \
+			-e 's/^ *ok [0-9]+ - ([a-z0-9_]+) # SKIP ?(.*)$/skip - node_\1 # \2/' \
+			-e 's/^ *ok [0-9]+ - ([a-z0-9_]+)$/ok - node_\1/' \
+			-e 's/^ *not ok [0-9]+ - ([a-z0-9_]+)( #.*)?$/not ok - node_\1/' | report
+	made_it node "${PIPESTATUS[0]}" "$before"
+}
+
 # e2e_one SCRIPT NAME: run one end-to-end test and report it as NAME.
 e2e_one() {
 	local rc limit=${FENCE_E2E_TIMEOUT:-600}
@@ -276,7 +297,7 @@ client_one() {
 # the client's programs (client:NAME) and end-to-end tests (e2e:SCRIPT:NAME)
 # on its own.
 units=()
-for s in ${FENCE_SUITES:-regress regress_sql client topo tls drivers python e2e}; do
+for s in ${FENCE_SUITES:-regress regress_sql client topo tls drivers python node e2e}; do
 	case $s in
 	client)
 		for t in $(sed -n 's/^CHECK_\(PROGRAMS\|SCRIPTS\) = //p' client/Makefile); do

@@ -97,6 +97,21 @@ esac
 commands=()
 [ "$mode" = test ] && commands=(javac:default-jdk-headless node:nodejs npm:npm)
 
+# node/'s modules as its lock file pins them (the node suite, bench 18),
+# from the npm registry, when the lock file is newer than what is there.
+# Node.js 18 or later only (node --test, koffi); a failure here leaves the
+# suite to say what is missing rather than stop the other suites.
+node_modules() {
+	local dir
+	dir=$(cd "$(dirname "$0")/../.." && pwd)/node
+	[ "$mode" = test ] && [ -f "$dir/package-lock.json" ] && command -v npm >/dev/null || return 0
+	[ "$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)" -ge 18 ] || return 0
+	[ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ] && return 0
+	echo "deps: npm ci in node/"
+	(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) ||
+		echo "deps: npm ci in node/ failed; the node suite will skip" >&2
+}
+
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
@@ -105,7 +120,7 @@ done
 for c in "${commands[@]}"; do
 	command -v "${c%%:*}" >/dev/null || missing+=("${c#*:}")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+[ ${#missing[@]} -eq 0 ] && { node_modules; exit 0; }
 
 if [ "$(id -u)" -ne 0 ] && [ -z "$sudo" ]; then
 	echo "deps: missing ${missing[*]}; as root: apt-get install ${missing[*]}" >&2
@@ -124,6 +139,7 @@ for p in "${missing[@]}"; do
 	fi
 done
 missing=("${have[@]}")
-[ ${#missing[@]} -eq 0 ] && exit 0
+[ ${#missing[@]} -eq 0 ] && { node_modules; exit 0; }
 echo "deps: installing ${missing[*]}${sudo:+ (with sudo)}"
 $sudo "${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+node_modules

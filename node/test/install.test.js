@@ -1,0 +1,71 @@
+// node/test/install.test.js: the package installs from the tree as a user
+// would ("npm install ./node" in a project of their own), and its type
+// declarations hold against TypeScript code that uses them (tsc).
+'use strict';
+
+const { test } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { NODE_DIR, TOP, resource, run } = require('./helpers');
+
+test('npm_install_from_the_tree_as_a_copy_or_a_link', async (t) => {
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'pgfence-node-install.'));
+  t.after(() => fs.rmSync(scratch, { recursive: true, force: true }));
+  // the tree as a clone has it: what git tracks in node/, no node_modules
+  const files = (await run('git', ['-C', TOP, 'ls-files', '--cached', '--others', '--exclude-standard', 'node'])).out
+    .split('\n')
+    .filter((f) => f && fs.existsSync(path.join(TOP, f)));
+  assert.ok(files.includes('node/package.json') && files.includes('node/package-lock.json'));
+  for (const f of files) {
+    fs.mkdirSync(path.dirname(path.join(scratch, 'tree', f)), { recursive: true });
+    fs.copyFileSync(path.join(TOP, f), path.join(scratch, 'tree', f));
+  }
+  const r = resource('installed');
+  const code =
+    "const pgfence = require('pgfence');" +
+    '(async () => { const c = await pgfence.connect();' +
+    ` const t = await c.using(${JSON.stringify(r)}, { ttl: '5s' }, (l) => l.token);` +
+    " await c.close(); console.log('token ' + t); })().catch((e) => { console.error(e.message); process.exit(1); });";
+  const project = (name) => {
+    const app = path.join(scratch, name);
+    fs.mkdirSync(app);
+    fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name, version: '1.0.0', private: true }));
+    return app;
+  };
+  const npm = (args, cwd) => run('npm', [...args, '--prefer-offline', '--no-audit', '--no-fund'], { cwd });
+  const tree = path.join(scratch, 'tree', 'node');
+
+  // 1. a copy (--install-links): koffi and its prebuilt binary come from
+  // the registry (or npm's cache) into the project
+  const app = project('app');
+  let res = await npm(['install', '--install-links', '../tree/node'], app);
+  assert.equal(res.code, 0, res.err);
+  assert.equal(JSON.parse(fs.readFileSync(path.join(app, 'package.json'))).dependencies.pgfence, 'file:../tree/node');
+  assert.ok(fs.existsSync(path.join(app, 'node_modules', 'koffi', 'package.json')));
+  res = await run(process.execPath, ['-e', code], { cwd: app });
+  assert.equal(res.code, 0, res.err);
+  assert.match(res.out, /^token [1-9][0-9]*$/m);
+
+  // 2. a link (plain "npm install DIR"): npm leaves the directory's
+  // dependencies to it; without them pgfence says what to do ...
+  const linked = project('linked');
+  res = await npm(['install', '../tree/node'], linked);
+  assert.equal(res.code, 0, res.err);
+  res = await run(process.execPath, ['-e', code], { cwd: linked });
+  assert.notEqual(res.code, 0);
+  assert.match(res.err, /koffi not found.*--install-links.*npm ci --omit=dev/s);
+  // ... and with them (npm ci in the directory, as the lock file pins them) it works
+  res = await npm(['ci', '--omit=dev'], tree);
+  assert.equal(res.code, 0, res.err);
+  res = await run(process.execPath, ['-e', code], { cwd: linked });
+  assert.equal(res.code, 0, res.err);
+  assert.match(res.out, /^token [1-9][0-9]*$/m);
+});
+
+test('typescript_declarations_check_with_tsc', async () => {
+  const tsc = path.join(NODE_DIR, 'node_modules', 'typescript', 'bin', 'tsc');
+  const res = await run(process.execPath, [tsc, '-p', path.join(NODE_DIR, 'tsconfig.json')], { cwd: NODE_DIR });
+  assert.equal(res.code, 0, res.out + res.err);
+});
