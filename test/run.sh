@@ -8,7 +8,8 @@
 # quorum (topo: servers of their own), the client's C and CLI tests over
 # TLS (tls: TLS-only servers of their own, certificates made here),
 # fence.fenced_update from every driver (test/drivers/), the Python
-# package over libfence (python/tests, pytest), and the end-to-end fault
+# package over libfence (python/tests, pytest), the Go package over
+# libfence (go/, go test), and the end-to-end fault
 # tests (test/e2e/).
 # Each suite reports a line per test, "ok - NAME", "not ok - NAME" or
 # "skip - NAME # REASON"; this script counts them, and fails loudly where
@@ -25,7 +26,7 @@
 # - a process that a suite started and left running is a failure
 #   (leftover_processes), and is killed.
 #
-# FENCE_SUITES="regress regress_sql client topo tls drivers python e2e" picks suites; FENCE_E2E="f1 f6" picks
+# FENCE_SUITES="regress regress_sql client topo tls drivers python go e2e" picks suites; FENCE_E2E="f1 f6" picks
 # end-to-end tests by file-name prefix.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -240,6 +241,28 @@ suite_python() {
 	made_it python "${PIPESTATUS[0]}" "$before"
 }
 
+# The Go package (go/) on the libfence just built, found through a
+# libfence.pc of this tree (as a user's pkg-config finds the installed
+# one), in GOPATH mode with Debian's pgx (golang-github-jackc-pgx-v4-dev):
+# no module proxy is needed.  Each test reported as "ok - go_NAME".
+suite_go() {
+	echo "== go (pgfence over libfence, cgo)"
+	local before pc=$FENCE_TMP/go-pkgconfig
+	before=$(grep -c '^not ok - ' "$results")
+	mkdir -p "$pc"
+	printf '%s\n' "Name: libfence" "Description: libfence of the tree under test" \
+		"Version: $(sed -n 's/^#define FENCE_VERSION "\(.*\)"/\1/p' client/fence.h)" "Requires: libpq" \
+		"Libs: -L$top/client -Wl,-rpath,$top/client -lfence" "Cflags: -I$top/client" >"$pc/libfence.pc"
+	(cd go && PKG_CONFIG_PATH=$pc GO111MODULE=off GOPATH=/usr/share/gocode GOFLAGS= \
+		CGO_CFLAGS="-g -O2 -Wall -Werror" \
+		limited go "${FENCE_SUITE_TIMEOUT:-900}" go test -v -count=1 -tags pgx ./... 2>&1) |
+		sed -u -E \
+			-e 's/^--- PASS: Test([^ ]+).*/ok - go_\1/' \
+			-e 's/^--- FAIL: Test([^ ]+).*/not ok - go_\1/' \
+			-e 's/^--- SKIP: Test([^ ]+).*/skip - go_\1/' | report
+	made_it go "${PIPESTATUS[0]}" "$before"
+}
+
 # e2e_one SCRIPT NAME: run one end-to-end test and report it as NAME.
 e2e_one() {
 	local rc limit=${FENCE_E2E_TIMEOUT:-600}
@@ -274,7 +297,7 @@ suite_e2e() {
 	done
 }
 
-for s in ${FENCE_SUITES:-regress regress_sql client topo tls drivers python e2e}; do
+for s in ${FENCE_SUITES:-regress regress_sql client topo tls drivers python go e2e}; do
 	"suite_$s"
 done
 
