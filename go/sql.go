@@ -45,7 +45,7 @@ func SetTokens(ctx context.Context, tx any, lease *Lease) error {
 		t := m.Type()
 		if t.NumIn() == 3 && t.IsVariadic() && t.In(0) == ctxType && t.In(1).Kind() == reflect.String &&
 			t.NumOut() == 2 && t.Out(1) == errorType {
-			out := m.Call([]reflect.Value{reflect.ValueOf(ctx), reflect.ValueOf(SetTokensSQL),
+			out := m.CallSlice([]reflect.Value{reflect.ValueOf(ctx), reflect.ValueOf(SetTokensSQL),
 				reflect.ValueOf([]any{lease.FenceTokens()})})
 			err, _ := out[1].Interface().(error)
 			return Classify(err)
@@ -53,7 +53,7 @@ func SetTokens(ctx context.Context, tx any, lease *Lease) error {
 		if t.NumIn() == 2 && t.IsVariadic() && t.In(0).Kind() == reflect.String &&
 			t.NumOut() == 2 && t.Out(1) == errorType {
 			// database/sql's Exec without a context
-			out := m.Call([]reflect.Value{reflect.ValueOf(SetTokensSQL),
+			out := m.CallSlice([]reflect.Value{reflect.ValueOf(SetTokensSQL),
 				reflect.ValueOf([]any{lease.FenceTokens()})})
 			err, _ := out[1].Interface().(error)
 			return Classify(err)
