@@ -186,7 +186,7 @@ func TestContextCancellationEndsTheWait(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
 	t0 := time.Now()
-	_, err := c.Acquire(ctx, []string{r}, Options{Wait: WaitForever})
+	_, err := c.Acquire(ctx, []string{r}, Options{Wait: 20 * time.Second})
 	if el := time.Since(t0); !errors.Is(err, ErrNotAcquired) || !errors.Is(err, context.Canceled) ||
 		el > 2*time.Second {
 		t.Fatalf("%v after %v", err, el)

@@ -255,7 +255,7 @@ suite_go() {
 		"Libs: -L$top/client -Wl,-rpath,$top/client -lfence" "Cflags: -I$top/client" >"$pc/libfence.pc"
 	(cd go && PKG_CONFIG_PATH=$pc GO111MODULE=off GOPATH=/usr/share/gocode GOFLAGS= \
 		CGO_CFLAGS="-g -O2 -Wall -Werror" \
-		limited go "${FENCE_SUITE_TIMEOUT:-900}" go test -v -count=1 -tags pgx ./... 2>&1) |
+		limited go "${FENCE_SUITE_TIMEOUT:-900}" go test -v -count=1 -timeout 600s -tags pgx ./... 2>&1) |
 		sed -u -E \
 			-e 's/^--- PASS: Test([^ ]+).*/ok - go_\1/' \
 			-e 's/^--- FAIL: Test([^ ]+).*/not ok - go_\1/' \
