@@ -439,3 +439,55 @@ func TestGoFenceRunAndCWorkerTakeTurns(t *testing.T) {
 		t.Fatalf("%s tokens did not increase: %s", bad, psqlT(t, "SELECT string_agg(token::text, ' ' ORDER BY seq) FROM mix_log"))
 	}
 }
+
+// The recipes of docs/go.md, run as written: each ```sql block with psql
+// and each Go block marked <!-- go test --> with "go run", in a GOPATH of
+// its own in which "pgfence" is this package (and pgx is Debian's).
+func TestDocsRecipes(t *testing.T) {
+	dir, _ := os.Getwd()
+	text, err := os.ReadFile(filepath.Join(dir, "..", "docs", "go.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gopath := t.TempDir()
+	os.MkdirAll(filepath.Join(gopath, "src"), 0o755)
+	if err := os.Symlink(dir, filepath.Join(gopath, "src", "pgfence")); err != nil {
+		t.Fatal(err)
+	}
+	psqlT(t, "DROP TABLE IF EXISTS inventory, accounts")
+	env := append(os.Environ(), "GO111MODULE=off", "GOFLAGS=",
+		"GOPATH="+gopath+string(os.PathListSeparator)+"/usr/share/gocode")
+	blocks := strings.Split(string(text), "\n```")
+	ran := 0
+	for i := 1; i < len(blocks); i += 2 {
+		body := blocks[i]
+		switch {
+		case strings.HasPrefix(body, "sql\n"):
+			psqlT(t, strings.TrimPrefix(body, "sql\n"))
+		case strings.HasPrefix(body, "go\n") && strings.HasSuffix(blocks[i-1], "<!-- go test -->"):
+			ran++
+			pkg := fmt.Sprintf("recipe%d", ran)
+			os.MkdirAll(filepath.Join(gopath, "src", pkg), 0o755)
+			os.WriteFile(filepath.Join(gopath, "src", pkg, "main.go"), []byte(strings.TrimPrefix(body, "go\n")), 0o644)
+			cmd := exec.Command("go", "run", pkg)
+			cmd.Env, cmd.Dir = env, gopath
+			out, err := cmd.CombinedOutput()
+			t.Logf("%s:\n%s", pkg, out)
+			if err != nil {
+				t.Fatalf("%s: %v", pkg, err)
+			}
+			if ran == 3 && !strings.Contains(string(out), "sum 200") {
+				t.Fatalf("the transfers lost money")
+			}
+			if ran == 4 && !strings.Contains(string(out), "impatient: true true") {
+				t.Fatalf("the impatient caller did not give up at its deadline")
+			}
+		}
+	}
+	if ran != 4 {
+		t.Fatalf("%d recipes found, want 4", ran)
+	}
+	if got := psqlT(t, "SELECT qty FROM inventory"); got != "91" {
+		t.Fatalf("qty %s after 3 + 6 sold", got)
+	}
+}
