@@ -78,7 +78,8 @@ type Lease struct {
 	one    *C.fence_lease  // a lease on one resource, or
 	set    *C.fence_leases // several
 	tokens []Token         // canonical order
-	value  string          // fence.tokens
+	value  string          // fence.tokens, made when first asked for
+	once   sync.Once
 	ttl    int64
 	lost   *lostSignal
 	handle cgo.Handle // 0 without a heartbeat
@@ -147,7 +148,7 @@ func (c *Client) Acquire(ctx context.Context, resources []string, opts Options) 
 		l.giveBack(s)
 		return nil, err
 	}
-	l.record()
+	l.record(resources)
 	runtime.SetFinalizer(l, (*Lease).finalize)
 	return l, nil
 }
@@ -223,11 +224,12 @@ func (c *Client) start(s *slot, l *Lease, opts Options) error {
 }
 
 // record keeps the members' names, tokens and owner: they change only
-// when an announce heals a token, which ran before this.
-func (l *Lease) record() {
+// when an announce heals a token, which ran before this.  A lease on one
+// resource costs two calls into C here: its name is the one asked for.
+func (l *Lease) record(resources []string) {
 	if l.one != nil {
-		l.tokens = []Token{member(l.one)}
-		l.value = formatTokens(l.tokens)
+		l.tokens = []Token{{Resource: resources[0], Token: int64(C.fence_lease_token(l.one)),
+			Owner: C.GoString(C.fence_lease_owner(l.one))}}
 		return
 	}
 	n := int(C.fence_leases_count(l.set))
@@ -235,9 +237,6 @@ func (l *Lease) record() {
 	for i := 0; i < n; i++ {
 		l.tokens[i] = member(C.fence_leases_member(l.set, C.size_t(i)))
 	}
-	v := C.fence_leases_tokens(l.set)
-	l.value = C.GoString(v)
-	C.free(unsafe.Pointer(v))
 }
 
 func member(m *C.fence_lease) Token {
@@ -343,7 +342,10 @@ func (l *Lease) Resources() []string {
 // FenceTokens is the value for the fence.tokens setting naming every
 // member, RESOURCE=TOKEN/OWNER joined by commas (SetTokens puts it into a
 // transaction).
-func (l *Lease) FenceTokens() string { return l.value }
+func (l *Lease) FenceTokens() string {
+	l.once.Do(func() { l.value = formatTokens(l.tokens) })
+	return l.value
+}
 
 // Lease states (State).
 const (

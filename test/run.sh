@@ -249,10 +249,7 @@ suite_go() {
 	echo "== go (pgfence over libfence, cgo)"
 	local before pc=$FENCE_TMP/go-pkgconfig
 	before=$(grep -c '^not ok - ' "$results")
-	mkdir -p "$pc"
-	printf '%s\n' "Name: libfence" "Description: libfence of the tree under test" \
-		"Version: $(sed -n 's/^#define FENCE_VERSION "\(.*\)"/\1/p' client/fence.h)" "Requires: libpq" \
-		"Libs: -L$top/client -Wl,-rpath,$top/client -lfence" "Cflags: -I$top/client" >"$pc/libfence.pc"
+	go/tree-pkgconfig.sh "$pc"
 	(cd go && PKG_CONFIG_PATH=$pc GO111MODULE=off GOPATH=/usr/share/gocode GOFLAGS= \
 		CGO_CFLAGS="-g -O2 -Wall -Werror" \
 		limited go "${FENCE_SUITE_TIMEOUT:-900}" go test -v -count=1 -timeout 600s -tags pgx ./... 2>&1) |
