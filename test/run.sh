@@ -258,6 +258,15 @@ suite_go() {
 			-e 's/^--- FAIL: Test([^ ]+).*/not ok - go_\1/' \
 			-e 's/^--- SKIP: Test([^ ]+).*/skip - go_\1/' | report
 	made_it go "${PIPESTATUS[0]}" "$before"
+	# "go test ./..." as a user runs it: module mode, nothing fetched (the
+	# tests that need pgx are behind the build tag "pgx")
+	if (cd go && PKG_CONFIG_PATH=$pc GO111MODULE=on GOPROXY=off GOFLAGS= \
+		timeout 300 go test -count=1 -run '^$' ./... >"$FENCE_TMP/go-module.log" 2>&1); then
+		echo "ok - go_module_mode_builds"
+	else
+		echo "not ok - go_module_mode_builds"
+		tail -n 20 "$FENCE_TMP/go-module.log"
+	fi | report
 }
 
 # e2e_one SCRIPT NAME: run one end-to-end test and report it as NAME.
