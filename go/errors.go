@@ -118,9 +118,10 @@ func newError(code int, message, hint string) *Error {
 
 func configError(message string) *Error { return newError(codeArg, message, "") }
 
-// SQLState is the SQLSTATE of a driver's error, or "": pgx's
-// *pgconn.PgError and lib/pq's *pq.Error have a SQLState method, and the
-// Code field of either holds it too; wrapped errors are unwrapped.
+// SQLState is the SQLSTATE of a driver's error, or "": what a SQLState
+// method says (pgx's *pgconn.PgError has one), else a five-character
+// string field Code (lib/pq's *pq.Error; not tested here); wrapped errors
+// are unwrapped.
 func SQLState(err error) string {
 	var s interface{ SQLState() string }
 	if errors.As(err, &s) {

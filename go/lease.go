@@ -110,9 +110,10 @@ func (c *Client) Acquire(ctx context.Context, resources []string, opts Options) 
 	if opts.Wait < 0 {
 		waitMS = maxMS
 	}
+	capped := false // the deadline, not opts.Wait, bounds the wait
 	if d, ok := ctx.Deadline(); ok && waitMS > 0 {
 		if left := time.Until(d).Milliseconds(); left < waitMS {
-			waitMS = left
+			waitMS, capped = left, true
 			if waitMS < 1 {
 				waitMS = 1
 			}
@@ -133,8 +134,12 @@ func (c *Client) Acquire(ctx context.Context, resources []string, opts Options) 
 	}
 	if l.one == nil && l.set == nil {
 		err := s.err()
-		if cancelled || ctx.Err() != nil {
+		if cancelled || ctx.Err() != nil || (capped && err.Code == codeTimeout) {
+			// the wait may end a moment before the deadline passes
 			err.kind, err.cause = ErrNotAcquired, ctx.Err()
+			if err.cause == nil {
+				err.cause = context.DeadlineExceeded
+			}
 		}
 		return nil, err
 	}
