@@ -63,9 +63,11 @@ install: all
 endif
 
 # The Python package (python/) is a binding over the libfence just
-# installed; pip installs it, offline, with Debian's setuptools.
+# installed; pip installs it, offline, with Debian's setuptools.  The Go
+# package (go/) finds it with pkg-config when a program is built.
 python-hint:
 	@echo "install: for Python, pip install --no-build-isolation --no-index ./python (docs/python.md)"
+	@echo "install: for Go, import \"pgfence\" from ./go (replace directive; cgo finds libfence with pkg-config: docs/go.md)"
 
 ifeq ($(PGTREE),)
 uninstall:
