@@ -62,13 +62,15 @@ install: all
 	@$(MAKE) -s python-hint
 endif
 
-# The Python package (python/) and the Node.js package (node/) are
-# bindings over the libfence just installed; pip installs the first,
-# offline, with Debian's setuptools, npm the second (koffi from the npm
-# registry).
+# The Python package (python/), the Node.js package (node/) and the Go
+# package (go/) are bindings over the libfence just installed; pip
+# installs the first, offline, with Debian's setuptools, npm the second
+# (koffi from the npm registry); the third finds libfence with pkg-config
+# when a program is built.
 python-hint:
 	@echo "install: for Python, pip install --no-build-isolation --no-index ./python (docs/python.md)"
 	@echo "install: for Node.js, from your project: npm install --install-links $(CURDIR)/node (docs/node.md)"
+	@echo "install: for Go, import \"pgfence\" from ./go (replace directive; cgo finds libfence with pkg-config: docs/go.md)"
 
 ifeq ($(PGTREE),)
 uninstall:

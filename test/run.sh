@@ -9,7 +9,8 @@
 # TLS (tls: TLS-only servers of their own, certificates made here),
 # fence.fenced_update from every driver (test/drivers/), the Python
 # package over libfence (python/tests, pytest), the Node.js package
-# (node/test, node --test), and the end-to-end fault
+# (node/test, node --test), the Go package (go/, go test), and the
+# end-to-end fault
 # tests (test/e2e/).
 # Each suite reports a line per test, "ok - NAME", "not ok - NAME" or
 # "skip - NAME # REASON"; this script counts them, and fails loudly where
@@ -26,7 +27,7 @@
 # - a process that a suite started and left running is a failure
 #   (leftover_processes), and is killed.
 #
-# FENCE_SUITES="regress regress_sql client topo tls drivers python node e2e" picks suites; FENCE_E2E="f1 f6" picks
+# FENCE_SUITES="regress regress_sql client topo tls drivers python node go e2e" picks suites; FENCE_E2E="f1 f6" picks
 # end-to-end tests by file-name prefix, FENCE_E2E=faults by purpose (the
 # directory under test/e2e/).
 #
@@ -269,6 +270,34 @@ suite_node() {
 	made_it node "${PIPESTATUS[0]}" "$before"
 }
 
+# The Go package (go/) on the libfence just built, found through a
+# libfence.pc of this tree (as a user's pkg-config finds the installed
+# one), in GOPATH mode with Debian's pgx (golang-github-jackc-pgx-v4-dev):
+# no module proxy is needed.  Each test reported as "ok - go_NAME".
+suite_go() {
+	echo "== go (pgfence over libfence, cgo)"
+	local before pc=$FENCE_TMP/go-pkgconfig
+	before=$(grep -c '^not ok - ' "$results")
+	go/tree-pkgconfig.sh "$pc"
+	(cd go && PKG_CONFIG_PATH=$pc GO111MODULE=off GOPATH=/usr/share/gocode GOFLAGS= \
+		CGO_CFLAGS="-g -O2 -Wall -Werror" \
+		limited go "${FENCE_SUITE_TIMEOUT:-900}" go test -v -count=1 -timeout 600s -tags pgx ./... 2>&1) |
+		sed -u -E \
+			-e 's/^--- PASS: Test([^ ]+).*/ok - go_\1/' \
+			-e 's/^--- FAIL: Test([^ ]+).*/not ok - go_\1/' \
+			-e 's/^--- SKIP: Test([^ ]+).*/skip - go_\1/' | report
+	made_it go "${PIPESTATUS[0]}" "$before"
+	# "go test ./..." as a user runs it: module mode, nothing fetched (the
+	# tests that need pgx are behind the build tag "pgx")
+	if (cd go && PKG_CONFIG_PATH=$pc GO111MODULE=on GOPROXY=off GOFLAGS= \
+		timeout 300 go test -count=1 -run '^$' ./... >"$FENCE_TMP/go-module.log" 2>&1); then
+		echo "ok - go_module_mode_builds"
+	else
+		echo "not ok - go_module_mode_builds"
+		tail -n 20 "$FENCE_TMP/go-module.log"
+	fi | report
+}
+
 # e2e_one SCRIPT NAME: run one end-to-end test and report it as NAME.
 e2e_one() {
 	local rc limit=${FENCE_E2E_TIMEOUT:-600}
@@ -297,7 +326,7 @@ client_one() {
 # the client's programs (client:NAME) and end-to-end tests (e2e:SCRIPT:NAME)
 # on its own.
 units=()
-for s in ${FENCE_SUITES:-regress regress_sql client topo tls drivers python node e2e}; do
+for s in ${FENCE_SUITES:-regress regress_sql client topo tls drivers python node go e2e}; do
 	case $s in
 	client)
 		for t in $(sed -n 's/^CHECK_\(PROGRAMS\|SCRIPTS\) = //p' client/Makefile); do

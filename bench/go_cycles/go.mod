@@ -1,0 +1,7 @@
+module gocycles
+
+go 1.19
+
+require pgfence v0.0.0
+
+replace pgfence => ../../go

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# bench/s19_go.sh: scenario 19, acquire + release cycles per second from Go
+# through the pgfence package (go/, libfence through cgo) against libfence
+# in C (bench/fence_cycles -t 1) and against a hand-written SET NX PX plus
+# Lua compare-and-delete loop in Go over a minimal RESP client (what a Go
+# program writes without a lock library; no module can be fetched here),
+# one connection each, in the same run on the same Redis:
+#
+#   pgfence (no heartbeat)  vs  fence_cycles -t 1     target >= 0.7x
+#   pgfence (no heartbeat)  vs  SET NX + CAS-delete   target ahead (>= 1.0x)
+#   pgfence with its heartbeat thread (the default), for reference
+#
+# A cycle is two round trips for each.  As in scenarios 4 and 17, every
+# variant runs pinned to one CPU together with redis-server.  Go sizes its
+# scheduler (GOMAXPROCS) from the CPUs a process may run on, so pinned it
+# would run with one P, which no Go program on this machine has: there a
+# cgo call or a read that blocks past sysmon's 20 us tick has its P taken
+# and handed to a spinning thread, every time (several context switches per
+# round trip).  Both Go variants run with GOMAXPROCS at the machine's
+# cores, as they would unpinned.
+# bench/go_cycles is a module of its own that requires pgfence by a
+# replace directive (as docs/go.md tells a user to), built offline.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+port=${FENCE_REDIS_URL##*:}
+ROUNDS=${BENCH_S19_ROUNDS:-$((ROUNDS + 2))}
+SECS=$((SECS < 3 ? SECS : 3))
+
+log "s19: Go (pgfence) cycles vs libfence in C vs SET NX + compare-and-delete in Go"
+command -v go >/dev/null || die "s19 needs Go (golang-go)"
+"$BENCH_DIR/../go/tree-pkgconfig.sh" "$BENCH_OUT/go-pkgconfig"
+(cd "$BENCH_DIR/go_cycles" && PKG_CONFIG_PATH=$BENCH_OUT/go-pkgconfig GOPROXY=off GOFLAGS= \
+	go build -o "$BENCH_OUT/go_cycles" .) || die "s19: go build failed"
+
+redis_pid=$(redis-cli -p "$port" info server | tr -d '\r' | awk -F: '$1 == "process_id" { print $2 }')
+cpu=$((CORES - 1))
+run=
+if command -v taskset >/dev/null && [ -n "$redis_pid" ]; then
+	taskset -pc "$cpu" "$redis_pid" >/dev/null
+	run="taskset -c $cpu"
+fi
+
+run_variant() {
+	local out
+	case $1 in
+	c)
+		out=$($run "$BENCH_DIR/fence_cycles" -t 1 -s "$SECS") || die "fence_cycles failed"
+		set -- "$1" $out
+		record s19 c "${2#cycles_per_s=}"
+		;;
+	*)
+		out=$(GOMAXPROCS=$CORES $run "$BENCH_OUT/go_cycles" "$1" "$SECS") || die "go_cycles $1 failed"
+		record s19 "$1" "${out#cycles_per_s=}"
+		;;
+	esac
+}
+
+interleave run_variant c pgfence resp pgfence-heartbeat
+[ -n "$run" ] && taskset -pc "0-$cpu" "$redis_pid" >/dev/null
+
+row 19 "Go acquire+release cycles (pgfence, 1 connection) vs libfence in C" \
+	"$(median s19 pgfence)" cycles/s "C" "$(median s19 c)" ">=0.70" "$(pratio s19 pgfence c)"
+row 19 "Go acquire+release cycles (pgfence) vs hand-written SET NX + compare-and-delete in Go" \
+	"$(median s19 pgfence)" cycles/s "SET NX loop" "$(median s19 resp)" ">=1.00" "$(pratio s19 pgfence resp)"
+row 19 "Go cycles with the heartbeat thread (the default) vs without" \
+	"$(median s19 pgfence-heartbeat)" cycles/s "no heartbeat" "$(median s19 pgfence)" "" "$(pratio s19 pgfence-heartbeat pgfence)"
+note "Scenario 19: a Go cycle is \`client.Acquire(ctx, r, Options{NoHeartbeat: true})\` and \`Release()\` (bench/go_cycles, $(go version | awk '{ print $3 }')), a C cycle fence_acquire + fence_release (bench/fence_cycles -t 1), a hand-written cycle SET key RANDOM NX PX 10000 and an EVALSHA of a compare-and-delete script over a minimal RESP client in Go on one TCP connection (TCP_NODELAY, buffered, crypto/rand values as redsync makes them); ${SECS}s per run, each $([ -n "$run" ] && echo "pinned to CPU $cpu together with redis-server" || echo "unpinned (no taskset)"), the Go ones with GOMAXPROCS=$CORES. A pgfence acquire is one EVALSHA that also counts the token (SET NX PX + INCR + GET), where the hand-written SET gives no token. With the heartbeat, each lease also starts a thread with a Redis connection of its own and stops it."

@@ -1,0 +1,3 @@
+module pgfence
+
+go 1.19

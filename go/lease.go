@@ -1,0 +1,476 @@
+// go/lease.go: a lease on one or several resources.
+//
+// Acquire takes it (queueing in Redis while another owner holds it, for at
+// most Options.Wait and never past the context's deadline), announces its
+// tokens to PostgreSQL, and starts libfence's heartbeat thread, which
+// renews it every TTL/3 and closes Lost() when it cannot.  Release gives
+// it back.  Several resources are held together, all or none, taken in
+// the bytewise order of their names whatever order the caller gives, so
+// that two callers asking for {a, b} and {b, a} cannot deadlock.
+
+package pgfence
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include "pgfence.h"
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"runtime/cgo"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// DefaultTTL is the TTL of a lease whose Options give none.
+const DefaultTTL = 10 * time.Second
+
+// WaitForever as Options.Wait queues without a limit of its own (the
+// context's deadline and cancellation still end the wait).
+const WaitForever time.Duration = -1
+
+// maxMS is fence.h's FENCE_MAX_TTL_MS: the longest TTL, and wait.
+const maxMS = int64(C.FENCE_MAX_TTL_MS)
+
+// Options of Acquire; the zero value is a 10 s lease, no waiting,
+// announced (when the client has WithPG), with a heartbeat.
+type Options struct {
+	// TTL: how long Redis keeps the lease without renewal (the heartbeat
+	// renews it every TTL/3).  0: DefaultTTL.
+	TTL time.Duration
+	// Wait: how long to queue for a lease another owner holds (0: not at
+	// all, ErrNotAcquired at once; WaitForever: until the context ends).
+	// The context's deadline shortens it.
+	Wait time.Duration
+	// NoAnnounce: do not announce to the client's PostgreSQL.
+	NoAnnounce bool
+	// NoHeartbeat: no renewal thread, for work that surely ends well
+	// within the TTL; Lost() then closes only when State finds the lease
+	// past its TTL by the local clock, or Release finds it gone.
+	NoHeartbeat bool
+}
+
+// Token is one member of a lease: its resource, fencing token and owner.
+type Token struct {
+	Resource string
+	Token    int64
+	Owner    string
+}
+
+// lostSignal is what the heartbeat's callback reaches through a
+// cgo.Handle: not the Lease itself, so that an abandoned Lease can still
+// be collected (its finalizer stops the heartbeat).
+type lostSignal struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+func (s *lostSignal) fire() { s.once.Do(func() { close(s.ch) }) }
+
+// Lease is a lease on one resource, or on several held together.
+type Lease struct {
+	client *Client
+	one    *C.fence_lease  // a lease on one resource, or
+	set    *C.fence_leases // several
+	tokens []Token         // canonical order
+	value  string          // fence.tokens, made when first asked for
+	once   sync.Once
+	ttl    int64
+	lost   *lostSignal
+	handle cgo.Handle // 0 without a heartbeat
+
+	mu       sync.Mutex // Release, Extend and the finalizer
+	released bool
+}
+
+// Acquire takes a lease on "resources" (one or more; the same name twice
+// is ErrConfig): waits for it as opts.Wait says, bounded by ctx's
+// deadline; cancelling ctx ends the wait within about half a second (a
+// lease taken meanwhile is given back) and returns an error that matches
+// both ErrNotAcquired and ctx.Err().  Then announces its tokens (WithPG)
+// and starts its heartbeat.
+func (c *Client) Acquire(ctx context.Context, resources []string, opts Options) (*Lease, error) {
+	if len(resources) == 0 {
+		return nil, configError("no resource to acquire")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, &Error{Message: "not acquired: " + err.Error(), kind: ErrNotAcquired, cause: err}
+	}
+	ttl := opts.TTL
+	if ttl == 0 {
+		ttl = DefaultTTL
+	}
+	ttlMS := ttl.Milliseconds()
+	waitMS := opts.Wait.Milliseconds()
+	if opts.Wait < 0 {
+		waitMS = maxMS
+	}
+	capped := false // the deadline, not opts.Wait, bounds the wait
+	if d, ok := ctx.Deadline(); ok && waitMS > 0 {
+		if left := time.Until(d).Milliseconds(); left < waitMS {
+			waitMS, capped = left, true
+			if waitMS < 1 {
+				waitMS = 1
+			}
+		}
+	}
+	s, err := c.get(true)
+	if err != nil {
+		return nil, err
+	}
+	l := &Lease{client: c, ttl: ttlMS, lost: &lostSignal{ch: make(chan struct{})}}
+	cancelled := c.take(ctx, s, l, resources, ttlMS, waitMS)
+	if cancelled {
+		// fence_cancel_wait also cancels the next wait on a context when
+		// it comes too late for this one: this context is not reused
+		defer s.close()
+	} else {
+		defer c.put(s)
+	}
+	if l.one == nil && l.set == nil {
+		err := s.err()
+		if cancelled || ctx.Err() != nil || (capped && err.Code == codeTimeout) {
+			// the wait may end a moment before the deadline passes
+			err.kind, err.cause = ErrNotAcquired, ctx.Err()
+			if err.cause == nil {
+				err.cause = context.DeadlineExceeded
+			}
+		}
+		return nil, err
+	}
+	if cancelled {
+		// the wait was cut short, and took the lease at its end
+		err := ctx.Err()
+		l.giveBack(s)
+		return nil, &Error{Code: codeTimeout, Message: "not acquired: " + err.Error(), kind: ErrNotAcquired, cause: err}
+	}
+	if err := c.start(s, l, opts); err != nil {
+		l.giveBack(s)
+		return nil, err
+	}
+	l.record(resources)
+	runtime.SetFinalizer(l, (*Lease).finalize)
+	return l, nil
+}
+
+// take runs the acquire on "s", watching ctx meanwhile when it can end
+// (fence_cancel_wait on its cancellation).  Returns whether ctx ended the
+// wait.
+func (c *Client) take(ctx context.Context, s *slot, l *Lease, resources []string, ttlMS, waitMS int64) bool {
+	var done chan struct{}
+	var watched chan bool
+	if ctx.Done() != nil && waitMS > 0 {
+		done, watched = make(chan struct{}), make(chan bool, 1)
+		go func(cctx *C.fence_ctx) {
+			select {
+			case <-ctx.Done():
+				C.fence_cancel_wait(cctx)
+				watched <- true
+			case <-done:
+				watched <- false
+			}
+		}(s.ctx)
+	}
+	if len(resources) == 1 {
+		r := C.CString(resources[0])
+		l.one = C.fence_acquire_wait(s.ctx, r, C.longlong(ttlMS), C.longlong(waitMS))
+		C.free(unsafe.Pointer(r))
+	} else {
+		n := C.size_t(len(resources))
+		names := C.pgfence_strings(n)
+		for i, r := range resources {
+			C.pgfence_string_set(names, C.size_t(i), C.CString(r))
+		}
+		l.set = C.fence_acquire_many_wait(s.ctx, names, n, C.longlong(ttlMS), C.longlong(waitMS))
+		C.pgfence_strings_free(names, n)
+	}
+	if done == nil {
+		return false
+	}
+	close(done)
+	return <-watched
+}
+
+// start announces (WithPG) and starts the heartbeat.
+func (c *Client) start(s *slot, l *Lease, opts Options) error {
+	if c.announce && !opts.NoAnnounce {
+		pg, err := c.pgconn(s)
+		if err != nil {
+			return err
+		}
+		var rc C.int
+		if l.one != nil {
+			rc = C.fence_announce(s.ctx, l.one, pg)
+		} else {
+			rc = C.fence_leases_announce(s.ctx, l.set, pg)
+		}
+		if rc != C.FENCE_OK {
+			return s.err()
+		}
+	}
+	if !opts.NoHeartbeat {
+		l.handle = cgo.NewHandle(l.lost)
+		var rc C.int
+		if l.one != nil {
+			rc = C.pgfence_heartbeat_start(s.ctx, l.one, C.uintptr_t(l.handle))
+		} else {
+			rc = C.pgfence_leases_heartbeat_start(s.ctx, l.set, C.uintptr_t(l.handle))
+		}
+		if rc != C.FENCE_OK {
+			return s.err()
+		}
+	}
+	return nil
+}
+
+// record keeps the members' names, tokens and owner: they change only
+// when an announce heals a token, which ran before this.  A lease on one
+// resource costs two calls into C here: its name is the one asked for.
+func (l *Lease) record(resources []string) {
+	if l.one != nil {
+		l.tokens = []Token{{Resource: resources[0], Token: int64(C.fence_lease_token(l.one)),
+			Owner: C.GoString(C.fence_lease_owner(l.one))}}
+		return
+	}
+	n := int(C.fence_leases_count(l.set))
+	l.tokens = make([]Token, n)
+	for i := 0; i < n; i++ {
+		l.tokens[i] = member(C.fence_leases_member(l.set, C.size_t(i)))
+	}
+}
+
+func member(m *C.fence_lease) Token {
+	return Token{
+		Resource: C.GoString(C.fence_lease_resource(m)),
+		Token:    int64(C.fence_lease_token(m)),
+		Owner:    C.GoString(C.fence_lease_owner(m)),
+	}
+}
+
+// formatTokens is fence_format_tokens: the one writer of the format.
+func formatTokens(tokens []Token) string {
+	n := C.size_t(len(tokens))
+	res, own := C.pgfence_strings(n), C.pgfence_strings(n)
+	defer C.pgfence_strings_free(res, n)
+	defer C.pgfence_strings_free(own, n)
+	toks := (*C.longlong)(C.malloc(C.size_t(C.sizeof_longlong) * (n + 1)))
+	defer C.free(unsafe.Pointer(toks))
+	arr := unsafe.Slice(toks, len(tokens))
+	for i, t := range tokens {
+		C.pgfence_string_set(res, C.size_t(i), C.CString(t.Resource))
+		C.pgfence_string_set(own, C.size_t(i), C.CString(t.Owner))
+		arr[i] = C.longlong(t.Token)
+	}
+	v := C.fence_format_tokens(n, res, toks, own)
+	defer C.free(unsafe.Pointer(v))
+	return C.GoString(v)
+}
+
+// giveBack releases what a failed Acquire took, whatever else fails.
+func (l *Lease) giveBack(s *slot) {
+	if l.one != nil {
+		C.fence_release(s.ctx, l.one)
+	} else {
+		C.fence_leases_release(s.ctx, l.set)
+	}
+	l.free()
+}
+
+// free stops the heartbeat (joining its thread) and frees the C lease.
+func (l *Lease) free() {
+	if l.one != nil {
+		C.fence_lease_free(l.one)
+		l.one = nil
+	}
+	if l.set != nil {
+		C.fence_leases_free(l.set)
+		l.set = nil
+	}
+	if l.handle != 0 {
+		l.handle.Delete()
+		l.handle = 0
+	}
+}
+
+// finalize: an abandoned lease stops its heartbeat and lets its TTL run
+// out.
+func (l *Lease) finalize() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.released {
+		l.released = true
+		l.free()
+	}
+}
+
+// Lost is closed when the lease is lost: by the heartbeat thread when a
+// renewal finds it gone (or Redis unreachable past the lease's deadline),
+// or when Release, Extend, State or Check find it so.  Stop writing under
+// it then; PostgreSQL refuses its writes anyway once a newer holder has
+// announced.
+func (l *Lease) Lost() <-chan struct{} { return l.lost.ch }
+
+// Tokens lists the members, in canonical (bytewise) order of their names.
+func (l *Lease) Tokens() []Token { return append([]Token(nil), l.tokens...) }
+
+// Token is the fencing token of the first member (the only one of a lease
+// on one resource).
+func (l *Lease) Token() int64 { return l.tokens[0].Token }
+
+// TokenOf is the token of member "resource", and whether it is one.
+func (l *Lease) TokenOf(resource string) (int64, bool) {
+	for _, t := range l.tokens {
+		if t.Resource == resource {
+			return t.Token, true
+		}
+	}
+	return 0, false
+}
+
+// Owner is the owner id the members share ("NAME/HEX" WithOwnerName).
+func (l *Lease) Owner() string { return l.tokens[0].Owner }
+
+// Resources are the members' names, in canonical order.
+func (l *Lease) Resources() []string {
+	r := make([]string, len(l.tokens))
+	for i, t := range l.tokens {
+		r[i] = t.Resource
+	}
+	return r
+}
+
+// FenceTokens is the value for the fence.tokens setting naming every
+// member, RESOURCE=TOKEN/OWNER joined by commas (SetTokens puts it into a
+// transaction).
+func (l *Lease) FenceTokens() string {
+	l.once.Do(func() { l.value = formatTokens(l.tokens) })
+	return l.value
+}
+
+// Lease states (State).
+const (
+	StateHeld    = "held"    // the last renewal (or the acquire) worked
+	StateSuspect = "suspect" // Redis unreachable since, deadline not passed yet
+	StateLost    = "lost"    // gone for good, or released
+)
+
+// State is StateHeld, StateSuspect or StateLost, which closes Lost().
+func (l *Lease) State() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.released {
+		return StateLost
+	}
+	var st C.int
+	if l.one != nil {
+		st = C.fence_lease_state(l.one)
+	} else {
+		st = C.fence_leases_state(l.set)
+	}
+	switch st {
+	case C.FENCE_LEASE_HELD:
+		return StateHeld
+	case C.FENCE_LEASE_SUSPECT:
+		return StateSuspect
+	}
+	l.lost.fire()
+	return StateLost
+}
+
+// Check returns an ErrLost error when the lease is lost (or released):
+// call it between units of work, before starting the next one.
+func (l *Lease) Check() error {
+	select {
+	case <-l.lost.ch:
+	default:
+		if l.State() != StateLost {
+			return nil
+		}
+	}
+	return &Error{Code: codeLost, Message: "lease on " + l.names() + " is lost", kind: ErrLost}
+}
+
+func (l *Lease) names() string {
+	s := ""
+	for i, t := range l.tokens {
+		if i > 0 {
+			s += ", "
+		}
+		s += `"` + t.Resource + `"`
+	}
+	return s
+}
+
+// Extend renews the lease now for "ttl" (0: its TTL); the heartbeat does
+// this by itself every TTL/3.
+func (l *Lease) Extend(ttl time.Duration) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.released {
+		return &Error{Code: codeLost, Message: "lease on " + l.names() + " is not held", kind: ErrLost}
+	}
+	ms := l.ttl
+	if ttl > 0 {
+		ms = ttl.Milliseconds()
+	}
+	s, err := l.client.get(false)
+	if err != nil {
+		return err
+	}
+	defer l.client.put(s)
+	var rc C.int
+	if l.one != nil {
+		rc = C.fence_extend(s.ctx, l.one, C.longlong(ms))
+	} else {
+		rc = C.fence_leases_extend(s.ctx, l.set, C.longlong(ms))
+	}
+	if rc != C.FENCE_OK {
+		e := s.err()
+		if errors.Is(e, ErrLost) {
+			l.lost.fire()
+		}
+		return e
+	}
+	l.ttl = ms
+	return nil
+}
+
+// Release stops the heartbeat and gives the lease back.  An ErrLost error
+// when it was no longer ours (someone else may have written since; Lost()
+// is closed); ErrUnreachable when Redis did not answer (the lease then
+// ends with its TTL).  Releasing twice does nothing.
+func (l *Lease) Release() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.released {
+		return nil
+	}
+	l.released = true
+	runtime.SetFinalizer(l, nil)
+	s, err := l.client.get(false)
+	if err != nil {
+		l.free()
+		return err
+	}
+	defer l.client.put(s)
+	var rc C.int
+	if l.one != nil {
+		rc = C.fence_release(s.ctx, l.one)
+	} else {
+		rc = C.fence_leases_release(s.ctx, l.set)
+	}
+	l.free()
+	if rc != C.FENCE_OK {
+		e := s.err()
+		if errors.Is(e, ErrLost) {
+			l.lost.fire()
+		}
+		return e
+	}
+	return nil
+}

@@ -1,0 +1,21 @@
+/*
+ * go/pgfence.h
+ *	  The few C functions the Go binding needs beside libfence's own:
+ *	  callbacks Go cannot name as C function pointers, a handle passed
+ *	  through a void * as a number, and arrays of C strings.
+ */
+#ifndef PGFENCE_GO_H
+#define PGFENCE_GO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <fence.h>
+
+int			pgfence_heartbeat_start(fence_ctx *ctx, fence_lease *lease, uintptr_t h);
+int			pgfence_leases_heartbeat_start(fence_ctx *ctx, fence_leases *set, uintptr_t h);
+char	  **pgfence_strings(size_t n);
+void		pgfence_string_set(char **a, size_t i, char *s);
+void		pgfence_strings_free(char **a, size_t n);
+
+#endif							/* PGFENCE_GO_H */
