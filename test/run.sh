@@ -278,6 +278,19 @@ suite_go() {
 	echo "== go (pgfence over libfence, cgo)"
 	local before pc=$FENCE_TMP/go-pkgconfig
 	before=$(grep -c '^not ok - ' "$results")
+	# the package needs Go 1.19 (bookworm's; bullseye has 1.15)
+	local v
+	v=$(go version 2>/dev/null | sed -n 's/^go version go1\.\([0-9]*\).*/\1/p')
+	if [ -z "$v" ]; then
+		echo "skip - go # Go not installed (golang-go)" | report
+		return
+	elif [ "$v" -lt 19 ]; then
+		echo "skip - go # Go 1.$v is older than the package's 1.19" | report
+		return
+	elif [ ! -d /usr/share/gocode/src/github.com/jackc/pgx/v4 ]; then
+		echo "skip - go # pgx not installed (golang-github-jackc-pgx-v4-dev)" | report
+		return
+	fi
 	go/tree-pkgconfig.sh "$pc"
 	(cd go && PKG_CONFIG_PATH=$pc GO111MODULE=off GOPATH=/usr/share/gocode GOFLAGS= \
 		CGO_CFLAGS="-g -O2 -Wall -Werror" \
