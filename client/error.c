@@ -3,7 +3,7 @@
  *	  How failures are recorded: on a context (ctx->err, ctx->errstr, as
  *	  with hiredis) and on a link (fence_link_fail), and their names.
  *
- * The ground floor of libfence: every other file reports through these,
+ * The ground layer of libfence: every other file reports through these,
  * and they call nothing of the library.
  */
 #include <stdarg.h>

@@ -306,7 +306,7 @@ struct fence_lease
 
 /*
  * The ground: error.c, clock.c, random.c, and the pure helpers below them
- * call nothing above.  Files are listed from the bottom floor up; a file
+ * call nothing above.  Files are listed from the bottom layer up; a file
  * may call what is declared above its own section (client/tools/layers.sh
  * checks it).
  */

@@ -4,7 +4,7 @@
  *	  quorum of independent nodes.  This is the interface between the
  *	  leases above and the topologies in this folder.
  *
- * The files here include this header only.  They reach the floors below
+ * The files here include this header only.  They reach the layers below
  * (nodes, replies, scripts, clocks: fence_int.h) and each other through
  * it, and never the lease's own state: what a lease operation needs of it
  * (its keys, owner, TTL and deadline) comes in the call.

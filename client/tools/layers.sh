@@ -1,5 +1,5 @@
 #!/bin/sh
-# tools/layers.sh OBJ...: fail when libfence's floors or the fence
+# tools/layers.sh OBJ...: fail when libfence's layers or the fence
 # command's rooms are broken.  OBJ: libfence's objects and the command's
 # (those under a cli/ folder).
 #
