@@ -1,7 +1,8 @@
 /*
  * client/lease_set.c
- *	  A set of leases held together: a transfer that debits one account and
- *	  credits another holds the lease of each (issue 19).
+ *	  A set of leases held together (one word for the idea: "set"; the
+ *	  public names say "many" and "leases"): a transfer that debits one
+ *	  account and credits another holds the lease of each.
  *
  * Order.  The members are taken one after the other in one canonical
  * order, the bytewise order of their names (strcmp), whatever order the

@@ -3,7 +3,7 @@
  *	  Reading Redis's replies: what an error reply means, and the numbers
  *	  and records the scripts answer with.
  *
- * Every topology reads the same replies, so their readers sit on a layer
+ * Every topology reads the same replies, so their readers sit in a layer
  * below all of them: exact parsers for counters and tokens (no doubles,
  * no wrap) and the kinds of error reply (refused, transient, the keys'
  * state).

@@ -132,7 +132,26 @@ typedef struct options
 	int			no_pg;			/* run --no-pg: nothing to announce to */
 	int			pooler;			/* run --pooler: no PGOPTIONS for the command */
 	const char *pg_from;		/* run: where the PostgreSQL target came from */
+	int			help;			/* --help (or -?) */
+	int			version;		/* --version */
 } options;
+
+/*
+ * A verb (options.c): how many arguments it takes before what it passes
+ * on, its cmd_* (NULL for help), and its help, with the options it reads.
+ */
+typedef struct verb
+{
+	const char *name;
+	int			fixed;			/* arguments after the verb */
+	int			variadic;		/* more may follow, never parsed */
+	const char *needs;			/* for the usage error */
+	int			(*fn) (fence_ctx *ctx, const options *o, int argc, char **argv);
+	int			optional;		/* then up to this many more, parsed */
+	const char *synopsis;		/* after "fence " in its usage */
+	const char *text;			/* what it does */
+	const char *const *reads;	/* the options it reads: long names, "-c" */
+} verb;
 
 /*
  * The signals that end fence, held off while a lease is taken (take.c):
@@ -176,6 +195,13 @@ extern int	keep_password_from_child(const options *o);
 
 /* help.c */
 extern int	print_help(const char *verb);
+
+/* options.c: the options table and the verbs table */
+extern const verb verbs[];
+extern const verb *find_verb(const char *name);
+extern void print_option_lines(void);
+extern int	parse_command_line(int argc, char **argv, options *o, char **args, int *nargs,
+							   const verb **v, char *err, size_t errlen);
 
 /* output.c */
 extern void json_string(FILE *f, const char *s);

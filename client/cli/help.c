@@ -4,74 +4,15 @@
  *	  (fence run --help, fence help run), which says only what that verb
  *	  takes.
  *
- * Grouped under headings with the defaults shown, as pg_isready's is.
- * Nothing here contacts anything: help is printed before a URL is looked
+ * Grouped under headings with the defaults shown, as pg_isready's is; the
+ * options' lines come from the options table, a verb's from the verbs
+ * table (options.c).  Nothing here contacts anything: help is printed before a URL is looked
  * at, and wins over any error on the same command line.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
-
-static void
-usage_options(void)
-{
-	printf("\nLease options:\n");
-	printf("  -R, --resource=RESOURCE  acquire, release, extend, run, exec: one lease of a set,\n");
-	printf("                           instead of the RESOURCE argument; repeat it (a\n");
-	printf("                           transfer: -R acct:1 -R acct:2); release and extend\n");
-	printf("                           take the set's one OWNER\n");
-	printf("  -t, --ttl=DURATION       lease time to live (default: 30s)\n");
-	printf("  -w, --wait=DURATION      how long to queue while the lease is busy\n");
-	printf("                           (default: 0; inf waits for ever, as flock does)\n");
-	printf("  -g, --grace=DURATION     run: time between SIGTERM and SIGKILL when the\n");
-	printf("                           lease is lost (default: 10s)\n");
-	printf("  -n, --name=NAME          who holds the lease, in front of its owner id\n");
-	printf("                           (NAME/ and 32 random hex digits; letters, digits\n");
-	printf("                           and _-:@+, at most 64; default: HOST:PID:COMMAND)\n");
-	printf("  -c STRING                run: run /bin/sh -c STRING as the command\n");
-	printf("      --hold               acquire: keep the lease alive, renewing it, until\n");
-	printf("                           SIGINT or SIGTERM, then give it back (exit 0);\n");
-	printf("                           exit 76 if it is lost meanwhile\n");
-	printf("      --prefix=PREFIX      resync: only the resources whose name starts\n");
-	printf("                           with PREFIX\n");
-	printf("      --death-signal=SIGNAL\n");
-	printf("                           run: the signal COMMAND gets if fence itself dies\n");
-	printf("                           (kill -9, a crash), by name or number (default: TERM)\n");
-	printf("\nConnection options:\n");
-	printf("  -r, --redis=URL          where the leases live (see URLs below); given\n");
-	printf("                           more than once: a quorum of independent nodes\n");
-	printf("                           (default: $FENCE_REDIS_URL, else\n");
-	printf("                           %s)\n", FENCE_DEFAULT_URL);
-	printf("      --password-file=FILE the Redis password, read from FILE (see Passwords)\n");
-	printf("      --inherit-password   run: leave the Redis password in COMMAND's\n");
-	printf("                           environment, for a nested fence run (see Passwords)\n");
-	printf("      --timeout=DURATION   how long connecting to Redis and each command may\n");
-	printf("                           take (default: 5s); while --wait runs, its end\n");
-	printf("                           bounds them too\n");
-	printf("      --min-replicas=N     take a lease only once N replicas have its lock\n");
-	printf("                           and token (not for a quorum; default: 0)\n");
-	printf("      --replica-timeout=DURATION\n");
-	printf("                           how long to wait for them (default: 1s)\n");
-	printf("  -p, --pg=CONNINFO        PostgreSQL connection string; the token is\n");
-	printf("                           announced there before anything else runs\n");
-	printf("                           (run: default $FENCE_PG, else the server that\n");
-	printf("                           PGSERVICE, PGHOST or PGDATABASE name, as for psql)\n");
-	printf("      --no-pg              run: announce to no PostgreSQL, and say nothing\n");
-	printf("                           about it (the command writes nothing fenced)\n");
-	printf("      --pooler             run: COMMAND connects through a pooler that refuses\n");
-	printf("                           or drops PGOPTIONS (PgBouncer): it gets FENCE_*\n");
-	printf("                           only, and sets the token per transaction\n");
-	printf("\nOther options:\n");
-	printf("  -j, --json               print results as JSON, and errors too, on stdout:\n");
-	printf("                           {\"ok\":false,\"error\":\"busy\",\"exit\":75,\"message\":...}\n");
-	printf("                           (bytes that are not UTF-8 come out as U+FFFD)\n");
-	printf("  -q, --quiet              no notes or warnings on stderr, errors only\n");
-	printf("  -v, --verbose            say what fence does: connections, the lease,\n");
-	printf("                           renewals, the release\n");
-	printf("  -V, --version            output version information, then exit\n");
-	printf("  -h, --help               show this help, then exit (after a verb: its own)\n");
-}
 
 static void
 usage(void)
@@ -94,7 +35,7 @@ usage(void)
 	printf("                                               standby: raise every mark to its\n");
 	printf("                                               token counter in Redis\n");
 	printf("  %s help    [VERB]                         this help, or VERB's\n", progname);
-	usage_options();
+	print_option_lines();
 	printf("\nURLs:\n");
 	printf("  redis://[[user]:password@]host[:port][/db]      one node\n");
 	printf("  unix:///path/to/socket[?db=N]                   one node\n");
@@ -166,74 +107,6 @@ usage(void)
 	printf("  1   any other error\n");
 }
 
-/* One verb's help: its synopsis, what it does, the options it reads. */
-typedef struct verb_help
-{
-	const char *name;
-	const char *synopsis;
-	const char *text;
-	const char *options;
-} verb_help;
-
-static const verb_help helps[] = {
-	{"acquire", "acquire RESOURCE [--ttl D] [--wait D] [--pg CONNINFO] [--name NAME] [--hold]\n"
-		"  fence acquire -R RESOURCE [-R RESOURCE]... [OPTION]...",
-		"Take the lease on RESOURCE and print FENCE_RESOURCE, FENCE_TOKEN and\n"
-		"FENCE_OWNER lines for a shell's eval (or JSON).  Nothing renews the lease:\n"
-		"after eval \"$(fence acquire R)\" it lapses after --ttl unless \"fence extend\"\n"
-		"runs in time; give it back with \"fence release R $FENCE_OWNER\".  With --hold,\n"
-		"fence stays after printing and flushing, renews the lease until SIGINT or\n"
-		"SIGTERM, then gives it back (exit 0); exit 76 if it is lost meanwhile.\n"
-		"Exit 75 when the lease is busy past --wait.  With -R, a set of leases,\n"
-		"taken in the bytewise order of their names: all of them or none.",
-	"--resource --ttl --wait --timeout --pg --name --hold --redis --password-file --min-replicas --replica-timeout --json --quiet --verbose"},
-	{"release", "release RESOURCE OWNER\n  fence release -R RESOURCE [-R RESOURCE]... OWNER",
-		"Give back the lease OWNER holds (compare-and-delete): exit 76 when OWNER\n"
-		"does not hold it (it expired, or passed on).",
-	"--resource --timeout --redis --password-file --json --quiet --verbose"},
-	{"extend", "extend RESOURCE OWNER [--ttl D]\n  fence extend -R RESOURCE [-R RESOURCE]... OWNER [--ttl D]",
-		"Renew the lease OWNER holds for --ttl from now (compare-and-expire): exit 76\n"
-		"when OWNER does not hold it any more.",
-	"--resource --ttl --timeout --redis --password-file --json --quiet --verbose"},
-	{"run", "run RESOURCE [--ttl D] [--wait D] [--pg CONNINFO | --no-pg] [--pooler] [--grace D] [--] COMMAND [ARG]...\n"
-		"  fence run RESOURCE [OPTION]... -c STRING\n"
-		"  fence run -R RESOURCE [-R RESOURCE]... [OPTION]... [--] COMMAND [ARG]...",
-		"Take the lease, run COMMAND (or /bin/sh -c STRING) with FENCE_RESOURCE,\n"
-		"FENCE_TOKEN and FENCE_OWNER in its environment and the token in PGOPTIONS,\n"
-		"renew the lease until COMMAND and everything it started have exited, then\n"
-		"give it back.  The exit status is COMMAND's; 76 when the lease was lost (all\n"
-		"of them got SIGTERM, then SIGKILL after --grace); 75 when it was busy past\n"
-		"--wait.  With -R, a set: every token in FENCE_TOKENS and fence.tokens.\n"
-		"The token is announced to --pg, else $FENCE_PG, else the PostgreSQL that\n"
-		"PGSERVICE, PGHOST or PGDATABASE name; with none of them a warning says so\n"
-		"(--no-pg: none is meant).  --pooler: no PGOPTIONS for a command behind PgBouncer.",
-	"--resource --ttl --wait --timeout --grace --pg --no-pg --pooler --name --death-signal -c --redis --password-file --inherit-password --min-replicas --replica-timeout --json --quiet --verbose"},
-	{"exec", "exec RESOURCE --pg CONNINFO [--] SQL [PARAM]...\n"
-		"  fence exec -R RESOURCE [-R RESOURCE]... --pg CONNINFO [--] SQL [PARAM]...",
-		"Take the lease, announce its token, run one SQL statement fenced by it\n"
-		"(PARAMs bound to $1, $2...), print its result as psql -At does (or JSON),\n"
-		"give the lease back.  Exit 77 when PostgreSQL refuses a stale token.",
-	"--resource --ttl --wait --timeout --pg --name --redis --password-file --json --quiet --verbose"},
-	{"show", "show RESOURCE [--pg CONNINFO]",
-		"Print who holds RESOURCE, for how much longer, who waits, the last token\n"
-		"handed out; with --pg, the token PostgreSQL last accepted and its counts.",
-	"--pg --timeout --redis --password-file --json --quiet --verbose"},
-	{"list", "list [PATTERN]",
-		"Print the leases held now whose resource matches PATTERN (a glob: *, ?,\n"
-		"[...]), with owner, remaining TTL, token and waiters.",
-	"--timeout --redis --password-file --json --quiet --verbose"},
-	{"resync", "resync --pg CONNINFO [--prefix PREFIX]",
-		"After a failover to an asynchronous standby: read the token counter of\n"
-		"every resource in Redis (whose name starts with PREFIX), and raise each\n"
-		"mark in PostgreSQL to it with fence.resync(), never lowering one and making\n"
-		"the missing ones.  Prints FENCE_RESYNC_COUNTERS and FENCE_RESYNC_CHANGED.\n"
-		"Refused on a standby (exit 1); running it again changes nothing.",
-	"--pg --prefix --timeout --redis --password-file --json --quiet --verbose"},
-	{"help", "help [VERB]",
-		"Print fence's help, or VERB's.",
-	""},
-};
-
 /*
  * Print the help of "name" (fence help VERB, fence VERB --help), or all of
  * it for NULL.  Returns 0, or 64 for a verb fence does not know.
@@ -241,6 +114,7 @@ static const verb_help helps[] = {
 int
 print_help(const char *name)
 {
+	const verb *v;
 	size_t		i;
 
 	if (name == NULL)
@@ -248,31 +122,27 @@ print_help(const char *name)
 		usage();
 		return 0;
 	}
-	for (i = 0; i < sizeof(helps) / sizeof(helps[0]); i++)
+	if ((v = find_verb(name)) != NULL)
 	{
-		const char *p;
-
-		if (strcmp(helps[i].name, name) != 0)
-			continue;
-		printf("Usage:\n  %s %s\n\n%s\n", progname, helps[i].synopsis, helps[i].text);
-		if (*helps[i].options)
+		printf("Usage:\n  %s %s\n\n%s\n", progname, v->synopsis, v->text);
+		if (v->reads[0] != NULL)
 		{
 			int			col = 2;
 
 			/* the options, wrapped at 78 columns */
 			printf("\nOptions it reads:\n ");
-			for (p = helps[i].options; *p;)
+			for (i = 0; v->reads[i] != NULL; i++)
 			{
-				size_t		n = strcspn(p, " ");
+				const char *name = v->reads[i];
+				int			n = (int) strlen(name) + (name[0] == '-' ? 0 : 2);
 
-				if (col + 1 + (int) n > 78)
+				if (col + 1 + n > 78)
 				{
 					printf("\n ");
 					col = 2;
 				}
-				printf(" %.*s", (int) n, p);
-				col += 1 + (int) n;
-				p += n + (p[n] == ' ');
+				printf(" %s%s", name[0] == '-' ? "" : "--", name);
+				col += 1 + n;
 			}
 			printf("\n\nDURATION is a whole number and its unit: 250ms, 10s, 2m, 1h.\n");
 		}

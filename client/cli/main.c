@@ -22,10 +22,10 @@
  * state fence never writes, 78 for a configuration the servers refuse (a
  * Redis login; for run --pg, the options in PGOPTIONS, at a pooler).
  *
- * This file is the door, as git's main program is: one option
- * parser for every verb (options may come anywhere among a verb's
- * arguments), the checks that run before anything is contacted, and the
- * table that sends each verb to its cmd_* (cli.h).  The verbs live one
+ * This file is the door, as git's main program is: it parses the command
+ * line with the options table (options.c, which also holds the verbs
+ * table that sends each verb to its cmd_*), makes the checks that run
+ * before anything is contacted, and calls the verb.  The verbs live one
  * family to a file: acquire.c (acquire, release, extend), hold.c (acquire
  * --hold), run.c, exec.c, show.c and list.c, on take.c (taking a set of
  * leases, guarded against signals), name.c, output.c and common.c; the help is
@@ -34,49 +34,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-
-/*
- * The verbs, and how many arguments each takes before what it passes on:
- * after RESOURCE and SQL, exec's parameters, and after RESOURCE and the
- * command's name, run's arguments, are taken as they are, options or not.
- */
-typedef struct verb
-{
-	const char *name;
-	int			fixed;			/* arguments after the verb */
-	int			variadic;		/* more may follow, never parsed */
-	const char *needs;			/* for the usage error */
-	int			(*fn) (fence_ctx *ctx, const options *o, int argc, char **argv);
-	int			optional;		/* then up to this many more, parsed */
-} verb;
-
-static const verb verbs[] = {
-	{"acquire", 1, 0, "exactly one argument: RESOURCE", cmd_acquire},
-	{"release", 2, 0, "two arguments: RESOURCE OWNER", cmd_release},
-	{"extend", 2, 0, "two arguments: RESOURCE OWNER", cmd_extend},
-	{"run", 2, 1, "RESOURCE and a command after --", cmd_run},
-	{"exec", 2, 1, "RESOURCE, --pg CONNINFO and SQL", cmd_exec},
-	{"show", 1, 0, "exactly one argument: RESOURCE", cmd_show},
-	{"list", 0, 0, "at most one argument: PATTERN", cmd_list, 1},
-	{"resync", 0, 0, "--pg CONNINFO and no argument", cmd_resync},
-};
-
-static const verb *
-find_verb(const char *name)
-{
-	size_t		i;
-
-	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-		if (strcmp(verbs[i].name, name) == 0)
-			return &verbs[i];
-	return NULL;
-}
 
 /*
  * Usage errors, all reported before anything is contacted ("err" is the
@@ -186,40 +148,11 @@ hold_std_fds(void)
 int
 main(int argc, char **argv)
 {
-	static const struct option long_options[] = {
-		{"redis", required_argument, NULL, 'r'},
-		{"ttl", required_argument, NULL, 't'},
-		{"wait", required_argument, NULL, 'w'},
-		{"pg", required_argument, NULL, 'p'},
-		{"grace", required_argument, NULL, 'g'},
-		{"json", no_argument, NULL, 'j'},
-		{"min-replicas", required_argument, NULL, 'm' + 256},
-		{"replica-timeout", required_argument, NULL, 'T' + 256},
-		{"death-signal", required_argument, NULL, 'D' + 256},
-		{"name", required_argument, NULL, 'n'},
-		{"resource", required_argument, NULL, 'R'},
-		{"help", no_argument, NULL, 'h'},
-		{"timeout", required_argument, NULL, 'o' + 256},
-		{"hold", no_argument, NULL, 'H' + 256},
-		{"prefix", required_argument, NULL, 'X' + 256},
-		{"no-pg", no_argument, NULL, 'N' + 256},
-		{"pooler", no_argument, NULL, 'B' + 256},
-		{"password-file", required_argument, NULL, 'P' + 256},
-		{"inherit-password", no_argument, NULL, 'I' + 256},
-		{"quiet", no_argument, NULL, 'q'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0}
-	};
 	options		o;
-	char		errbuf[256],
-				usage_err[320] = "";
+	char		usage_err[320] = "";
 	const verb *v = NULL;
 	fence_ctx  *ctx;
-	int			c,
-				code = 0,
-				help = 0,
-				version = 0,
+	int			code = 0,
 				nargs = 0;
 	char	  **args;
 
@@ -237,190 +170,32 @@ main(int argc, char **argv)
 	o.replica_timeout_ms = DEFAULT_REPLICA_TIMEOUT_MS;
 	o.death_signal = SIGTERM;
 	o.timeout_ms = FENCE_DEFAULT_COMMAND_TIMEOUT_MS;
-
-	/*
-	 * Options may come anywhere among the verb's own arguments.  "-" at the
-	 * start of the option string hands those over in order (getopt_long
-	 * would otherwise move every non-option to the end and parse an SQL
-	 * parameter "-5" as an option); once a verb that passes arguments on
-	 * has its own, the rest is taken as it is.  "--" ends the options, too.
-	 * As with pg_isready, --help and --version win over any error.
-	 */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "-:r:t:w:p:g:n:R:c:jqvhV", long_options, NULL)) != -1)
+	if (parse_command_line(argc, argv, &o, args, &nargs, &v, usage_err, sizeof(usage_err)) != 0)
 	{
-		long long  *dst = NULL,
-					inf_ms = 0;
-		const char *what = NULL;
-
-		switch (c)
-		{
-			case 1:				/* the verb, then its arguments, in order */
-				if (nargs == 0 && (v = find_verb(optarg)) == NULL && !*usage_err)
-					snprintf(usage_err, sizeof(usage_err), "unknown command \"%s\"", optarg);
-				args[nargs++] = optarg;
-				break;
-			case 'r':
-				if (o.redis == NULL)
-					o.redis = optarg;
-				else if (add_quorum_url(&o, optarg) != 0)
-				{
-					fprintf(stderr, "%s: out of memory\n", progname);
-					free(args);
-					return EXIT_FAIL;
-				}
-				break;
-			case 'm' + 256:
-				{
-					char	   *end;
-					long		n = strtol(optarg, &end, 10);
-
-					if ((*optarg < '0' || *optarg > '9' || *end != '\0' || n > 100) && !*usage_err)
-						snprintf(usage_err, sizeof(usage_err),
-								 "--min-replicas must be a number from 0 to 100, not \"%s\"", optarg);
-					else
-						o.min_replicas = (int) n;
-				}
-				break;
-			case 'T' + 256:
-				dst = &o.replica_timeout_ms;
-				what = "--replica-timeout";
-				break;
-			case 'D' + 256:
-				if ((o.death_signal = parse_signal(optarg)) == 0 && !*usage_err)
-					snprintf(usage_err, sizeof(usage_err),
-							 "--death-signal must be a signal name (TERM, KILL...) or number, not \"%s\"",
-							 optarg);
-				break;
-			case 'p':
-				o.pg = optarg;
-				break;
-			case 'n':
-				o.name = optarg;
-				break;
-			case 'R':
-				/* after the verb's own RESOURCE: the two do not mix */
-				if (nargs > 1 && !*usage_err)
-					snprintf(usage_err, sizeof(usage_err),
-							 "a RESOURCE argument and -R do not mix: give every resource with -R");
-				if (o.resources == NULL && (o.resources = calloc(argc, sizeof(char *))) == NULL)
-				{
-					fprintf(stderr, "%s: out of memory\n", progname);
-					free(args);
-					return EXIT_FAIL;
-				}
-				o.resources[o.nresources++] = optarg;
-				break;
-			case 'j':
-				o.json = cli_json = 1;
-				break;
-			case 'q':
-				cli_verbosity = -1;
-				break;
-			case 'v':
-				cli_verbosity = 1;
-				break;
-			case 'c':
-				o.shell = optarg;
-				break;
-			case 'H' + 256:
-				o.hold = 1;
-				break;
-			case 'X' + 256:
-				o.prefix = optarg;
-				break;
-			case 'N' + 256:
-				o.no_pg = 1;
-				break;
-			case 'B' + 256:
-				o.pooler = 1;
-				break;
-			case 'P' + 256:
-				o.password_file = optarg;
-				break;
-			case 'I' + 256:
-				o.inherit_password = 1;
-				break;
-			case 'o' + 256:
-				dst = &o.timeout_ms;
-				what = "--timeout";
-				break;
-			case 't':
-				dst = &o.ttl_ms;
-				what = "--ttl";
-				break;
-			case 'w':
-				dst = &o.wait_ms;
-				what = "--wait";
-				inf_ms = FENCE_MAX_TTL_MS;	/* as long as a wait can be */
-				break;
-			case 'g':
-				dst = &o.grace_ms;
-				what = "--grace";
-				break;
-			case 'V':
-				version = 1;
-				break;
-			case 'h':
-				help = 1;
-				break;
-			case ':':
-				if (!*usage_err)
-					snprintf(usage_err, sizeof(usage_err), "option '%s' requires an argument",
-							 argv[optind - 1]);
-				break;
-			default:
-				if (optopt == '?')
-					help = 1;
-				else if (*usage_err)
-					;
-				else if (optopt)
-					snprintf(usage_err, sizeof(usage_err), "invalid option -- '%c'", optopt);
-				else
-					snprintf(usage_err, sizeof(usage_err), "unrecognized option '%s'", argv[optind - 1]);
-				break;
-		}
-		if (dst != NULL && parse_duration_arg(what, optarg, dst, inf_ms, errbuf, sizeof(errbuf)) != 0 &&
-			!*usage_err)
-			snprintf(usage_err, sizeof(usage_err), "%s", errbuf);
-		/* the verb has its own arguments: what follows is passed on */
-		if (c == 1 && v != NULL && v->variadic && nargs == 1 + v->fixed - (o.nresources > 0))
-			break;
+		fprintf(stderr, "%s: out of memory\n", progname);
+		code = EXIT_FAIL;
 	}
-	while (optind < argc)
-		args[nargs++] = argv[optind++];
-	/* fence help [VERB], fence VERB --help: nothing else is looked at */
-	if ((nargs > 0 && strcmp(args[0], "help") == 0) || help)
+	/* fence help [VERB], fence VERB --help: as with pg_isready, they win */
+	else if ((nargs > 0 && strcmp(args[0], "help") == 0) || o.help)
 	{
-		if (!help && nargs > 2)
+		if (!o.help && nargs > 2)
 			code = usage_error("help takes at most one argument: VERB%s", "");
-		else if (!help)
+		else if (!o.help)
 			code = print_help(nargs == 2 ? args[1] : NULL);
 		else
 			code = print_help(v != NULL ? v->name : NULL);
-		free(args);
-		free(o.redis_list);
-		free(o.resources);
-		return code;
 	}
-	if (version)
-	{
+	else if (o.version)
 		printf("fence (pgfence) %s\n", FENCE_VERSION);
-		free(args);
-		free(o.redis_list);
-		free(o.resources);
-		return 0;
-	}
-	code = check_command_line(&o, v, usage_err, nargs - 1, args + 1);
-	if (code == 0 && o.shell != NULL)
+	else if ((code = check_command_line(&o, v, usage_err, nargs - 1, args + 1)) == 0)
 	{
-		/* run -c STRING: the command is the shell's */
-		args[nargs++] = "/bin/sh";
-		args[nargs++] = "-c";
-		args[nargs++] = (char *) o.shell;
-	}
-	if (code == 0)
-	{
+		if (o.shell != NULL)
+		{
+			/* run -c STRING: the command is the shell's */
+			args[nargs++] = "/bin/sh";
+			args[nargs++] = "-c";
+			args[nargs++] = (char *) o.shell;
+		}
 		if ((ctx = redis_connect(&o, &code)) != NULL)
 		{
 			code = (o.hold ? cmd_hold : v->fn) (ctx, &o, nargs - 1, args + 1);

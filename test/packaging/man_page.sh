@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # man_page: client/cli/fence.1 renders without a warning and documents what
-# "fence --help" offers: every verb, every option (long and short form),
-# every exit status, and the version that "fence --version" prints.
+# "fence --help" offers (its options table and verbs table,
+# client/cli/options.c): every verb, every option (long and short form),
+# the options each verb's help says it reads, no option fence does not
+# have, every exit status, and the version that "fence --version" prints.
 . "$(dirname "$0")/lib.sh"
 pkg_init man_page
 MAN=$TOP/client/cli/fence.1
@@ -38,6 +40,25 @@ done <"$WORK/options"
 # and no option is mentioned in --help that the lines above missed
 for long in $(help_long_options); do
 	want "$long (named in --help)" "$long"
+done
+
+# and the other way: every option the page lists at the options' indent is
+# one of fence's (client/cli/options.c's table), so that an option removed
+# from the command leaves the page too
+sed -n 's/^       \(-[A-Za-z?], \)\{0,1\}\(--[a-z][a-z-]*\).*/\2/p' "$WORK/page" | sort -u >"$WORK/man_options"
+help_long_options >"$WORK/help_options"
+for long in $(comm -23 "$WORK/man_options" "$WORK/help_options"); do
+	say "in fence.1 but not an option of fence: $long"
+	missing=$((missing + 1))
+done
+# each verb's --help lists the options it reads (the verbs table): every
+# one of them is an option of the table, and the page names it
+for verb in $(help_verbs); do
+	for long in $("$FENCE_BIN" help "$verb" | sed -n '/^Options it reads:/,/^$/p' | grep -oE -- '--[a-z][a-z-]*'); do
+		grep -qxF -- "$long" "$WORK/help_options" ||
+			{ say "fence help $verb lists $long, which is no option of fence"; missing=$((missing + 1)); }
+		want "$long (read by $verb)" "^ +(-[A-Za-z?], )?$long(=| |$)"
+	done
 done
 
 # exit statuses: the codes listed under "Exit status:" in --help
