@@ -676,18 +676,8 @@ fence_leases_exec(fence_ctx *ctx, fence_leases *set, PGconn *pg, const char *sql
 	for (i = 0; i < set->n; i++)
 		if (fence_lease_usable(ctx, set->members[i]) != FENCE_OK)
 			return NULL;
-	switch (PQtransactionStatus(pg))
-	{
-		case PQTRANS_IDLE:
-			own_tx = 1;
-			break;
-		case PQTRANS_INTRANS:
-			own_tx = 0;
-			break;
-		default:
-			fence_set_error(ctx, FENCE_ERR_PG, "PostgreSQL connection is not ready (failed transaction or broken connection)");
-			return NULL;
-	}
+	if ((own_tx = fence_pg_own_tx(ctx, pg)) < 0)
+		return NULL;
 	resources = array_literal(set, member_resource);
 	owners = array_literal(set, member_owner);
 	tokens = fence_leases_tokens(set);

@@ -338,6 +338,27 @@ fence_announce(fence_ctx *ctx, fence_lease *l, PGconn *pg)
 }
 
 /*
+ * Whether a fenced statement begins and ends its own transaction: 1 on an
+ * idle connection, 0 inside the caller's transaction (the caller commits),
+ * -1 with FENCE_ERR_PG in "ctx" for a failed transaction or a broken
+ * connection, where no statement can run.
+ */
+int
+fence_pg_own_tx(fence_ctx *ctx, PGconn *pg)
+{
+	switch (PQtransactionStatus(pg))
+	{
+		case PQTRANS_IDLE:
+			return 1;
+		case PQTRANS_INTRANS:
+			return 0;
+		default:
+			fence_set_error(ctx, FENCE_ERR_PG, "PostgreSQL connection is not ready (failed transaction or broken connection)");
+			return -1;
+	}
+}
+
+/*
  * End the transaction fence_exec (or fence_leases_exec) began, if it is
  * still open; then the grant of a hint can name the database's edition
  * (grant_hint()).
@@ -598,18 +619,8 @@ fence_exec(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
 	}
 	if (fence_pq_load(ctx) != FENCE_OK || fence_lease_usable(ctx, l) != FENCE_OK)
 		return NULL;
-	switch (PQtransactionStatus(pg))
-	{
-		case PQTRANS_IDLE:
-			own_tx = 1;
-			break;
-		case PQTRANS_INTRANS:
-			own_tx = 0;
-			break;
-		default:
-			fence_set_error(ctx, FENCE_ERR_PG, "PostgreSQL connection is not ready (failed transaction or broken connection)");
-			return NULL;
-	}
+	if ((own_tx = fence_pg_own_tx(ctx, pg)) < 0)
+		return NULL;
 #ifdef FENCE_USE_PIPELINE
 	return exec_pipelined(ctx, l, pg, sql, nparams, params, own_tx);
 #else
