@@ -196,3 +196,32 @@ callgrind() {
 cg_instr() {
 	echo "$CALLGRIND_TABLE" | awk -F' *[|] *' -v c="$1" '$2 == c { print $3 }'
 }
+
+# pin_beside_redis: the language scenarios (17 to 19) run each client on
+# the CPU redis-server is pinned to, so that every variant, C included,
+# pays the same hand-offs between the two.  Sets $run, the prefix that
+# pins a command there (empty without taskset), $cpu and $redis_pid;
+# unpin_redis gives redis-server every CPU back.
+pin_beside_redis() {
+	redis_pid=$(redis-cli -p "$port" info server | tr -d '\r' | awk -F: '$1 == "process_id" { print $2 }')
+	cpu=$((CORES - 1))
+	run=
+	if command -v taskset >/dev/null && [ -n "$redis_pid" ]; then
+		taskset -pc "$cpu" "$redis_pid" >/dev/null
+		run="taskset -c $cpu"
+	fi
+}
+
+unpin_redis() {
+	[ -z "$run" ] || taskset -pc "0-$cpu" "$redis_pid" >/dev/null
+}
+
+# c_cycles SCENARIO: one run of libfence's own acquire + release cycles in
+# C (bench/fence_cycles), the language scenarios' reference, recorded as
+# SCENARIO's variant "c".
+c_cycles() {
+	local out
+	out=$($run "$BENCH_DIR/fence_cycles" -t 1 -s "$SECS") || die "fence_cycles failed"
+	set -- "$1" $out
+	record "$1" c "${2#cycles_per_s=}"
+}

@@ -24,22 +24,12 @@ export PGFENCE_LIBFENCE=$BENCH_DIR/../client/libfence.so.2
 log "s17: Python (pgfence) cycles vs libfence in C vs redis-py Lock"
 $PY -c 'import redis' 2>/dev/null || die "s17 needs redis-py (python3-redis)"
 
-redis_pid=$(redis-cli -p "$port" info server | tr -d '\r' | awk -F: '$1 == "process_id" { print $2 }')
-cpu=$((CORES - 1))
-run=
-if command -v taskset >/dev/null && [ -n "$redis_pid" ]; then
-	taskset -pc "$cpu" "$redis_pid" >/dev/null
-	run="taskset -c $cpu"
-fi
+pin_beside_redis
 
 run_variant() {
 	local out
 	case $1 in
-	c)
-		out=$($run "$BENCH_DIR/fence_cycles" -t 1 -s "$SECS") || die "fence_cycles failed"
-		set -- "$1" $out
-		record s17 c "${2#cycles_per_s=}"
-		;;
+	c) c_cycles s17 ;;
 	*)
 		out=$($run $PY "$BENCH_DIR/py_cycles.py" "$1" "$SECS") || die "py_cycles.py $1 failed"
 		record s17 "$1" "${out#cycles_per_s=}"
@@ -48,7 +38,7 @@ run_variant() {
 }
 
 interleave run_variant c pgfence redis-py pgfence-heartbeat
-[ -n "$run" ] && taskset -pc "0-$cpu" "$redis_pid" >/dev/null
+unpin_redis
 
 row 17 "Python acquire+release cycles (pgfence, 1 connection) vs libfence in C" \
 	"$(median s17 pgfence)" cycles/s "C" "$(median s17 c)" ">=0.70" "$(pratio s17 pgfence c)"

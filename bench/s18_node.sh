@@ -29,22 +29,12 @@ if ! [ "$BENCH_DIR/../node/node_modules/.package-lock.json" -nt "$BENCH_DIR/../n
 		die "npm ci in node/ failed"
 fi
 
-redis_pid=$(redis-cli -p "$port" info server | tr -d '\r' | awk -F: '$1 == "process_id" { print $2 }')
-cpu=$((CORES - 1))
-run=
-if command -v taskset >/dev/null && [ -n "$redis_pid" ]; then
-	taskset -pc "$cpu" "$redis_pid" >/dev/null
-	run="taskset -c $cpu"
-fi
+pin_beside_redis
 
 run_variant() {
 	local out
 	case $1 in
-	c)
-		out=$($run "$BENCH_DIR/fence_cycles" -t 1 -s "$SECS") || die "fence_cycles failed"
-		set -- "$1" $out
-		record s18 c "${2#cycles_per_s=}"
-		;;
+	c) c_cycles s18 ;;
 	*)
 		out=$($run node "$BENCH_DIR/node_cycles.js" "$1" "$SECS") || die "node_cycles.js $1 failed"
 		record s18 "$1" "${out#cycles_per_s=}"
@@ -53,7 +43,7 @@ run_variant() {
 }
 
 interleave run_variant c pgfence redlock pgfence-inline pgfence-heartbeat
-[ -n "$run" ] && taskset -pc "0-$cpu" "$redis_pid" >/dev/null
+unpin_redis
 
 row 18 "Node.js acquire+release cycles (pgfence, 1 connection) vs libfence in C" \
 	"$(median s18 pgfence)" cycles/s "C" "$(median s18 c)" ">=0.70" "$(pratio s18 pgfence c)"

@@ -33,22 +33,12 @@ command -v go >/dev/null || die "s19 needs Go (golang-go)"
 (cd "$BENCH_DIR/go_cycles" && PKG_CONFIG_PATH=$BENCH_OUT/go-pkgconfig GOPROXY=off GOFLAGS= \
 	go build -o "$BENCH_OUT/go_cycles" .) || die "s19: go build failed"
 
-redis_pid=$(redis-cli -p "$port" info server | tr -d '\r' | awk -F: '$1 == "process_id" { print $2 }')
-cpu=$((CORES - 1))
-run=
-if command -v taskset >/dev/null && [ -n "$redis_pid" ]; then
-	taskset -pc "$cpu" "$redis_pid" >/dev/null
-	run="taskset -c $cpu"
-fi
+pin_beside_redis
 
 run_variant() {
 	local out
 	case $1 in
-	c)
-		out=$($run "$BENCH_DIR/fence_cycles" -t 1 -s "$SECS") || die "fence_cycles failed"
-		set -- "$1" $out
-		record s19 c "${2#cycles_per_s=}"
-		;;
+	c) c_cycles s19 ;;
 	*)
 		out=$(GOMAXPROCS=$CORES $run "$BENCH_OUT/go_cycles" "$1" "$SECS") || die "go_cycles $1 failed"
 		record s19 "$1" "${out#cycles_per_s=}"
@@ -57,7 +47,7 @@ run_variant() {
 }
 
 interleave run_variant c pgfence resp pgfence-heartbeat
-[ -n "$run" ] && taskset -pc "0-$cpu" "$redis_pid" >/dev/null
+unpin_redis
 
 row 19 "Go acquire+release cycles (pgfence, 1 connection) vs libfence in C" \
 	"$(median s19 pgfence)" cycles/s "C" "$(median s19 c)" ">=0.70" "$(pratio s19 pgfence c)"
