@@ -3,18 +3,23 @@
  *	  Scenario 4: acquire + release cycles per second on Redis through
  *	  libfence, each thread on its own connection and its own resource.
  *
- *	  fence_cycles [-t THREADS] [-s SECONDS] [-c]  (Redis: $FENCE_REDIS_URL)
+ *	  fence_cycles [-t THREADS] [-s SECONDS] [-c | -p]  (Redis: $FENCE_REDIS_URL)
  *
  *	  Prints one line: cycles_per_s=N acquire_p50_us=N acquire_p99_us=N.
  *	  A cycle is fence_acquire (one EVALSHA: SET NX PX + INCR + GET) and
  *	  fence_release (one EVALSHA: GET + DEL): two round trips.  With -c,
  *	  each cycle also connects (fence_connect, with its TLS handshake for a
  *	  rediss:// URL) and disconnects, as every run of the fence command
- *	  does; the acquire latency still counts the acquire alone.
+ *	  does; the acquire latency still counts the acquire alone.  With -p,
+ *	  a cycle is the floor of the same two round trips in the same client
+ *	  stack: two PINGs on a hiredis connection (a redis://HOST:PORT URL),
+ *	  the "acquire" latency that of the first.
  */
 #include <getopt.h>
 #include <pthread.h>
 #include <string.h>
+
+#include <hiredis/hiredis.h>
 
 #include "bench.h"
 #include "fence.h"
@@ -22,6 +27,7 @@
 static const char *redis_url;
 static int	seconds = 5;
 static int	connect_each;		/* -c: a new context per cycle */
+static int	floor_only;			/* -p: two PINGs per cycle */
 
 typedef struct worker
 {
@@ -46,6 +52,61 @@ connect_worker(worker *w)
 		return NULL;
 	}
 	return ctx;
+}
+
+/* A PING on "c" answered with PONG. */
+static int
+ping(redisContext *c)
+{
+	redisReply *r = redisCommand(c, "PING");
+	int			ok = r != NULL && r->type == REDIS_REPLY_STATUS;
+
+	freeReplyObject(r);
+	return ok;
+}
+
+/* -p: two PINGs per cycle, the floor of an acquire and a release. */
+static void *
+run_floor(void *arg)
+{
+	worker	   *w = arg;
+	const char *hp = strstr(redis_url, "://");
+	char		host[256];
+	const char *colon;
+	redisContext *c;
+	int64_t		end;
+
+	hp = hp ? hp + 3 : redis_url;
+	colon = strrchr(hp, ':');
+	snprintf(host, sizeof(host), "%.*s", colon ? (int) (colon - hp) : (int) strlen(hp), hp);
+	c = redisConnect(host, colon ? atoi(colon + 1) : 6379);
+	if (c == NULL || c->err)
+	{
+		fprintf(stderr, "worker %d: %s\n", w->id, c ? c->errstr : "out of memory");
+		w->failed = 1;
+		redisFree(c);
+		return NULL;
+	}
+	end = bench_now_ns() + (int64_t) seconds * 1000000000;
+	while (bench_now_ns() < end)
+	{
+		int64_t		t0 = bench_now_ns();
+
+		if (!ping(c))
+		{
+			w->failed = 1;
+			break;
+		}
+		bench_lat_add(&w->acquire, bench_now_ns() - t0);
+		if (!ping(c))
+		{
+			w->failed = 1;
+			break;
+		}
+		w->cycles++;
+	}
+	redisFree(c);
+	return NULL;
 }
 
 static void *
@@ -109,7 +170,7 @@ main(int argc, char **argv)
 	int64_t		t0,
 				t1;
 
-	while ((c = getopt(argc, argv, "t:s:c")) != -1)
+	while ((c = getopt(argc, argv, "t:s:cp")) != -1)
 	{
 		switch (c)
 		{
@@ -122,8 +183,11 @@ main(int argc, char **argv)
 			case 'c':
 				connect_each = 1;
 				break;
+			case 'p':
+				floor_only = 1;
+				break;
 			default:
-				fprintf(stderr, "usage: fence_cycles [-t THREADS] [-s SECONDS] [-c]\n");
+				fprintf(stderr, "usage: fence_cycles [-t THREADS] [-s SECONDS] [-c | -p]\n");
 				return 64;
 		}
 	}
@@ -139,7 +203,7 @@ main(int argc, char **argv)
 	for (i = 0; i < nthreads; i++)
 	{
 		ws[i].id = i;
-		pthread_create(&ws[i].thread, NULL, run, &ws[i]);
+		pthread_create(&ws[i].thread, NULL, floor_only ? run_floor : run, &ws[i]);
 	}
 	for (i = 0; i < nthreads; i++)
 	{

@@ -6,6 +6,8 @@
 #   1 connection:  fence_cycles -t 1   vs  redis-benchmark -c 1 -t set
 #   8 threads:     fence_cycles -t 8   vs  redis-benchmark -c 8 -t set
 #                  (each thread its own connection and its own resource)
+#   the floor:     fence_cycles -t 1   vs  fence_cycles -t 1 -p, the same
+#                  two round trips as two hiredis PINGs (issue 38: 80%)
 #
 # Also read from Redis itself (INFO commandstats): its time per EVALSHA of
 # the lease scripts against its time per SET.
@@ -67,6 +69,12 @@ run_variant() {
 		record s4 "$1" "$(redis_set "$n")"
 		record s4 "$1_server_us" "$(server_us set)"
 		;;
+	ping_1)
+		out=$($run "$BENCH_DIR/fence_cycles" -t 1 -p -s "$SECS") || die "fence_cycles -p failed"
+		set -- "$1" $out
+		record s4 "$1" "${2#cycles_per_s=}"
+		record s4 "$1_server_us" "$(server_us ping)"
+		;;
 	fence_1 | fence_8)
 		out=$($run "$BENCH_DIR/fence_cycles" -t "$n" -s "$SECS") || die "fence_cycles failed"
 		set -- "$1" $out
@@ -78,11 +86,13 @@ run_variant() {
 	esac
 }
 
-interleave run_variant set_1 fence_1 set_8 fence_8
+interleave run_variant set_1 fence_1 ping_1 set_8 fence_8
 place 8
 
 row 4 "acquire+release cycles, 1 connection, vs redis-benchmark -c 1 SET" \
 	"$(median s4 fence_1)" cycles/s "SET" "$(median s4 set_1)" ">=0.45" "$(pratio s4 fence_1 set_1)"
+row 4 "acquire+release cycles, 1 connection, vs its floor: two PINGs (hiredis, pinned alike)" \
+	"$(median s4 fence_1)" cycles/s "2 PINGs" "$(median s4 ping_1)" ">=0.80" "$(pratio s4 fence_1 ping_1)"
 row 4 "acquire latency p50 / p99, 1 connection" \
 	"$(median s4 fence_1_p50)" "µs / $(fmt "$(median s4 fence_1_p99)") µs"
 row 4 "acquire+release cycles, 8 threads on 8 resources, vs redis-benchmark -c 8 SET" \
@@ -91,4 +101,6 @@ row 4 "acquire latency p50 / p99, 8 threads" \
 	"$(median s4 fence_8_p50)" "µs / $(fmt "$(median s4 fence_8_p99)") µs"
 row 4 "Redis server time per EVALSHA (acquire or release script) vs per SET" \
 	"$(median s4 fence_1_server_us)" µs "SET" "$(median s4 set_1_server_us)" "" "$(pratio s4 fence_1_server_us set_1_server_us)"
+row 4 "Redis server time per EVALSHA (acquire or release script) vs per PING" \
+	"$(median s4 fence_1_server_us)" µs "PING" "$(median s4 ping_1_server_us)" "" "$(pratio s4 fence_1_server_us ping_1_server_us)"
 note "Scenario 4: a cycle is fence_acquire + fence_release, 2 round trips (each one EVALSHA), against 1 round trip per SET; ${SECS}s per run; the 1-connection pair $([ -n "$pin" ] && echo "runs pinned to CPU $cpu together with redis-server" || echo "runs unpinned (no taskset)") (idle-vCPU wake-ups otherwise dominate a lone round trip)."

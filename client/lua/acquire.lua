@@ -11,21 +11,32 @@
 -- A free lock goes to the first waiter (handed: SET for 200 ms, wake list
 -- pushed); the queue's functions below are written into acquire.lua,
 -- release.lua and qlock.lua alike.
-local cur = false
-local ctype = redis.call('TYPE', KEYS[2])['ok']
-if ctype ~= 'none' then
+-- The counter is checked only where INCR cannot vouch for it: INCR refuses
+-- a key of another type, a value that is not a canonical 64-bit integer and
+-- an overflow, but takes a value <= 0 (a result <= 1: see below).  The
+-- fast path (no queue, lock free) therefore reads nothing before INCR; a
+-- path that may write to the queue checks first, so that a refusal leaves
+-- every key as it was.  EXISTS counts the counter twice: one call tells
+-- whether the queue exists (odd) and whether the counter does (>= 2).
+local function bad_counter()
+  local ctype = redis.call('TYPE', KEYS[2])['ok']
+  if ctype == 'none' then return nil end
   if ctype ~= 'string' then
     return redis.error_reply('FENCESTATE token counter is a ' .. ctype .. ', not a string')
   end
-  cur = redis.call('GET', KEYS[2])
+  local cur = redis.call('GET', KEYS[2])
   if not string.match(cur, '^[1-9]%d*$') or #cur > 19 or
      (#cur == 19 and cur > '9223372036854775807') then
     return redis.error_reply('FENCESTATE token counter is not a positive integer')
   end
+  return nil
 end
 local Q, A = KEYS[3], KEYS[4]
-local waiting = redis.call('EXISTS', Q) == 1
+local n = redis.call('EXISTS', Q, KEYS[2], KEYS[2])
+local waiting, counted = n % 2 == 1, n >= 2
 if waiting or not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  local bad = bad_counter()
+  if bad then return bad end
   local ltype = redis.call('TYPE', KEYS[1])['ok']
   if ltype ~= 'none' and ltype ~= 'string' then
     return redis.error_reply('FENCESTATE lock is a ' .. ltype .. ', not a string')
@@ -97,8 +108,18 @@ end
 end
 local r = redis.pcall('INCR', KEYS[2])
 if type(r) == 'table' and r.err then
+  -- the counter is unchanged; say why as the check above would, else it
+  -- is the overflow of a counter at 2^63-1
   redis.call('DEL', KEYS[1])
-  return r
+  return bad_counter() or r
+end
+-- A result <= 0 came from a negative counter, 1 from a missing one or
+-- from "0": undo the step (DECR restores the value and keeps its TTL)
+-- and the lock, which was free (only the fast path can get here).
+if r < 1 or (r == 1 and counted) then
+  redis.call('DECR', KEYS[2])
+  redis.call('DEL', KEYS[1])
+  return redis.error_reply('FENCESTATE token counter is not a positive integer')
 end
 if r < 9007199254740992 then return r end
 return redis.call('GET', KEYS[2])

@@ -1480,7 +1480,7 @@ static int
 test_corrupt_keys(void)
 {
 	static const char *bad[] = {
-		"-5", "0", "-0", "abc", "007", "1e3", " 1", "1 ", "1.0", "+1", "",
+		"-5", "-1", "0", "-0", "-9223372036854775808", "abc", "007", "1e3", " 1", "1 ", "1.0", "+1", "",
 		"9223372036854775808", "99999999999999999999", "0x10", NULL
 	};
 	fence_ctx  *a = fence_connect(redis_url);
@@ -1511,6 +1511,18 @@ test_corrupt_keys(void)
 		v = NULL;
 		CHECK(fence_show(a, res, &info) == FENCE_ERR && a->err == FENCE_ERR_STATE);
 	}
+	/* a counter refused while another owner holds the lock: an error, not busy */
+	rdo("SET %s %s", key(res, "token"), "0");
+	rdo("SET %s %s PX 60000", key(res, "lock"), "someone");
+	CHECK(fence_acquire(a, res, 5000) == NULL && a->err == FENCE_ERR_STATE);
+	v = rget(key(res, "lock"));
+	CHECK(v && strcmp(v, "someone") == 0);
+	free(v);
+	v = rget(key(res, "token"));
+	CHECK(v && strcmp(v, "0") == 0);
+	free(v);
+	v = NULL;
+	rdo("DEL %s %s", key(res, "lock"), key(res, "token"));
 	/* a counter of another type */
 	rdo("DEL %s%s", key(res, "token"), "");
 	rdo("HSET %s f %s", key(res, "token"), "1");
@@ -1545,6 +1557,78 @@ test_corrupt_keys(void)
 fail:
 	free(v);
 	fence_info_free(&info);
+	rdo("DEL %s %s", key(res, "lock"), key(res, "token"));
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+/* Redis's count of calls to COMMAND (INFO commandstats), or -1. */
+static long long
+calls_of(const char *command)
+{
+	redisReply *r = rcmd("INFO commandstats");
+	char		pat[64];
+	const char *p;
+	long long	n = -1;
+
+	snprintf(pat, sizeof(pat), "cmdstat_%s:calls=", command);
+	if (r && r->type == REDIS_REPLY_STRING)
+	{
+		p = strstr(r->str, pat);
+		n = p ? atoll(p + strlen(pat)) : 0;
+	}
+	freeReplyObject(r);
+	return n;
+}
+
+/*
+ * Issue 38: an acquire of a free lock with a sound counter reads nothing
+ * before its INCR (the counter used to be checked with TYPE and GET on every
+ * call, half of the script's cost).  Redis counts the commands a script
+ * runs: 200 such cycles must not add a TYPE or a GET per acquire (release
+ * runs one GET; other tests may run beside this one, hence the margin).
+ */
+static int
+test_acquire_reads_nothing(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("fastpath");
+	long long	type0,
+				get0,
+				token = 0;
+	int			i,
+				rc = 1;
+
+	CHECKC(a->err == 0, a);
+	/* once to load the script and to create the counter */
+	l = fence_acquire(a, res, 5000);
+	CHECKC(l != NULL && fence_release(a, l) == FENCE_OK, a);
+	fence_lease_free(l);
+	l = NULL;
+	type0 = calls_of("type");
+	get0 = calls_of("get");
+	CHECK(type0 >= 0 && get0 >= 0);
+	for (i = 0; i < 200; i++)
+	{
+		l = fence_acquire(a, res, 5000);
+		CHECKC(l != NULL, a);
+		CHECK(fence_lease_token(l) > token);
+		token = fence_lease_token(l);
+		CHECKC(fence_release(a, l) == FENCE_OK, a);
+		fence_lease_free(l);
+		l = NULL;
+	}
+	CHECK(token == 201);
+	if (calls_of("type") - type0 >= 50 || calls_of("get") - get0 >= 250)
+	{
+		snprintf(tap_why, sizeof(tap_why), "200 cycles ran %lld TYPE and %lld GET",
+				 calls_of("type") - type0, calls_of("get") - get0);
+		goto fail;
+	}
+	rc = 0;
+fail:
 	rdo("DEL %s %s", key(res, "lock"), key(res, "token"));
 	fence_lease_free(l);
 	fence_free(a);
@@ -3097,6 +3181,7 @@ main(void)
 	TEST(wait_without_blpop);
 	TEST(counter_exact);
 	TEST(corrupt_keys);
+	TEST(acquire_reads_nothing);
 	TEST(noscript_fallback);
 	TEST(round_trips);
 	TEST(owner_after_fork);
