@@ -403,7 +403,7 @@ jobs=${FENCE_JOBS:-4}
 # longest first (measured, 2026-12-07): a long unit started last would be
 # the tail; the rest in their order
 slow='client:cli client:cli_secrets suite:drivers suite:regress_sql client:cli_ux client:cli_ops
-	suite:python wait_topologies interop client:cli_servers topo_sentinel transfers
+	suite:python suite:node suite:go wait_topologies interop client:cli_servers topo_sentinel transfers
 	wait_failover_sentinel topo_quorum_backstop f09_bad_input client:cli_set dump_restore
 	suite:regress client:cli_idle f08_concurrent_advance upgrade_preloaded suite:topo
 	f04_clock_jump f12_async_failover wait_failover_cluster client:test_fence'
