@@ -331,12 +331,12 @@ int			fence_pg_mark(fence_ctx *ctx, PGconn *pg, const char *resource,
 
 /*
  * After fence_announce, fence_exec (fence_leases_exec) or fence_pg_mark
- * failed because the
- * database is not set up for fence (PostgreSQL refused fence's own SQL
- * with 42501, the role lacks the grant; 3F000 or 42883, the extension is
- * missing or older than the client): what to do, as sentences that end
- * with the SQL to run.  NULL after any other error, and after an error of
- * the caller's own statement.  Valid until the next call on "ctx".
+ * failed because the database is not set up for fence (PostgreSQL refused
+ * fence's own SQL with 42501, the role lacks the grant; 3F000 or 42883,
+ * the extension is missing or older than the client): what to do, as
+ * sentences that end with the SQL to run.  NULL after any other error, and
+ * after an error of the caller's own statement.  Valid until the next call
+ * on "ctx".
  */
 const char *fence_pg_hint(const fence_ctx *ctx);
 
