@@ -125,9 +125,11 @@ test_idle_heartbeat_rides_kill() {
 	"$F" run "$res" --no-pg --ttl 1500ms -- sleep 3 >"$TMP/out" 2>"$TMP/err" &
 	pid=$!
 	wait_for 5 eval '! lock_free "$res"' || echo "# no lock seen"
+	# each time the heartbeat's connection is there (the first, then the
+	# one it opens again), not at a moment that hopes it is
 	for _ in 1 2; do
 		sleep 0.6
-		kill_conns "$pid" "$PORT" && kills=$((kills + 1))
+		wait_for 2 kill_conns "$pid" "$PORT" && kills=$((kills + 1))
 	done
 	wait $pid || rc=$?
 	if [ $rc != 0 ] || [ $kills != 2 ] || ! lock_free "$res"; then
