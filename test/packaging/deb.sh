@@ -83,8 +83,10 @@ holds "$out/libfence-dev_${debversion}_$arch.deb" /usr/include/fence/fence.h "/u
 	"/usr/lib/$multiarch/libfence.a" "/usr/lib/$multiarch/pkgconfig/libfence.pc"
 holds "$out/fence_${debversion}_$arch.deb" /usr/bin/fence /usr/share/man/man1/fence.1.gz \
 	/usr/share/bash-completion/completions/fence /usr/share/doc/fence/copyright \
-	/usr/share/doc/fence/docs/README.md \
 	/usr/share/fence/lua/PROTOCOL.md /usr/share/fence/lua/acquire.lua /usr/share/fence/lua/release.lua
+# the manual's index, compressed by dh_compress once it is over 4 kB
+grep -qxE '/usr/share/doc/fence/docs/README\.md(\.gz)?' "$WORK/contents" ||
+	fail "fence_${debversion}_$arch.deb does not hold the manual (/usr/share/doc/fence/docs/README.md)"
 cmp "$TOP/client/lua/acquire.lua" <(dpkg-deb --fsys-tarfile "$out/fence_${debversion}_$arch.deb" |
 	tar -xOf - ./usr/share/fence/lua/acquire.lua) || fail "the fence package's acquire.lua is not client/lua's"
 grep -qF "libfence2 (= $debversion)" <<<"$(dpkg-deb -f "$out/libfence-dev_${debversion}_$arch.deb" Depends)" ||
