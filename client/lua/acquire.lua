@@ -50,6 +50,8 @@ if waiting or not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if not waiting and ARGV[3] ~= '1' then
     if held ~= ARGV[1] then return {pttl} end
   else
+-- shared block "queue" begins: these lines are the same bytes in acquire.lua,
+-- release.lua and qlock.lua (client/test/lua_shared.sh checks): edit all three
 local function now_ms()
   local t = redis.call('TIME')
   return t[1] * 1000 + math.floor(t[2] / 1000)
@@ -85,6 +87,7 @@ local function hand(o)
   redis.call('SET', KEYS[1], o, 'PX', 200)
   wake(o)
 end
+-- shared block "queue" ends
     local now, head = now_ms(), nil
     if waiting then
       prune(now)

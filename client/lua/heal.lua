@@ -7,6 +7,8 @@
 --        caller's; an error "FENCESTATE ..." for a counter fence never
 --        wrote, or INCR's overflow error at 2^63-1.
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+-- shared block "counter" begins: these lines are the same bytes in heal.lua,
+-- qclaim.lua and qlock.lua (client/test/lua_shared.sh checks): edit all three
 local cur = false
 local ctype = redis.call('TYPE', KEYS[2])['ok']
 if ctype ~= 'none' then
@@ -19,6 +21,7 @@ if ctype ~= 'none' then
     return redis.error_reply('FENCESTATE token counter is not a positive integer')
   end
 end
+-- shared block "counter" ends
 local mark = ARGV[2]
 if not cur or #cur < #mark or (#cur == #mark and cur < mark) then
   redis.call('SET', KEYS[2], mark)

@@ -5,6 +5,8 @@
 -- Reply: {1} raised, {0} the lock is not the caller's, {2, counter} the
 --        counter is at or above the token already.
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0} end
+-- shared block "counter" begins: these lines are the same bytes in heal.lua,
+-- qclaim.lua and qlock.lua (client/test/lua_shared.sh checks): edit all three
 local cur = false
 local ctype = redis.call('TYPE', KEYS[2])['ok']
 if ctype ~= 'none' then
@@ -17,6 +19,7 @@ if ctype ~= 'none' then
     return redis.error_reply('FENCESTATE token counter is not a positive integer')
   end
 end
+-- shared block "counter" ends
 local t = ARGV[2]
 if not cur or #cur < #t or (#cur == #t and cur < t) then
   redis.call('SET', KEYS[2], t)

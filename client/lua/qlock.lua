@@ -7,6 +7,8 @@
 -- Reply: {1, counter} lock taken, {1, counter, 1} taken and raised to
 --        CLAIM, {0, counter, PTTL} another owner holds it; the counter is a
 --        bulk string ("0" when missing) as read before the script wrote.
+-- shared block "counter" begins: these lines are the same bytes in heal.lua,
+-- qclaim.lua and qlock.lua (client/test/lua_shared.sh checks): edit all three
 local cur = false
 local ctype = redis.call('TYPE', KEYS[2])['ok']
 if ctype ~= 'none' then
@@ -19,6 +21,7 @@ if ctype ~= 'none' then
     return redis.error_reply('FENCESTATE token counter is not a positive integer')
   end
 end
+-- shared block "counter" ends
 local Q, A = KEYS[3], KEYS[4]
 local w = string.match(ARGV[1], '^[^.]*')
 local how, t = string.match(ARGV[3], '^([012])/?(%d*)$')
@@ -41,6 +44,8 @@ end
 local pttl = redis.call('PTTL', KEYS[1])
 if pttl < 0 then return redis.error_reply('FENCESTATE lock has no expiry') end
 if how ~= '0' then
+-- shared block "queue" begins: these lines are the same bytes in acquire.lua,
+-- release.lua and qlock.lua (client/test/lua_shared.sh checks): edit all three
 local function now_ms()
   local t = redis.call('TIME')
   return t[1] * 1000 + math.floor(t[2] / 1000)
@@ -76,6 +81,7 @@ local function hand(o)
   redis.call('SET', KEYS[1], o, 'PX', 200)
   wake(o)
 end
+-- shared block "queue" ends
   if how == '1' then
     join(w, now_ms())
   else

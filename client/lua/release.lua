@@ -9,6 +9,8 @@ local pre = string.sub(KEYS[1], 1, -5)
 local Q, A = pre .. 'queue', pre .. 'alive'
 local ok, waiting = pcall(redis.call, 'EXISTS', Q)
 if not ok or waiting == 0 then return 1 end
+-- shared block "queue" begins: these lines are the same bytes in acquire.lua,
+-- release.lua and qlock.lua (client/test/lua_shared.sh checks): edit all three
 local function now_ms()
   local t = redis.call('TIME')
   return t[1] * 1000 + math.floor(t[2] / 1000)
@@ -44,6 +46,7 @@ local function hand(o)
   redis.call('SET', KEYS[1], o, 'PX', 200)
   wake(o)
 end
+-- shared block "queue" ends
 pcall(function()
   prune(now_ms())
   local head = first()

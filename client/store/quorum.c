@@ -3,7 +3,9 @@
  *	  The quorum topology: N independent Redis nodes, a majority decides.
  *
  * Locks follow the Redlock algorithm: every request goes to all nodes in
- * parallel, each with a timeout far below the TTL (fanout.c); a lock is
+ * parallel, each with a timeout far below the TTL (a round: quorum_round.c,
+ * which says how a round travels and how its answers are counted, while
+ * this file says what each round asks and what follows); a lock is
  * ours once a majority has it and its validity, TTL - elapsed - drift, is
  * still positive (lease.c turns that into the same local deadline as on one
  * node); on failure it is released everywhere, and the next attempt comes
@@ -56,157 +58,9 @@
 #include <string.h>
 
 #include "store.h"
-
-/* Per-node timeouts: TTL/20, within these bounds and the command timeout. */
-#define NODE_MIN_MS 20
-#define NODE_MAX_MS 500
+/* Tries of a claim before it gives up (each after a random pause). */
 #define CLAIM_ATTEMPTS 16
 
-typedef struct quorum_store
-{
-	int			n;
-	fence_node *nodes;
-	fence_fan  *fan;			/* one per node, reused by every round */
-	int		   *ours;			/* scratch: lock taken on node i */
-	long long  *claimed;		/* scratch: token claimed on node i */
-	/* the highest counter seen for the resource of "seen_key" (its token
-	 * key): the next acquire of it guesses one more (quorum_acquire) */
-	char	   *seen_key;
-	long long	seen;
-} quorum_store;
-
-#define MAJORITY(s) ((s)->n / 2 + 1)
-
-void *
-fence_quorum_new(fence_ctx *ctx, int n, const fence_url *urls)
-{
-	quorum_store *s = calloc(1, sizeof(quorum_store));
-
-	(void) ctx;
-	if (s == NULL)
-		return NULL;
-	s->nodes = calloc(n, sizeof(fence_node));
-	s->fan = calloc(n, sizeof(fence_fan));
-	s->ours = calloc(n, sizeof(int));
-	s->claimed = calloc(n, sizeof(long long));
-	if (s->nodes == NULL || s->fan == NULL || s->ours == NULL || s->claimed == NULL)
-	{
-		fence_quorum_ops.free(s);
-		return NULL;
-	}
-	for (; s->n < n; s->n++)
-	{
-		if (fence_url_copy(&s->nodes[s->n].addr, &urls[s->n]) != FENCE_OK)
-		{
-			fence_quorum_ops.free(s);
-			return NULL;
-		}
-		s->fan[s->n].node = &s->nodes[s->n];
-	}
-	return s;
-}
-
-static void
-quorum_free(void *state)
-{
-	quorum_store *s = state;
-	int			i;
-
-	for (i = 0; i < s->n; i++)
-	{
-		fence_node_free(&s->nodes[i]);
-		if (s->fan != NULL && s->fan[i].reply != NULL)
-			freeReplyObject(s->fan[i].reply);
-	}
-	free(s->nodes);
-	free(s->fan);
-	free(s->ours);
-	free(s->claimed);
-	free(s->seen_key);
-	free(s);
-}
-
-/* The per-node timeout for a lease of "ttl_ms" (0: not about a lease). */
-static long
-node_ms(fence_ctx *ctx, long long ttl_ms)
-{
-	long long	ms = ttl_ms > 0 ? ttl_ms / 20 : NODE_MAX_MS;
-
-	if (ms < NODE_MIN_MS)
-		ms = NODE_MIN_MS;
-	if (ms > NODE_MAX_MS)
-		ms = NODE_MAX_MS;
-	return ms < ctx->conn->command_ms ? (long) ms : ctx->conn->command_ms;
-}
-
-/* Free the replies of the last round. */
-static void
-clear_round(quorum_store *s)
-{
-	int			i;
-
-	for (i = 0; i < s->n; i++)
-	{
-		if (s->fan[i].reply != NULL)
-			freeReplyObject(s->fan[i].reply);
-		s->fan[i].reply = NULL;
-		s->fan[i].send = 0;
-	}
-}
-
-/*
- * One round: script "which" to the nodes flagged in "mask" (all when NULL).
- * The keys and arguments must live until the round is over.
- */
-static void
-round_trip(fence_ctx *ctx, quorum_store *s, const int *mask, enum fence_script which,
-		   int nkeys, const char **keys, int nargs, const char **args, long timeout_ms)
-{
-	int			i;
-
-	clear_round(s);
-	for (i = 0; i < s->n; i++)
-	{
-		s->fan[i].send = mask == NULL || mask[i];
-		s->fan[i].script = which;
-		fence_script_cmd(&s->fan[i].cmd, which, 0, nkeys, keys, nargs, args);
-	}
-	fence_fanout(ctx, s->n, s->fan, timeout_ms, 0);
-}
-
-/*
- * After a round that reached fewer nodes than needed: an I/O error that
- * names what went wrong on each node that failed.
- */
-static void
-round_error(fence_ctx *ctx, quorum_store *s, const char *what, int got)
-{
-	char		buf[FENCE_ERRSTR_LEN];
-	size_t		len;
-	int			i,
-				kind = FENCE_ERR_IO;
-
-	len = snprintf(buf, sizeof(buf), "%s: %d of %d Redis nodes, a majority needs %d",
-				   what, got, s->n, MAJORITY(s));
-	for (i = 0; i < s->n; i++)
-	{
-		char		name[128];
-		const char *why = s->fan[i].why;
-
-		if (!s->fan[i].send || s->fan[i].reply != NULL || why[0] == '\0')
-			continue;
-		/* a refused login or command is the configuration's fault, not an
-		 * outage */
-		if (strncmp(why, "login refused", 13) == 0 || fence_reply_refused(why))
-			kind = FENCE_ERR_AUTH;
-		else if (strncmp(why, "TLS", 3) == 0 && kind == FENCE_ERR_IO)
-			kind = FENCE_ERR_TLS;
-		if (len < sizeof(buf))
-			len += snprintf(buf + len, sizeof(buf) - len, "; %s: %s",
-							fence_node_name(&s->nodes[i], name, sizeof(name)), why);
-	}
-	fence_set_error(ctx, kind, "%s", buf);
-}
 
 /*
  * The keys and arguments of a release: compare-and-DEL, then wake the
@@ -222,8 +76,8 @@ release_all(fence_ctx *ctx, quorum_store *s, const char *lock_key, const char *o
 			long timeout_ms)
 {
 	RELEASE_SETUP(lock_key, owner);
-	round_trip(ctx, s, NULL, FENCE_SCRIPT_RELEASE, 1, keys, 2, args, timeout_ms);
-	clear_round(s);
+	fence_quorum_round(ctx, s, NULL, FENCE_SCRIPT_RELEASE, 1, keys, 2, args, timeout_ms);
+	fence_quorum_clear(s);
 }
 
 static int
@@ -280,7 +134,7 @@ claim(fence_ctx *ctx, quorum_store *s, const char *lock_key, const char *token_k
 		for (i = 0; i < s->n; i++)
 			send[i] = s->ours[i] && s->claimed[i] != t;
 		snprintf(tbuf, sizeof(tbuf), "%lld", t);
-		round_trip(ctx, s, send, FENCE_SCRIPT_QCLAIM, 2, keys, 2, args, timeout_ms);
+		fence_quorum_round(ctx, s, send, FENCE_SCRIPT_QCLAIM, 2, keys, 2, args, timeout_ms);
 		for (i = 0; i < s->n; i++)
 		{
 			redisReply *r = s->fan[i].reply;
@@ -308,15 +162,15 @@ claim(fence_ctx *ctx, quorum_store *s, const char *lock_key, const char *token_k
 		won = 0;
 		for (i = 0; i < s->n; i++)
 			won += s->ours[i] && s->claimed[i] == t;
-		if (won >= MAJORITY(s))
+		if (won >= QUORUM_MAJORITY(s))
 		{
-			clear_round(s);
+			fence_quorum_clear(s);
 			*token = t;
 			return 1;
 		}
-		if (count(s->ours, s->n) < MAJORITY(s))
+		if (count(s->ours, s->n) < QUORUM_MAJORITY(s))
 		{
-			clear_round(s);
+			fence_quorum_clear(s);
 			return 0;
 		}
 		if (high >= t)
@@ -324,7 +178,7 @@ claim(fence_ctx *ctx, quorum_store *s, const char *lock_key, const char *token_k
 			/* someone got there first: go above it, after a random pause */
 			if (high == INT64_MAX)
 			{
-				clear_round(s);
+				fence_quorum_clear(s);
 				fence_set_error(ctx, FENCE_ERR_OVERFLOW, "token counter overflow on key %s", token_key);
 				return -1;
 			}
@@ -332,8 +186,8 @@ claim(fence_ctx *ctx, quorum_store *s, const char *lock_key, const char *token_k
 		}
 		jitter(ctx, 2L << (attempt < 5 ? attempt : 5), until_ns);
 	}
-	round_error(ctx, s, "could not claim a token", won);
-	clear_round(s);
+	fence_quorum_error(ctx, s, "could not claim a token", won);
+	fence_quorum_clear(s);
 	return -1;
 }
 
@@ -345,7 +199,7 @@ quorum_open(fence_ctx *ctx)
 	int			i,
 				got = 0;
 
-	clear_round(s);
+	fence_quorum_clear(s);
 	for (i = 0; i < s->n; i++)
 	{
 		s->fan[i].send = 1;
@@ -354,7 +208,7 @@ quorum_open(fence_ctx *ctx)
 		s->fan[i].cmd.argvlen = NULL;
 	}
 	/* a majority is enough: the others are connected by the first round */
-	fence_fanout(ctx, s->n, s->fan, node_ms(ctx, 0), MAJORITY(s));
+	fence_fanout(ctx, s->n, s->fan, fence_quorum_node_ms(ctx, 0), QUORUM_MAJORITY(s));
 	for (i = 0; i < s->n; i++)
 	{
 		redisReply *r = s->fan[i].reply;
@@ -371,13 +225,13 @@ quorum_open(fence_ctx *ctx)
 		}
 		got += s->fan[i].reply != NULL;
 	}
-	if (got < MAJORITY(s))
+	if (got < QUORUM_MAJORITY(s))
 	{
-		round_error(ctx, s, "could not connect to Redis", got);
-		clear_round(s);
+		fence_quorum_error(ctx, s, "could not connect to Redis", got);
+		fence_quorum_clear(s);
 		return FENCE_ERR;
 	}
-	clear_round(s);
+	fence_quorum_clear(s);
 	return FENCE_OK;
 }
 
@@ -420,7 +274,7 @@ quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt ho
 	char		ttl[24],
 				mode[32];
 	const char *args[3] = {l->owner, ttl, mode};
-	long		nms = node_ms(ctx, l->ttl_ms);
+	long		nms = fence_quorum_node_ms(ctx, l->ttl_ms);
 	long long	guess = guess_for(s, l->keys.token);
 	int64_t		until = t0 + (l->ttl_ms - fence_drift_ms(l->ttl_ms)) * 1000000;
 	/* the id without a suffix: an owner id holds no '.' (owner.c) */
@@ -448,7 +302,7 @@ quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt ho
 		snprintf(mode, sizeof(mode), "%s/%lld", hows[how], guess);
 	else
 		snprintf(mode, sizeof(mode), "%s", hows[how]);
-	round_trip(ctx, s, NULL, FENCE_SCRIPT_QLOCK, 4, keys, 3, args, nms);
+	fence_quorum_round(ctx, s, NULL, FENCE_SCRIPT_QLOCK, 4, keys, 3, args, nms);
 	for (i = 0; i < s->n; i++)
 	{
 		redisReply *r = s->fan[i].reply;
@@ -478,15 +332,15 @@ quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt ho
 	}
 	saw(s, l->keys.token, high);
 
-	if (count(s->ours, s->n) < MAJORITY(s))
+	if (count(s->ours, s->n) < QUORUM_MAJORITY(s))
 	{
 		int			free_nodes = s->n - busy;
-		int			need = MAJORITY(s) - free_nodes;
+		int			need = QUORUM_MAJORITY(s) - free_nodes;
 
-		if (answered < MAJORITY(s))
-			round_error(ctx, s, "could not acquire", answered);
+		if (answered < QUORUM_MAJORITY(s))
+			fence_quorum_error(ctx, s, "could not acquire", answered);
 		release_all(ctx, s, l->keys.lock, l->owner, nms);
-		if (answered < MAJORITY(s))
+		if (answered < QUORUM_MAJORITY(s))
 			return -1;
 
 		/*
@@ -510,10 +364,10 @@ quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt ho
 				}
 			ctx->conn->busy_pttl = pttl[need - 1];
 		}
-		clear_round(s);
+		fence_quorum_clear(s);
 		return 0;
 	}
-	clear_round(s);
+	fence_quorum_clear(s);
 	if (high == INT64_MAX)
 	{
 		release_all(ctx, s, l->keys.lock, l->owner, nms);
@@ -546,53 +400,6 @@ quorum_acquire(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt ho
 	return rc;
 }
 
-/*
- * A compare-and-act script (extend, release) on every node, the lock its
- * first key.  Done on a majority: 1.  Refused ("not ours") by so many that
- * no majority is left: 0 (lost).  Otherwise too many nodes did not answer:
- * -1.
- */
-static int
-compare_all(fence_ctx *ctx, quorum_store *s, enum fence_script which,
-			int nkeys, const char **keys, int nargs, const char **args,
-			long timeout_ms, const char *what)
-{
-	int			yes = 0,
-				no = 0,
-				rc = -1,
-				i;
-
-	round_trip(ctx, s, NULL, which, nkeys, keys, nargs, args, timeout_ms);
-	for (i = 0; i < s->n; i++)
-	{
-		redisReply *r = s->fan[i].reply;
-
-		if (r == NULL)
-			continue;
-		if (r->type == REDIS_REPLY_INTEGER)
-		{
-			if (r->integer == 1)
-				yes++;
-			else
-				no++;
-		}
-		else
-		{
-			fence_fan_why(&s->fan[i], r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
-			freeReplyObject(r);
-			s->fan[i].reply = NULL;
-		}
-	}
-	if (yes >= MAJORITY(s))
-		rc = 1;
-	else if (no > s->n - MAJORITY(s))
-		rc = 0;
-	else
-		round_error(ctx, s, what, yes);
-	clear_round(s);
-	return rc;
-}
-
 static int
 quorum_extend(fence_ctx *ctx, const char *lock_key, const char *owner, long long ttl_ms)
 {
@@ -601,16 +408,18 @@ quorum_extend(fence_ctx *ctx, const char *lock_key, const char *owner, long long
 	const char *args[2] = {owner, ttl};
 
 	snprintf(ttl, sizeof(ttl), "%lld", ttl_ms);
-	return compare_all(ctx, ctx->conn->store, FENCE_SCRIPT_EXTEND, 1, keys, 2, args,
-					   node_ms(ctx, ttl_ms), "could not extend");
+	return fence_quorum_compare(ctx, ctx->conn->store, FENCE_SCRIPT_EXTEND,
+								1, keys, 2, args,
+								fence_quorum_node_ms(ctx, ttl_ms), "could not extend");
 }
 
 static int
 quorum_release(fence_ctx *ctx, const char *lock_key, const char *owner)
 {
 	RELEASE_SETUP(lock_key, owner);
-	return compare_all(ctx, ctx->conn->store, FENCE_SCRIPT_RELEASE, 1, keys, 2, args,
-					   node_ms(ctx, 0), "could not release");
+	return fence_quorum_compare(ctx, ctx->conn->store, FENCE_SCRIPT_RELEASE,
+								1, keys, 2, args,
+								fence_quorum_node_ms(ctx, 0), "could not release");
 }
 
 /*
@@ -631,13 +440,13 @@ quorum_wait_acquire(fence_ctx *ctx, fence_lease *l, int64_t *t0, long block_ms,
 				errors = 0,
 				answered = 0;
 
-	clear_round(s);
+	fence_quorum_clear(s);
 	for (i = 0; i < s->n; i++)
 	{
 		s->fan[i].send = 1;
 		fence_blpop_cmd(&s->fan[i].cmd, l->wake_key, block_ms, secs, sizeof(secs));
 	}
-	fence_fanout(ctx, s->n, s->fan, block_ms + node_ms(ctx, 0), 1);
+	fence_fanout(ctx, s->n, s->fan, block_ms + fence_quorum_node_ms(ctx, 0), 1);
 	for (i = 0; i < s->n; i++)
 	{
 		if (s->fan[i].reply == NULL)
@@ -645,7 +454,7 @@ quorum_wait_acquire(fence_ctx *ctx, fence_lease *l, int64_t *t0, long block_ms,
 		answered++;
 		errors += s->fan[i].reply->type == REDIS_REPLY_ERROR;
 	}
-	clear_round(s);
+	fence_quorum_clear(s);
 	*refused = answered > 0 && errors == answered;
 	/* a node answered: only our own pause can have made us late */
 	if (answered > 0 && ctx->conn->deadline_ns != 0 && fence_now_ns() >= ctx->conn->deadline_ns)
@@ -676,7 +485,7 @@ quorum_heal(fence_ctx *ctx, fence_lease *l, long long mark, long long ttl_ms, in
 		return -1;
 	}
 	if (claim(ctx, s, l->keys.lock, l->keys.token, l->owner, mark + 1, until,
-			  node_ms(ctx, ttl_ms), &l->token) != 1)
+			  fence_quorum_node_ms(ctx, ttl_ms), &l->token) != 1)
 		return -1 + (ctx->err == 0);
 	saw(s, l->keys.token, l->token);
 	return 1;
@@ -698,7 +507,8 @@ quorum_show(fence_ctx *ctx, const char *lock_key, const char *token_key, fence_i
 				rc = -1;
 
 	memset(node, 0, sizeof(node));
-	round_trip(ctx, s, NULL, FENCE_SCRIPT_SHOW, 2, keys, 0, NULL, node_ms(ctx, 0));
+	fence_quorum_round(ctx, s, NULL, FENCE_SCRIPT_SHOW, 2, keys, 0, NULL,
+					   fence_quorum_node_ms(ctx, 0));
 	for (i = 0; i < s->n; i++)
 	{
 		redisReply *r = s->fan[i].reply;
@@ -718,9 +528,9 @@ quorum_show(fence_ctx *ctx, const char *lock_key, const char *token_key, fence_i
 				goto done;
 		}
 	}
-	if (got < MAJORITY(s))
+	if (got < QUORUM_MAJORITY(s))
 	{
-		round_error(ctx, s, "could not read the lock", got);
+		fence_quorum_error(ctx, s, "could not read the lock", got);
 		goto done;
 	}
 	fence_clear_error(ctx);
@@ -737,7 +547,7 @@ quorum_show(fence_ctx *ctx, const char *lock_key, const char *token_key, fence_i
 		for (j = 0; j < got; j++)
 			if (node[j].owner != NULL && strcmp(node[j].owner, node[i].owner) == 0)
 				pttls[same++] = node[j].pttl_ms;
-		if (same < MAJORITY(s))
+		if (same < QUORUM_MAJORITY(s))
 			continue;
 		/* a majority holds it until the majority-th longest PTTL runs out */
 		for (j = 1; j < same; j++)
@@ -753,13 +563,13 @@ quorum_show(fence_ctx *ctx, const char *lock_key, const char *token_key, fence_i
 			fence_set_error(ctx, FENCE_ERR_OOM, "out of memory");
 			goto done;
 		}
-		info->pttl_ms = pttls[MAJORITY(s) - 1];
+		info->pttl_ms = pttls[QUORUM_MAJORITY(s) - 1];
 	}
 	rc = 1;
 done:
 	for (i = 0; i < got; i++)
 		fence_info_free(&node[i]);
-	clear_round(s);
+	fence_quorum_clear(s);
 	return rc;
 }
 
@@ -773,7 +583,7 @@ quorum_node_exec(fence_ctx *ctx, int node, int ncmds, const fence_cmd *cmds,
 
 	if (node >= s->n)
 		return FENCE_NODE_PAST;
-	s->nodes[node].max_ms = node_ms(ctx, 0);
+	s->nodes[node].max_ms = fence_quorum_node_ms(ctx, 0);
 	rc = fence_node_pipeline(ctx, &s->nodes[node], ncmds, cmds, replies);
 	s->nodes[node].max_ms = 0;
 	return rc;
@@ -790,7 +600,7 @@ const fence_store_ops fence_quorum_ops = {
 	quorum_wait_acquire,
 	quorum_heal,
 	quorum_show,
-	quorum_free,
+	fence_quorum_free,
 	quorum_node_exec,
 	NULL,						/* each member needs a majority of its own */
 	NULL

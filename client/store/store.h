@@ -148,7 +148,8 @@ int			fence_master_acquire_many(fence_ctx *ctx, int n, fence_lease **ls,
 int			fence_master_release_many(fence_ctx *ctx, int n, const char **lock_keys,
 									  const char *owner, int *rcs);
 
-/* the topologies: single.c, sentinel.c, cluster.c, quorum.c */
+/* the topologies: single.c, sentinel.c, cluster.c, quorum.c (with
+ * quorum_round.c) */
 extern const fence_store_ops fence_single_ops;
 extern const fence_store_ops fence_sentinel_ops;
 extern const fence_store_ops fence_cluster_ops;
@@ -172,5 +173,37 @@ typedef struct fence_fan
 void		fence_fanout(fence_ctx *ctx, int n, fence_fan *fan, long timeout_ms,
 						 int enough);
 void		fence_fan_why(fence_fan *f, const char *why);
+
+/*
+ * quorum_round.c: a quorum's rounds, for quorum.c (the algorithm), which
+ * alone reads the store's fields
+ */
+typedef struct quorum_store
+{
+	int			n;
+	fence_node *nodes;
+	fence_fan  *fan;			/* one per node, reused by every round */
+	int		   *ours;			/* scratch: lock taken on node i */
+	long long  *claimed;		/* scratch: token claimed on node i */
+	/* the highest counter seen for the resource of "seen_key" (its token
+	 * key): the next acquire of it guesses one more (quorum_acquire) */
+	char	   *seen_key;
+	long long	seen;
+} quorum_store;
+
+#define QUORUM_MAJORITY(s) ((s)->n / 2 + 1)
+
+void		fence_quorum_free(void *state);
+long		fence_quorum_node_ms(fence_ctx *ctx, long long ttl_ms);
+void		fence_quorum_clear(quorum_store *s);
+void		fence_quorum_round(fence_ctx *ctx, quorum_store *s, const int *mask,
+							   enum fence_script which, int nkeys, const char **keys,
+							   int nargs, const char **args, long timeout_ms);
+void		fence_quorum_error(fence_ctx *ctx, quorum_store *s, const char *what,
+							   int got);
+int			fence_quorum_compare(fence_ctx *ctx, quorum_store *s,
+								 enum fence_script which, int nkeys,
+								 const char **keys, int nargs, const char **args,
+								 long timeout_ms, const char *what);
 
 #endif							/* FENCE_STORE_H */

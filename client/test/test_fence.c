@@ -28,10 +28,9 @@
 #include "fence_int.h"			/* FENCE_HANDOFF_MS, FENCE_WAIT_BEAT_MS */
 #include "tap.h"
 #define TEST_PREFIX "client"
+#define TESTLIB_RAW_REDIS
 #include "testlib.h"
 
-static const char *redis_url;
-static redisContext *raw;		/* side connection for set-up and checks */
 
 static redisReply *
 rcmd(const char *fmt,...)
@@ -3135,24 +3134,8 @@ fail:
 int
 main(void)
 {
-	fence_url	u;
-	char		err[256];
-
-	redis_url = getenv("FENCE_REDIS_URL");
-	if (redis_url == NULL || *redis_url == '\0')
-		redis_url = FENCE_DEFAULT_URL;
-	if (fence_parse_url(redis_url, &u, err, sizeof(err)) != FENCE_OK || u.is_unix)
-	{
-		printf("not ok - client_setup\n#   FENCE_REDIS_URL: %s\n", err);
+	if (raw_redis_setup("client_setup") != 0)
 		return 1;
-	}
-	raw = redisConnect(u.host, u.port);
-	fence_url_free(&u);
-	if (raw == NULL || raw->err)
-	{
-		printf("not ok - client_setup\n#   cannot reach Redis at %s\n", redis_url);
-		return 1;
-	}
 	pg_setup();
 
 	TEST(url_good);

@@ -1,9 +1,9 @@
 /*
  * client/test/testlib.h
  *	  Helpers the client's C test programs share: unique resource names,
- *	  clocks, the lease-lost counter, the PostgreSQL connection, the
- *	  descriptors a process holds and the fork+exec race of the
- *	  close-on-exec tests, and waiters.
+ *	  clocks, the lease-lost counter, the PostgreSQL connection, a raw
+ *	  Redis connection (with TESTLIB_RAW_REDIS), the descriptors a process
+ *	  holds and the fork+exec race of the close-on-exec tests, and waiters.
  *
  * Define TEST_PREFIX (a string) before including it: resource names are
  * TEST_PREFIX "-<pid>-<base>", since other suites share the servers.
@@ -26,6 +26,45 @@
 
 static PGconn *pg;
 static int	pg_ready;			/* the fence extension is there */
+
+#ifdef TESTLIB_RAW_REDIS
+
+/*
+ * A side connection to the Redis under test, for set-up and checks that
+ * go around libfence (define TESTLIB_RAW_REDIS, with hiredis.h and
+ * fence_int.h included, for fence_parse_url).
+ */
+static const char *redis_url;
+static redisContext *raw;
+
+/*
+ * Connect "raw" to FENCE_REDIS_URL (a TCP URL); on failure print the
+ * "not ok - WHAT" line and return -1, so that main can stop there.
+ */
+static int
+raw_redis_setup(const char *what)
+{
+	fence_url	u;
+	char		err[256];
+
+	redis_url = getenv("FENCE_REDIS_URL");
+	if (redis_url == NULL || *redis_url == '\0')
+		redis_url = FENCE_DEFAULT_URL;
+	if (fence_parse_url(redis_url, &u, err, sizeof(err)) != FENCE_OK || u.is_unix)
+	{
+		printf("not ok - %s\n#   FENCE_REDIS_URL: %s\n", what, err);
+		return -1;
+	}
+	raw = redisConnect(u.host, u.port);
+	fence_url_free(&u);
+	if (raw == NULL || raw->err)
+	{
+		printf("not ok - %s\n#   cannot reach Redis at %s\n", what, redis_url);
+		return -1;
+	}
+	return 0;
+}
+#endif							/* TESTLIB_RAW_REDIS */
 
 /* A resource name unique to this run. */
 static const char *
