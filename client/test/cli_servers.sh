@@ -42,7 +42,7 @@ while True:
     threading.Thread(target=serve, args=(s.accept()[0],), daemon=True).start()
 ' "$1" "$TMP/hostile.port" &
 	own_pid $!
-	wait_for 5 test -s "$TMP/hostile.port"
+	wait_for 30 test -s "$TMP/hostile.port"
 	PORT=$(cat "$TMP/hostile.port")
 }
 

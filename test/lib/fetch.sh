@@ -23,7 +23,10 @@ if command -v npm >/dev/null && [ -f test/drivers/node/package-lock.json ] &&
 		{ echo "fetch: npm ci of test/drivers/node failed" >&2; status=1; }
 fi
 
-if command -v npm >/dev/null && [ -f node/package-lock.json ] && [ ! -d node/node_modules ]; then
+# only where its suite runs (Node.js 18 or later, as test/lib/deps.sh
+# decides): bullseye's Node.js 12 cannot install koffi
+if command -v npm >/dev/null && [ -f node/package-lock.json ] && [ ! -d node/node_modules ] &&
+	[ "$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)" -ge 18 ]; then
 	(cd node && npm ci --no-audit --no-fund --loglevel=error) ||
 		{ echo "fetch: npm ci in node/ failed" >&2; status=1; }
 fi
