@@ -27,7 +27,7 @@
 # - a process that a suite started and left running is a failure
 #   (leftover_processes), and is killed.
 #
-# FENCE_SUITES="regress regress_sql client topo tls drivers python node go e2e" picks suites; FENCE_E2E="f1 f6" picks
+# FENCE_SUITES="regress regress_sql client topo tls drivers python node go e2e" picks suites; FENCE_E2E="f01 f06" picks
 # end-to-end tests by file-name prefix, FENCE_E2E=faults by purpose (the
 # directory under test/e2e/).
 #
@@ -338,7 +338,7 @@ client_one() {
 # The units, in the order their output is printed: a suite, or each of
 # the client's programs (client:NAME) and end-to-end tests (e2e:SCRIPT:NAME)
 # on its own.
-units=()
+units=() picked=
 for s in ${FENCE_SUITES:-regress regress_sql client topo tls drivers python node go e2e}; do
 	case $s in
 	client)
@@ -355,7 +355,10 @@ for s in ${FENCE_SUITES:-regress regress_sql client topo tls drivers python node
 			name=$(basename "$t" .sh)
 			if [ -n "${FENCE_E2E:-}" ]; then
 				want=0
-				for p in $FENCE_E2E; do [[ $name == "$p"* || $dir == "$p" ]] && want=1; done
+				for p in $FENCE_E2E; do
+					[[ $name == "$p"* || $dir == "$p" ]] || continue
+					want=1 picked+=" $p "
+				done
 				[ $want = 1 ] || continue
 			fi
 			units+=("e2e:$t:$name")
@@ -363,6 +366,11 @@ for s in ${FENCE_SUITES:-regress regress_sql client topo tls drivers python node
 			case $name in
 			f01_* | f06_*) units+=("e2e:$t:${name}_sql") ;;
 			esac
+		done
+		# a pattern that picks nothing is a typing slip ("f1" for f01),
+		# not a run of no test
+		for p in ${FENCE_E2E:-}; do
+			[[ $picked == *" $p "* ]] || { echo "run: FENCE_E2E=$p picks no end-to-end test" >&2; exit 2; }
 		done ;;
 	*)
 		declare -F "suite_$s" >/dev/null || { echo "run: no suite $s" >&2; exit 2; }
