@@ -9,6 +9,10 @@
 #   pgfence (no heartbeat)  vs  node-redlock's using    target ahead (>= 1.0x)
 #   the same with the client's inline option (no worker thread) vs C
 #   pgfence with its heartbeat thread (the default), for reference
+#   bare loops over libfence through koffi, without the package: calls on
+#   the main thread, koffi's asynchronous calls, and one worker thread
+#   handed each call through a SharedArrayBuffer (Atomics.notify and
+#   Atomics.waitAsync): what a hand-off to another thread costs alone
 #
 # A cycle is two round trips for each.  As in scenarios 4 and 17, every
 # variant runs pinned to one CPU together with redis-server (Node's worker
@@ -42,7 +46,7 @@ run_variant() {
 	esac
 }
 
-interleave run_variant c pgfence redlock pgfence-inline pgfence-heartbeat
+interleave run_variant c pgfence redlock pgfence-inline pgfence-heartbeat koffi-sync koffi-async koffi-worker
 unpin_redis
 
 row 18 "Node.js acquire+release cycles (pgfence, 1 connection) vs libfence in C" \
@@ -55,4 +59,12 @@ row 18 "Node.js cycles, inline client vs node-redlock, single node" \
 	"$(median s18 pgfence-inline)" cycles/s "node-redlock" "$(median s18 redlock)" ">=1.00" "$(pratio s18 pgfence-inline redlock)"
 row 18 "Node.js cycles with the heartbeat thread (the default) vs without" \
 	"$(median s18 pgfence-heartbeat)" cycles/s "no heartbeat" "$(median s18 pgfence)" "" "$(pratio s18 pgfence-heartbeat pgfence)"
-note "Scenario 18: a Node.js cycle is \`await client.using(r, { ttl: 10000, heartbeat: false }, () => {})\` (bench/node_cycles.js; koffi $(node -p "require('$BENCH_DIR/../node/node_modules/koffi/package.json').version"), each libfence call on a worker thread; inline: \`pgfence.connect(url, { inline: true })\`, each on the main thread), a C cycle fence_acquire + fence_release (bench/fence_cycles -t 1), a node-redlock cycle \`await redlock.using([name], 10000, async () => {})\` on one ioredis connection (node-redlock $(node -p "require('$BENCH_DIR/../node/node_modules/redlock/package.json').version"), ioredis $(node -p "require('$BENCH_DIR/../node/node_modules/ioredis/package.json').version"), Node.js $(node -p process.versions.node)); ${SECS}s per run, each $([ -n "$run" ] && echo "pinned to CPU $cpu together with redis-server" || echo "unpinned (no taskset)"). With the heartbeat, each lease also starts a thread with a Redis connection of its own and stops it."
+row 18 "Node.js bare loop, libfence's calls through koffi on the main thread (no package) vs libfence in C" \
+	"$(median s18 koffi-sync)" cycles/s "C" "$(median s18 c)" "" "$(pratio s18 koffi-sync c)"
+row 18 "Node.js bare loop, each call through koffi's asynchronous call vs libfence in C" \
+	"$(median s18 koffi-async)" cycles/s "C" "$(median s18 c)" "" "$(pratio s18 koffi-async c)"
+row 18 "Node.js bare loop, each call on one worker thread (SharedArrayBuffer, Atomics.waitAsync) vs libfence in C" \
+	"$(median s18 koffi-worker)" cycles/s "C" "$(median s18 c)" "" "$(pratio s18 koffi-worker c)"
+row 18 "Node.js bare loop, one worker thread vs koffi's asynchronous calls" \
+	"$(median s18 koffi-worker)" cycles/s "koffi async" "$(median s18 koffi-async)" "" "$(pratio s18 koffi-worker koffi-async)"
+note "Scenario 18: a Node.js cycle is \`await client.using(r, { ttl: 10000, heartbeat: false }, () => {})\` (bench/node_cycles.js; koffi $(node -p "require('$BENCH_DIR/../node/node_modules/koffi/package.json').version"), each libfence call on a worker thread; inline: \`pgfence.connect(url, { inline: true })\`, each on the main thread), a C cycle fence_acquire + fence_release (bench/fence_cycles -t 1), a node-redlock cycle \`await redlock.using([name], 10000, async () => {})\` on one ioredis connection (node-redlock $(node -p "require('$BENCH_DIR/../node/node_modules/redlock/package.json').version"), ioredis $(node -p "require('$BENCH_DIR/../node/node_modules/ioredis/package.json').version"), Node.js $(node -p process.versions.node)); ${SECS}s per run, each $([ -n "$run" ] && echo "pinned to CPU $cpu together with redis-server" || echo "unpinned (no taskset)"). With the heartbeat, each lease also starts a thread with a Redis connection of its own and stops it. The bare loops (bench/node_cycles.js koffi-*) call fence_acquire_wait (no wait), fence_release and fence_lease_free without the package: on the main thread; each of the two round trips through koffi's asynchronous call; or each handed to one long-lived worker thread that makes it synchronously (a request through a SharedArrayBuffer and Atomics.notify, the answer back through Atomics.waitAsync)."
