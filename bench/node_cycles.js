@@ -14,7 +14,7 @@
 // its own; redlock: node-redlock's `using` on a single node (ioredis; SET
 // NX PX through a Lua script, then a Lua compare-and-DEL; its automatic
 // extension arms a timer and clears it).  Prints
-// cycles_per_s=N.  Redis: $FENCE_REDIS_URL.
+// cycles_per_s=N cycles=N cpu_us_per_cycle=N.  Redis: $FENCE_REDIS_URL.
 //
 // The koffi variants call libfence directly, without the package, to price
 // the hand-off to another thread alone: koffi-sync makes fence_acquire_wait
@@ -124,15 +124,21 @@ function koffiVariant(variant, url) {
   };
 }
 
+// cycles(one, seconds): [cycles per second, cycles, CPU microseconds per
+// cycle of the whole process (every thread: koffi's, the worker's, V8's)]
 async function cycles(one, seconds) {
   let n = 0;
   const t0 = process.hrtime.bigint();
+  const c0 = process.cpuUsage();
   const end = t0 + BigInt(Math.round(seconds * 1e9));
   for (;;) {
     for (let i = 0; i < 100; i++) await one();
     n += 100;
     const now = process.hrtime.bigint();
-    if (now >= end) return n / (Number(now - t0) / 1e9);
+    if (now >= end) {
+      const cpu = process.cpuUsage(c0);
+      return [n / (Number(now - t0) / 1e9), n, (cpu.user + cpu.system) / n];
+    }
   }
 }
 
@@ -163,7 +169,8 @@ async function main() {
     throw new Error(`unknown variant ${variant}`);
   }
   await one(); // connect, load the scripts
-  console.log(`cycles_per_s=${(await cycles(one, Number(secs))).toFixed(0)}`);
+  const [rate, n, cpu] = await cycles(one, Number(secs));
+  console.log(`cycles_per_s=${rate.toFixed(0)} cycles=${n} cpu_us_per_cycle=${cpu.toFixed(1)}`);
   await done();
 }
 
