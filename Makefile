@@ -69,7 +69,7 @@ endif
 # when a program is built.
 python-hint:
 	@echo "install: for Python, pip install --no-build-isolation --no-index ./python (docs/python.md)"
-	@echo "install: for Node.js, from your project: npm install --install-links $(CURDIR)/node (docs/node.md)"
+	@echo "install: for Node.js, from your project: npm install $(CURDIR)/node (docs/node.md)"
 	@echo "install: for Go, import \"pgfence\" from ./go (replace directive; cgo finds libfence with pkg-config: docs/go.md)"
 
 ifeq ($(PGTREE),)

@@ -96,6 +96,38 @@ function pollMs(ttlMs) {
   return Math.max(5, Math.min(POLL_MS, Math.floor(ttlMs / 10)));
 }
 
+// wantsSignal(fn): whether using()'s function can receive its second
+// argument, the lease's signal.  Making an AbortSignal costs Node.js (20)
+// about as much CPU as the rest of a cycle's JavaScript (bench/results.md,
+// scenario 18), so a function that surely cannot see it, one whose source
+// declares at most one plain parameter and, unless it is an arrow
+// function, never reads "arguments", is called without it (lease.signal
+// still makes it on demand).  Anything else gets it: default values,
+// destructuring, rest parameters, bound and native functions.  Decided
+// once per function.
+const SIGNAL_FREE = [
+  /^(?:async\s*)?(?:\(\s*(?:[A-Za-z_$][\w$]*)?\s*\)|[A-Za-z_$][\w$]*)\s*=>/,
+  /^(?:async\s+)?function\s*\*?\s*(?:[A-Za-z_$][\w$]*)?\s*\(\s*(?:[A-Za-z_$][\w$]*)?\s*\)\s*\{/,
+];
+const signalWanted = new WeakMap();
+
+function wantsSignal(fn) {
+  let wanted = signalWanted.get(fn);
+  if (wanted === undefined) {
+    let source = '';
+    try {
+      source = Function.prototype.toString.call(fn);
+    } catch (e) {
+      // not a function whose source can be read: give it the signal
+    }
+    if (fn.length >= 2 || !source || source.includes('[native code]')) wanted = true;
+    else if (SIGNAL_FREE[0].test(source)) wanted = false;
+    else wanted = !(SIGNAL_FREE[1].test(source) && !/\barguments\b/.test(source));
+    signalWanted.set(fn, wanted);
+  }
+  return wanted;
+}
+
 function abortError(signal) {
   if (signal.reason !== undefined) return signal.reason;
   const e = new Error('The operation was aborted');
@@ -219,7 +251,7 @@ class Client {
     const lease = await this.acquire(resources, options);
     let result;
     try {
-      result = await fn(lease, lease.signal);
+      result = await (wantsSignal(fn) ? fn(lease, lease.signal) : fn(lease));
     } catch (e) {
       await lease._exit(true);
       throw e;
@@ -261,22 +293,29 @@ class Held {
     this._heartbeatOn = options.heartbeat !== false;
     this._ptr = null;
     this._timer = null;
-    this._controller = new AbortController();
+    // the signal is made on first use (see wantsSignal): an AbortSignal
+    // costs more than the rest of the lease's JavaScript together
+    this._controller = null;
+    this._lostError = null;
   }
 
   // the AbortSignal aborted (reason: a LeaseLostError) when the lease is lost
   get signal() {
+    if (this._controller === null) {
+      this._controller = new AbortController();
+      if (this._lostError !== null) this._controller.abort(this._lostError);
+    }
     return this._controller.signal;
   }
 
   get lost() {
-    return this._controller.signal.aborted;
+    return this._lostError !== null;
   }
 
   _markLost() {
-    if (!this._controller.signal.aborted) {
-      this._controller.abort(new LeaseLostError(`${this._kind} on ${this._names()} is lost`, ERR.LOST));
-    }
+    if (this._lostError !== null) return;
+    this._lostError = new LeaseLostError(`${this._kind} on ${this._names()} is lost`, ERR.LOST);
+    if (this._controller !== null) this._controller.abort(this._lostError);
   }
 
   async _acquire(signal) {

@@ -16,8 +16,11 @@ const path = require('node:path');
 const { ConfigRefusedError, LibraryNotFoundError } = require('./errors');
 
 // koffi is this package's one dependency.  npm installs a directory
-// ("npm install ./node") as a link to it, without its dependencies: say how
-// to install it rather than "Cannot find module".
+// outside the project ("npm install /path/to/pgfence/node") as a link to
+// it, without its dependencies, which the package's install script then
+// installs there (install.js); when that script did not run
+// (--ignore-scripts), say how to install koffi rather than "Cannot find
+// module".
 let koffi;
 try {
   koffi = require('koffi');
@@ -25,8 +28,9 @@ try {
   if (e.code !== 'MODULE_NOT_FOUND') throw e;
   throw new LibraryNotFoundError(
     `koffi not found from ${__dirname}: npm links a directory without installing its ` +
-      'dependencies; install pgfence with "npm install --install-links DIR" (a copy, with koffi), ' +
-      'or run "npm ci --omit=dev" in DIR first (DIR: pgfence\'s node directory)'
+      'dependencies, and pgfence\'s install script, which installs them there, did not run ' +
+      '(--ignore-scripts?); run "npm ci --omit=dev" in DIR, or install pgfence with ' +
+      '"npm install --install-links DIR" (a copy, with koffi) (DIR: pgfence\'s node directory)'
   );
 }
 

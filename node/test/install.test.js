@@ -1,6 +1,8 @@
 // node/test/install.test.js: the package installs from the tree as a user
-// would ("npm install ./node" in a project of their own), and its type
-// declarations hold against TypeScript code that uses them (tsc).
+// would ("npm install ./node" in a project of their own: a link, whose
+// dependency the package's install script installs; or a copy with
+// --install-links), and its type declarations hold against TypeScript code
+// that uses them (tsc).
 'use strict';
 
 const { test } = require('node:test');
@@ -48,20 +50,28 @@ test('npm_install_from_the_tree_as_a_copy_or_a_link', async (t) => {
   assert.equal(res.code, 0, res.err);
   assert.match(res.out, /^token [1-9][0-9]*$/m);
 
-  // 2. a link (plain "npm install DIR"): npm leaves the directory's
-  // dependencies to it; without them pgfence says what to do ...
+  // 2. a link (plain "npm install DIR"): npm links the directory without
+  // installing its dependencies; with scripts off, pgfence says what to do ...
   const linked = project('linked');
-  res = await npm(['install', '../tree/node'], linked);
+  res = await npm(['install', '--ignore-scripts', '../tree/node'], linked);
   assert.equal(res.code, 0, res.err);
+  assert.ok(fs.lstatSync(path.join(linked, 'node_modules', 'pgfence')).isSymbolicLink());
   res = await run(process.execPath, ['-e', code], { cwd: linked });
   assert.notEqual(res.code, 0);
-  assert.match(res.err, /koffi not found.*--install-links.*npm ci --omit=dev/s);
-  // ... and with them (npm ci in the directory, as the lock file pins them) it works
-  res = await npm(['ci', '--omit=dev'], tree);
+  assert.match(res.err, /koffi not found.*--ignore-scripts.*npm ci --omit=dev.*--install-links/s);
+  // ... and as npm runs it, its install script (install.js) installs koffi
+  // into the directory, as its lock file pins it, without the tests' modules
+  const plain = project('plain');
+  res = await npm(['install', '../tree/node'], plain);
   assert.equal(res.code, 0, res.err);
-  res = await run(process.execPath, ['-e', code], { cwd: linked });
-  assert.equal(res.code, 0, res.err);
-  assert.match(res.out, /^token [1-9][0-9]*$/m);
+  assert.ok(fs.lstatSync(path.join(plain, 'node_modules', 'pgfence')).isSymbolicLink());
+  assert.ok(fs.existsSync(path.join(tree, 'node_modules', 'koffi', 'package.json')));
+  assert.ok(!fs.existsSync(path.join(tree, 'node_modules', 'typescript')));
+  for (const dir of [plain, linked]) {
+    res = await run(process.execPath, ['-e', code], { cwd: dir });
+    assert.equal(res.code, 0, res.err);
+    assert.match(res.out, /^token [1-9][0-9]*$/m);
+  }
 });
 
 test('typescript_declarations_check_with_tsc', async () => {

@@ -221,6 +221,19 @@ test('lease_lost_aborts_the_signal_and_using_throws', (t) =>
       }),
       RangeError
     );
+    // a function that takes no signal is not given one (it is made on
+    // demand): loss still shows, and lease.signal, made after it, is aborted
+    await assert.rejects(
+      client.using(r, { ttl: '600ms' }, async (lease) => {
+        redis.cli('DEL', `fence:{${r}}:lock`);
+        for (let i = 0; i < 60 && !lease.lost; i++) await sleep(50);
+        assert.equal(lease.lost, true);
+        assert.equal(lease.signal.aborted, true);
+        assert.ok(lease.signal.reason instanceof pgfence.LeaseLostError);
+        assert.equal(lease.signal, lease.signal);
+      }),
+      pgfence.LeaseLostError
+    );
     await client.close();
   }));
 
