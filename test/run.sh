@@ -470,9 +470,12 @@ lane() {
 	# ports of its own: two lanes never pick the same spare one.  The
 	# lanes share 12000-21999 between them; a Cluster node's bus port is
 	# its port + 10000 (test/lib/servers.sh cluster_port), so 22000-31999
-	# holds only the bus ports of the same lane's range.
-	FENCE_PORT_SPAN=$((10000 / jobs))
-	FENCE_PORT_BASE=$((12000 + (w - 1) * FENCE_PORT_SPAN))
+	# holds only the bus ports of the same lane's range.  The serial lane
+	# (jobs + 1) starts once the others are done and takes lane 1's range;
+	# with no other lane (only serial units picked) it is the one lane.
+	local lanes_at_once=$((jobs > 0 ? jobs : 1))
+	FENCE_PORT_SPAN=$((10000 / lanes_at_once))
+	FENCE_PORT_BASE=$((12000 + (w - 1) % lanes_at_once * FENCE_PORT_SPAN))
 	export FENCE_PORT_BASE FENCE_PORT_SPAN
 	servers_init
 	# fence.stats counts in shared memory, which needs the library
