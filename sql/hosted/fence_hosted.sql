@@ -320,20 +320,19 @@ $$;
 REVOKE ALL ON FUNCTION fence._floor_of(text) FROM PUBLIC;
 
 -- The rule: accept "token" from "owner" for "resource" in this transaction
--- or raise LF001/LF003; returns the previous mark (0 if none).  On return
+-- or raise LF001/LF003; returns the previous mark (0 if none) and its
+-- owner (the caller's registry entry needs it for an equal token).  On return
 -- this transaction holds the fence row's lock.  It runs as the owner of
 -- fence.fences, which nobody else may write: only that owner may call
 -- it, from the SECURITY DEFINER functions that pin their search path
 -- (advance, advance_many, the guard), whose path it runs under; one of
 -- its own would cost every check a settings save and restore.
-CREATE FUNCTION fence._check(resource text, token bigint, owner text)
-RETURNS bigint
+CREATE FUNCTION fence._check(resource text, token bigint, owner text,
+                             OUT hw bigint, OUT hw_owner text)
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 AS $$
 DECLARE
     max_step bigint := COALESCE(NULLIF(current_setting('fence.max_step', true), ''), '0')::bigint;
-    hw bigint;
-    hw_owner text;
     floor bigint;
 BEGIN
     -- the helpers only where they have something to say: each call of a
@@ -386,7 +385,8 @@ BEGIN
                           DETAIL = format('Token %s is more than fence.max_step (%s) above the highest accepted token %s.',
                                           token, max_step, floor);
             END IF;
-            RETURN 0;
+            hw := 0;
+            RETURN;
         END IF;
         -- lost the race to create the row: lock the winner's version
     END LOOP;
@@ -416,7 +416,6 @@ BEGIN
             PERFORM set_config('synchronous_commit', 'on', true);
         END IF;
     END IF;
-    RETURN hw;
 END
 $$;
 REVOKE ALL ON FUNCTION fence._check(text, bigint, text) FROM PUBLIC;
@@ -434,8 +433,9 @@ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    hw bigint;
-    hw_owner text;
+    c record;
+    registered text;
+    bucket text;
 BEGIN
     IF resource IS NULL THEN
         RAISE EXCEPTION 'resource name must not be null'
@@ -449,13 +449,20 @@ BEGIN
             USING ERRCODE = 'LF002',
                   HINT = 'Pass the token that came with the lease.';
     END IF;
-    hw := fence._check(resource, token, owner);
-    -- the owner the guard presents later: ours, or the mark's for an equal token
-    IF owner IS NULL AND token = hw THEN
-        SELECT f.owner INTO hw_owner FROM fence.fences f WHERE f.resource = advance.resource;
+    c := fence._check(resource, token, owner);
+    -- the owner the guard presents later: ours, or the mark's for an equal
+    -- token; a resource not in its bucket yet (the first advance of a
+    -- transaction) appended here, without a call (fence._registry_set)
+    registered := CASE WHEN owner IS NULL AND token = c.hw THEN c.hw_owner ELSE owner END;
+    bucket := COALESCE(current_setting('fence_registry.b' || left(md5(resource), 2), true), '');
+    IF strpos(bucket, ';' || md5(resource)) = 0 THEN
+        PERFORM set_config('fence_registry.b' || left(md5(resource), 2),
+                           bucket || ';' || md5(resource) || token || '/' || encode(convert_to(COALESCE(registered, ''), 'UTF8'), 'hex'),
+                           true);
+    ELSE
+        PERFORM fence._registry_set(resource, token, registered);
     END IF;
-    PERFORM fence._registry_set(resource, token, COALESCE(owner, hw_owner));
-    RETURN hw;
+    RETURN c.hw;
 END
 $$;
 REVOKE ALL ON FUNCTION fence.advance(text, bigint, text) FROM PUBLIC;
@@ -852,6 +859,7 @@ AS $$
 DECLARE
     g record;
     e record;
+    c record;
     first_token bigint;
     owner text;
     hw bigint;
@@ -898,7 +906,8 @@ BEGIN
                FROM unnest(resources, tokens, owners) WITH ORDINALITY AS u(r, t, o, pos)
               GROUP BY u.r ORDER BY u.r COLLATE "C"
     LOOP
-        hw := fence._check(g.r, g.t, g.o);
+        c := fence._check(g.r, g.t, g.o);
+        hw := c.hw;
         FOREACH i IN ARRAY g.at LOOP
             previous[i] := hw;
         END LOOP;
@@ -906,9 +915,7 @@ BEGIN
         names[k] := g.r;
         toks[k] := g.t;
         -- the owner the guard presents later: ours, or the mark's for an equal token
-        registered[k] := CASE WHEN g.o IS NULL AND g.t = hw
-                              THEN (SELECT f.owner FROM fence.fences f WHERE f.resource = g.r)
-                              ELSE g.o END;
+        registered[k] := CASE WHEN g.o IS NULL AND g.t = hw THEN c.hw_owner ELSE g.o END;
     END LOOP;
     PERFORM fence._registry_set_many(names, toks, registered);
     RETURN previous;
