@@ -13,26 +13,43 @@
 --	  Invariant (as extension/rule.c): for each resource R, the tokens under
 --	  which transactions commit writes never go down in commit order, and
 --	  one token is never accepted for two owners.  Every check locks R's row
---	  of fence.fences with SELECT ... FOR UPDATE in the caller's transaction
---	  and holds it until the transaction ends; the data write happens inside
---	  that window.  Under READ COMMITTED a waiter re-reads the newest
---	  committed version when the lock is granted (what PL/pgSQL's SELECT FOR
---	  UPDATE does), under REPEATABLE READ and SERIALIZABLE the wait ends in
---	  40001.  A missing row is made by INSERT ... ON CONFLICT DO NOTHING, and
---	  a lost race goes back to locking the winner's row.  The C extension
---	  takes the shared lock for a token that does not move the mark; this
---	  edition always takes the exclusive one, so that no transaction ever
---	  upgrades a lock and no fairness trick is needed: writers of one
---	  resource queue one after the other (docs/hosted.md: the table of differences).
+--	  of fence.fences in the caller's transaction and holds it until the
+--	  transaction ends; the data write happens inside that window.  As in
+--	  the C extension (extension/rule.c, "Which lock"), a token that does
+--	  not move the mark takes the row FOR SHARE, so that writers under one
+--	  lease do not queue behind each other, and one that moves it FOR
+--	  UPDATE; the mode is chosen from the newest committed version and
+--	  decided again on the locked one (a mark that fence.reset() changed
+--	  meanwhile: 40001).  Under READ COMMITTED a waiter re-reads the newest
+--	  committed version when the lock is granted (what PL/pgSQL's SELECT
+--	  FOR SHARE/UPDATE does), under REPEATABLE READ and SERIALIZABLE the
+--	  wait ends in 40001.  A missing row is made by INSERT ... ON CONFLICT
+--	  DO NOTHING, and a lost race goes back to locking the winner's row.
+--	  Fairness: PostgreSQL grants a shared row lock at once while a new
+--	  holder waits for the exclusive one, and the C extension queues behind
+--	  that waiter through the row's tuple lock, which SQL cannot reach.
+--	  Here a check that finds the row taken and has to wait for the
+--	  exclusive lock first takes a transaction-level advisory lock on R
+--	  (keys 1717923427, "fenc", and hashtext(R)); a shared check takes and
+--	  releases that advisory lock in share mode, in one expression, before
+--	  it locks the row, and so waits for such a holder (then keeping it in
+--	  share mode until its transaction ends).  No upgrades: a transaction
+--	  that holds R's row already (the registry's bucket says so, below)
+--	  never waits for the exclusive lock nor for the advisory one: two such
+--	  transactions would wait for each other; it fails with 40001 at once
+--	  when another transaction holds the row too, as the C extension does.
 --
 --	  The registry.  fence.advance() registers its token for R in a
 --	  transaction-local setting (set_config(..., true)), which PostgreSQL
 --	  reverts when the transaction or the subtransaction that set it rolls
---	  back, as the C registry does.  A setting can be written by any role,
---	  so the guard never trusts it as proof of a check: it only supplies the
---	  token, which the guard checks again under the row lock (re-locking a
---	  row this transaction holds costs no wait).  A forged entry is thus no
---	  more than SET fence.token.
+--	  back, as the C registry does, and as it releases the row locks that
+--	  transaction took: an entry, or a ";!" mark that a guard's check left
+--	  there, also says that this transaction holds R's row.  A setting can
+--	  be written by any role, so the guard never trusts it as proof of a
+--	  check: it only supplies the token, which the guard checks again under
+--	  the row lock (re-locking a row this transaction holds costs no wait).
+--	  A forged entry is thus no more than SET fence.token, and a forged
+--	  mark only skips the fairness wait of that one transaction.
 --
 --	  Forgotten marks.  fence.forget() deletes marks that have not moved for
 --	  a while and raises the floor of each one's prefix (fence.floors) to
@@ -229,7 +246,11 @@ DECLARE
     len int;
     kept text;
 BEGIN
-    IF token IS NOT NULL THEN
+    -- forgotten (fence.reset, fence.resync), the resource stays marked as
+    -- one whose row this transaction holds (fence._check)
+    IF token IS NULL AND pg_catalog.strpos(old, ';!' OPERATOR(pg_catalog.||) h) OPERATOR(pg_catalog.=) 0 THEN
+        entry := ';!' OPERATOR(pg_catalog.||) h;
+    ELSIF token IS NOT NULL THEN
         entry := ';' OPERATOR(pg_catalog.||) h OPERATOR(pg_catalog.||) token::text OPERATOR(pg_catalog.||) '/'
                  OPERATOR(pg_catalog.||) pg_catalog.encode(pg_catalog.convert_to(COALESCE(owner, ''), 'UTF8'), 'hex');
     END IF;
@@ -327,13 +348,19 @@ REVOKE ALL ON FUNCTION fence._floor_of(text) FROM PUBLIC;
 -- it, from the SECURITY DEFINER functions that pin their search path
 -- (advance, advance_many, the guard), whose path it runs under; one of
 -- its own would cost every check a settings save and restore.
-CREATE FUNCTION fence._check(resource text, token bigint, owner text,
+CREATE FUNCTION fence._check(resource text, token bigint, owner text, registers boolean,
                              OUT hw bigint, OUT hw_owner text)
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 AS $$
 DECLARE
     max_step bigint := COALESCE(NULLIF(current_setting('fence.max_step', true), ''), '0')::bigint;
     floor bigint;
+    h text := md5(resource);
+    bucket text := COALESCE(current_setting('fence_registry.b' || left(h, 2), true), '');
+    -- this transaction holds the row: it checked the resource before
+    -- (";!<md5>" in the registry's bucket), or advanced it (its entry
+    -- there); a caller that "registers" writes that entry itself
+    held boolean := strpos(bucket, ';' || h) > 0 OR strpos(bucket, ';!' || h) > 0;
 BEGIN
     -- the helpers only where they have something to say: each call of a
     -- function with a SET clause costs (fence.advance_many makes 16,000)
@@ -352,13 +379,60 @@ BEGIN
                   DETAIL = format('Token %s is not a positive number.', token);
     END IF;
     LOOP
+        -- which lock, from the newest committed version (READ COMMITTED);
+        -- the locked version decides (the banner: "Which lock")
         SELECT f.token, f.owner INTO hw, hw_owner
-          FROM fence.fences f WHERE f.resource = _check.resource FOR UPDATE;
-        EXIT WHEN FOUND;
+          FROM fence.fences f WHERE f.resource = _check.resource;
+        IF FOUND AND NOT (token > hw OR (hw_owner IS NULL AND owner IS NOT NULL)) THEN
+            -- shared, behind a waiting new holder (fairness) unless this
+            -- transaction holds the row already
+            IF NOT held AND NOT (pg_try_advisory_lock_shared(1717923427, hashtext(resource))
+                                 AND pg_advisory_unlock_shared(1717923427, hashtext(resource))) THEN
+                PERFORM pg_advisory_xact_lock_shared(1717923427, hashtext(resource));
+            END IF;
+            SELECT f.token, f.owner INTO hw, hw_owner
+              FROM fence.fences f WHERE f.resource = _check.resource FOR SHARE;
+            IF FOUND AND (token > hw OR (hw_owner IS NULL AND owner IS NOT NULL)) THEN
+                RAISE EXCEPTION 'could not serialize access to the fence of resource "%"', resource
+                    USING ERRCODE = 'serialization_failure',
+                          DETAIL = 'The mark was lowered or changed by fence.reset() while this transaction waited for it.',
+                          HINT = 'Retry the transaction.';
+            END IF;
+        ELSIF FOUND AND held THEN
+            -- no upgrade while another transaction holds the row too
+            BEGIN
+                SELECT f.token, f.owner INTO hw, hw_owner
+                  FROM fence.fences f WHERE f.resource = _check.resource FOR UPDATE NOWAIT;
+            EXCEPTION WHEN lock_not_available THEN
+                RAISE EXCEPTION 'could not serialize access to the fence of resource "%"', resource
+                    USING ERRCODE = 'serialization_failure',
+                          DETAIL = 'This transaction already holds the fence and has to move its mark, but another transaction holds the fence too.',
+                          HINT = 'Retry the transaction.';
+            END;
+        ELSIF FOUND THEN
+            -- exclusive: at once, or announced to the later shared
+            -- checks (which queue behind it) and then waited for
+            SELECT f.token, f.owner INTO hw, hw_owner
+              FROM fence.fences f WHERE f.resource = _check.resource FOR UPDATE SKIP LOCKED;
+            IF NOT FOUND THEN
+                PERFORM pg_advisory_xact_lock(1717923427, hashtext(resource));
+                SELECT f.token, f.owner INTO hw, hw_owner
+                  FROM fence.fences f WHERE f.resource = _check.resource FOR UPDATE;
+            END IF;
+        END IF;
+        IF FOUND THEN
+            IF NOT held AND NOT registers THEN
+                PERFORM set_config('fence_registry.b' || left(h, 2), bucket || ';!' || h, true);
+            END IF;
+            EXIT;
+        END IF;
         INSERT INTO fence.fences AS f (resource, token, owner)
             VALUES (_check.resource, _check.token, _check.owner)
             ON CONFLICT ON CONSTRAINT fences_pkey DO NOTHING;
         IF FOUND THEN
+            IF NOT held AND NOT registers THEN
+                PERFORM set_config('fence_registry.b' || left(h, 2), bucket || ';!' || h, true);
+            END IF;
             -- durable (fence._durable)
             IF current_setting('synchronous_commit') NOT IN ('on', 'remote_apply') THEN
                 PERFORM set_config('synchronous_commit', 'on', true);
@@ -418,7 +492,7 @@ BEGIN
     END IF;
 END
 $$;
-REVOKE ALL ON FUNCTION fence._check(text, bigint, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION fence._check(text, bigint, text, boolean) FROM PUBLIC;
 
 -- The rule's SQL functions ---------------------------------------------------
 
@@ -449,7 +523,7 @@ BEGIN
             USING ERRCODE = 'LF002',
                   HINT = 'Pass the token that came with the lease.';
     END IF;
-    c := fence._check(resource, token, owner);
+    c := fence._check(resource, token, owner, true);
     -- the owner the guard presents later: ours, or the mark's for an equal
     -- token; a resource not in its bucket yet (the first advance of a
     -- transaction) appended here, without a call (fence._registry_set)
@@ -906,7 +980,7 @@ BEGIN
                FROM unnest(resources, tokens, owners) WITH ORDINALITY AS u(r, t, o, pos)
               GROUP BY u.r ORDER BY u.r COLLATE "C"
     LOOP
-        c := fence._check(g.r, g.t, g.o);
+        c := fence._check(g.r, g.t, g.o, true);
         hw := c.hw;
         FOREACH i IN ARRAY g.at LOOP
             previous[i] := hw;
@@ -1589,14 +1663,14 @@ BEGIN
     IF at > 0 THEN
         registered := split_part(substr(bucket, at + 33), ';', 1);
         token := split_part(registered, '/', 1)::bigint;
-        PERFORM fence._check(resource, token, NULLIF(convert_from(decode(split_part(registered, '/', 2), 'hex'), 'UTF8'), ''));
+        PERFORM fence._check(resource, token, NULLIF(convert_from(decode(split_part(registered, '/', 2), 'hex'), 'UTF8'), ''), false);
         RETURN token;
     END IF;
     IF COALESCE(current_setting('fence.tokens', true), '') <> '' THEN
         SELECT * INTO entry FROM fence._tokens_find(resource);
         IF entry.present THEN
             -- 0 or negative: LF003 from the rule
-            PERFORM fence._check(resource, entry.token, entry.owner);
+            PERFORM fence._check(resource, entry.token, entry.owner, false);
             RETURN entry.token;
         END IF;
     END IF;
@@ -1629,7 +1703,7 @@ BEGIN
     IF strpos(encode(textsend(current_setting('fence.owner', true)), 'escape'), '\') > 0 THEN
         PERFORM fence._check_encoding(current_setting('fence.owner', true), 'the value of parameter "fence.owner"');
     END IF;
-    PERFORM fence._check(resource, token, NULLIF(current_setting('fence.owner', true), ''));
+    PERFORM fence._check(resource, token, NULLIF(current_setting('fence.owner', true), ''), false);
     RETURN token;
 END
 $$;
