@@ -5,12 +5,15 @@
 #
 #   plain        UPDATE pgbench_accounts ... (autocommit), in each database
 #   fenced       SELECT fence.fenced_update(R, T, 'UPDATE ...', delta, aid)
+#   where        the plain UPDATE with the check in its WHERE clause,
+#                ... AND (SELECT fence.advance(R, T)) IS NOT NULL, prepared
+#                by the client (update_where.pgbench)
 #   guarded      the plain UPDATE on a table-mode protected table, the token
 #                from PGOPTIONS (scenario 2)
 #
 # each in the bench database, which runs the C extension, and in a second
-# database that runs the SQL edition.  Each pgbench client of "fenced"
-# writes under its own resource, as in scenario 1; all clients of "guarded"
+# database that runs the SQL edition.  Each pgbench client of "fenced" and
+# "where" writes under its own resource, as in scenario 1; all clients of "guarded"
 # carry the one lease of the table, as in scenario 2.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -45,6 +48,9 @@ run_variant() {
 	fenced)
 		record s14 "$1" "$(PGDATABASE=$db pgb update_fenced.pgbench -D accounts=$accounts -D token=$token)"
 		;;
+	where)
+		record s14 "$1" "$(PGDATABASE=$db pgb update_where.pgbench -D accounts=$accounts -D token=$token)"
+		;;
 	guarded)
 		sql -d "$db" -c "SELECT fence.protect('pgbench_accounts', '$resource')" >/dev/null
 		record s14 "$1" "$(PGDATABASE=$db PGOPTIONS="-c fence.resource=$resource -c fence.token=$token -c fence.owner=$owner" \
@@ -54,13 +60,15 @@ run_variant() {
 	esac
 }
 
-interleave run_variant c_plain c_fenced c_guarded sql_plain sql_fenced sql_guarded
+interleave run_variant c_plain c_fenced c_guarded c_where sql_plain sql_fenced sql_guarded sql_where
 
 row 14 "SQL edition: plain autocommit UPDATE (pgbench)" "$(median s14 sql_plain)" tx/s
-row 14 "SQL edition: fence.fenced_update vs plain" "$(median s14 sql_fenced)" tx/s plain "$(median s14 sql_plain)" "" "$(pratio s14 sql_fenced sql_plain)"
+row 14 "SQL edition: fence.fenced_update vs plain" "$(median s14 sql_fenced)" tx/s plain "$(median s14 sql_plain)" ">=0.40" "$(pratio s14 sql_fenced sql_plain)"
 row 14 "SQL edition: fence.fenced_update vs the C extension's" "$(median s14 sql_fenced)" tx/s "C ext." "$(median s14 c_fenced)" "" "$(pratio s14 sql_fenced c_fenced)"
-row 14 "SQL edition: guarded table (PGOPTIONS) vs plain" "$(median s14 sql_guarded)" tx/s plain "$(median s14 sql_plain)" "" "$(pratio s14 sql_guarded sql_plain)"
+row 14 "SQL edition: the check in the UPDATE's WHERE clause (client-prepared) vs plain" "$(median s14 sql_where)" tx/s plain "$(median s14 sql_plain)" "" "$(pratio s14 sql_where sql_plain)"
+row 14 "SQL edition: guarded table (PGOPTIONS) vs plain" "$(median s14 sql_guarded)" tx/s plain "$(median s14 sql_plain)" ">=0.50" "$(pratio s14 sql_guarded sql_plain)"
 row 14 "SQL edition: guarded table vs the C extension's" "$(median s14 sql_guarded)" tx/s "C ext." "$(median s14 c_guarded)" "" "$(pratio s14 sql_guarded c_guarded)"
 row 14 "C extension: fence.fenced_update vs plain (same run)" "$(median s14 c_fenced)" tx/s plain "$(median s14 c_plain)" "" "$(pratio s14 c_fenced c_plain)"
+row 14 "C extension: the check in the UPDATE's WHERE clause vs plain (same run)" "$(median s14 c_where)" tx/s plain "$(median s14 c_plain)" "" "$(pratio s14 c_where c_plain)"
 row 14 "C extension: guarded table vs plain (same run)" "$(median s14 c_guarded)" tx/s plain "$(median s14 c_plain)" "" "$(pratio s14 c_guarded c_plain)"
-note "Scenario 14: pgbench -M prepared, $CLIENTS clients, $CORES threads, ${SECS}s per run, $ROUNDS runs each, the scripts of scenarios 1 and 2; the SQL edition in a database of its own on the same server. Its guard takes the fence row FOR UPDATE, so the clients of \"guarded\", all under one lease, write one after the other there (README: Hosted PostgreSQL)."
+note "Scenario 14: pgbench -M prepared, $CLIENTS clients, $CORES threads, ${SECS}s per run, $ROUNDS runs each, the scripts of scenarios 1 and 2 and update_where.pgbench (the check in the UPDATE's WHERE clause); the SQL edition in a database of its own on the same server. A check that does not move the mark takes the fence row FOR SHARE in both editions, so the clients of \"guarded\", all under one lease, write side by side (docs/hosted.md)."

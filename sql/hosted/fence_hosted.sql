@@ -13,26 +13,43 @@
 --	  Invariant (as extension/rule.c): for each resource R, the tokens under
 --	  which transactions commit writes never go down in commit order, and
 --	  one token is never accepted for two owners.  Every check locks R's row
---	  of fence.fences with SELECT ... FOR UPDATE in the caller's transaction
---	  and holds it until the transaction ends; the data write happens inside
---	  that window.  Under READ COMMITTED a waiter re-reads the newest
---	  committed version when the lock is granted (what PL/pgSQL's SELECT FOR
---	  UPDATE does), under REPEATABLE READ and SERIALIZABLE the wait ends in
---	  40001.  A missing row is made by INSERT ... ON CONFLICT DO NOTHING, and
---	  a lost race goes back to locking the winner's row.  The C extension
---	  takes the shared lock for a token that does not move the mark; this
---	  edition always takes the exclusive one, so that no transaction ever
---	  upgrades a lock and no fairness trick is needed: writers of one
---	  resource queue one after the other (docs/hosted.md: the table of differences).
+--	  of fence.fences in the caller's transaction and holds it until the
+--	  transaction ends; the data write happens inside that window.  As in
+--	  the C extension (extension/rule.c, "Which lock"), a token that does
+--	  not move the mark takes the row FOR SHARE, so that writers under one
+--	  lease do not queue behind each other, and one that moves it FOR
+--	  UPDATE; the mode is chosen from the newest committed version and
+--	  decided again on the locked one (a mark that fence.reset() changed
+--	  meanwhile: 40001).  Under READ COMMITTED a waiter re-reads the newest
+--	  committed version when the lock is granted (what PL/pgSQL's SELECT
+--	  FOR SHARE/UPDATE does), under REPEATABLE READ and SERIALIZABLE the
+--	  wait ends in 40001.  A missing row is made by INSERT ... ON CONFLICT
+--	  DO NOTHING, and a lost race goes back to locking the winner's row.
+--	  Fairness: PostgreSQL grants a shared row lock at once while a new
+--	  holder waits for the exclusive one, and the C extension queues behind
+--	  that waiter through the row's tuple lock, which SQL cannot reach.
+--	  Here a check that finds the row taken and has to wait for the
+--	  exclusive lock first takes a transaction-level advisory lock on R
+--	  (keys 1717923427, "fenc", and hashtext(R)); a shared check takes and
+--	  releases that advisory lock in share mode, in one expression, before
+--	  it locks the row, and so waits for such a holder (then keeping it in
+--	  share mode until its transaction ends).  No upgrades: a transaction
+--	  that holds R's row already (the registry's bucket says so, below)
+--	  never waits for the exclusive lock nor for the advisory one: two such
+--	  transactions would wait for each other; it fails with 40001 at once
+--	  when another transaction holds the row too, as the C extension does.
 --
 --	  The registry.  fence.advance() registers its token for R in a
 --	  transaction-local setting (set_config(..., true)), which PostgreSQL
 --	  reverts when the transaction or the subtransaction that set it rolls
---	  back, as the C registry does.  A setting can be written by any role,
---	  so the guard never trusts it as proof of a check: it only supplies the
---	  token, which the guard checks again under the row lock (re-locking a
---	  row this transaction holds costs no wait).  A forged entry is thus no
---	  more than SET fence.token.
+--	  back, as the C registry does, and as it releases the row locks that
+--	  transaction took: an entry, or a ";!" mark that a guard's check left
+--	  there, also says that this transaction holds R's row.  A setting can
+--	  be written by any role, so the guard never trusts it as proof of a
+--	  check: it only supplies the token, which the guard checks again under
+--	  the row lock (re-locking a row this transaction holds costs no wait).
+--	  A forged entry is thus no more than SET fence.token, and a forged
+--	  mark only skips the fairness wait of that one transaction.
 --
 --	  Forgotten marks.  fence.forget() deletes marks that have not moved for
 --	  a while and raises the floor of each one's prefix (fence.floors) to
@@ -211,18 +228,50 @@ AS $$
 $$;
 
 -- Register "token" (and "owner") for "resource", or forget it (token NULL).
+-- Called on every fence.advance (a fenced_update's too): the bucket is cut
+-- with strpos and substr, not rewritten with a regular expression (which
+-- was a sixth of a fenced_update's time), and left alone when it already
+-- says the same.  No search path of its own: only fence's owner may call
+-- it, from the functions that pin theirs (advance, reset, resync).
 CREATE FUNCTION fence._registry_set(resource text, token bigint, owner text)
 RETURNS void
-LANGUAGE sql VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 AS $$
-    SELECT set_config('fence_registry.b' || left(h, 2),
-                      regexp_replace(COALESCE(current_setting('fence_registry.b' || left(h, 2), true), ''),
-                                     ';' || h || '[^;]*', '')
-                      || CASE WHEN $2 IS NULL THEN ''
-                              ELSE ';' || h || $2 || '/' || encode(convert_to(COALESCE($3, ''), 'UTF8'), 'hex') END,
-                      true)
-      FROM (SELECT md5($1) AS h) m
+DECLARE
+    h text := pg_catalog.md5(resource);
+    name text := 'fence_registry.b' OPERATOR(pg_catalog.||) pg_catalog."left"(h, 2);
+    old text := COALESCE(pg_catalog.current_setting(name, true), '');
+    entry text := '';
+    at int;
+    len int;
+    kept text;
+BEGIN
+    -- forgotten (fence.reset, fence.resync), the resource stays marked as
+    -- one whose row this transaction holds (fence._check)
+    IF token IS NULL AND pg_catalog.strpos(old, ';!' OPERATOR(pg_catalog.||) h) OPERATOR(pg_catalog.=) 0 THEN
+        entry := ';!' OPERATOR(pg_catalog.||) h;
+    ELSIF token IS NOT NULL THEN
+        entry := ';' OPERATOR(pg_catalog.||) h OPERATOR(pg_catalog.||) token::text OPERATOR(pg_catalog.||) '/'
+                 OPERATOR(pg_catalog.||) pg_catalog.encode(pg_catalog.convert_to(COALESCE(owner, ''), 'UTF8'), 'hex');
+    END IF;
+    at := pg_catalog.strpos(old, ';' OPERATOR(pg_catalog.||) h);
+    IF at OPERATOR(pg_catalog.=) 0 THEN
+        kept := old;
+    ELSE
+        -- the entry runs to the next ";" or to the end
+        len := pg_catalog.strpos(pg_catalog.substr(old, at OPERATOR(pg_catalog.+) 1), ';');
+        IF len OPERATOR(pg_catalog.=) 0 THEN
+            IF pg_catalog.substr(old, at) OPERATOR(pg_catalog.=) entry THEN
+                RETURN;
+            END IF;
+            kept := pg_catalog.substr(old, 1, at OPERATOR(pg_catalog.-) 1);
+        ELSE
+            kept := pg_catalog.substr(old, 1, at OPERATOR(pg_catalog.-) 1)
+                    OPERATOR(pg_catalog.||) pg_catalog.substr(old, at OPERATOR(pg_catalog.+) len);
+        END IF;
+    END IF;
+    PERFORM pg_catalog.set_config(name, kept OPERATOR(pg_catalog.||) entry, true);
+END
 $$;
 
 -- _registry_set for many resources at once (fence.advance_many): each
@@ -292,19 +341,26 @@ $$;
 REVOKE ALL ON FUNCTION fence._floor_of(text) FROM PUBLIC;
 
 -- The rule: accept "token" from "owner" for "resource" in this transaction
--- or raise LF001/LF003; returns the previous mark (0 if none).  On return
+-- or raise LF001/LF003; returns the previous mark (0 if none) and its
+-- owner (the caller's registry entry needs it for an equal token).  On return
 -- this transaction holds the fence row's lock.  It runs as the owner of
--- fence.fences, which nobody else may write.
-CREATE FUNCTION fence._check(resource text, token bigint, owner text)
-RETURNS bigint
-LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+-- fence.fences, which nobody else may write: only that owner may call
+-- it, from the SECURITY DEFINER functions that pin their search path
+-- (advance, advance_many, the guard), whose path it runs under; one of
+-- its own would cost every check a settings save and restore.
+CREATE FUNCTION fence._check(resource text, token bigint, owner text, registers boolean,
+                             OUT hw bigint, OUT hw_owner text)
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 AS $$
 DECLARE
     max_step bigint := COALESCE(NULLIF(current_setting('fence.max_step', true), ''), '0')::bigint;
-    hw bigint;
-    hw_owner text;
     floor bigint;
+    h text := md5(resource);
+    bucket text := COALESCE(current_setting('fence_registry.b' || left(h, 2), true), '');
+    -- this transaction holds the row: it checked the resource before
+    -- (";!<md5>" in the registry's bucket), or advanced it (its entry
+    -- there); a caller that "registers" writes that entry itself
+    held boolean := strpos(bucket, ';' || h) > 0 OR strpos(bucket, ';!' || h) > 0;
 BEGIN
     -- the helpers only where they have something to say: each call of a
     -- function with a SET clause costs (fence.advance_many makes 16,000)
@@ -323,13 +379,60 @@ BEGIN
                   DETAIL = format('Token %s is not a positive number.', token);
     END IF;
     LOOP
+        -- which lock, from the newest committed version (READ COMMITTED);
+        -- the locked version decides (the banner: "Which lock")
         SELECT f.token, f.owner INTO hw, hw_owner
-          FROM fence.fences f WHERE f.resource = _check.resource FOR UPDATE;
-        EXIT WHEN FOUND;
+          FROM fence.fences f WHERE f.resource = _check.resource;
+        IF FOUND AND NOT (token > hw OR (hw_owner IS NULL AND owner IS NOT NULL)) THEN
+            -- shared, behind a waiting new holder (fairness) unless this
+            -- transaction holds the row already
+            IF NOT held AND NOT (pg_try_advisory_lock_shared(1717923427, hashtext(resource))
+                                 AND pg_advisory_unlock_shared(1717923427, hashtext(resource))) THEN
+                PERFORM pg_advisory_xact_lock_shared(1717923427, hashtext(resource));
+            END IF;
+            SELECT f.token, f.owner INTO hw, hw_owner
+              FROM fence.fences f WHERE f.resource = _check.resource FOR SHARE;
+            IF FOUND AND (token > hw OR (hw_owner IS NULL AND owner IS NOT NULL)) THEN
+                RAISE EXCEPTION 'could not serialize access to the fence of resource "%"', resource
+                    USING ERRCODE = 'serialization_failure',
+                          DETAIL = 'The mark was lowered or changed by fence.reset() while this transaction waited for it.',
+                          HINT = 'Retry the transaction.';
+            END IF;
+        ELSIF FOUND AND held THEN
+            -- no upgrade while another transaction holds the row too
+            BEGIN
+                SELECT f.token, f.owner INTO hw, hw_owner
+                  FROM fence.fences f WHERE f.resource = _check.resource FOR UPDATE NOWAIT;
+            EXCEPTION WHEN lock_not_available THEN
+                RAISE EXCEPTION 'could not serialize access to the fence of resource "%"', resource
+                    USING ERRCODE = 'serialization_failure',
+                          DETAIL = 'This transaction already holds the fence and has to move its mark, but another transaction holds the fence too.',
+                          HINT = 'Retry the transaction.';
+            END;
+        ELSIF FOUND THEN
+            -- exclusive: at once, or announced to the later shared
+            -- checks (which queue behind it) and then waited for
+            SELECT f.token, f.owner INTO hw, hw_owner
+              FROM fence.fences f WHERE f.resource = _check.resource FOR UPDATE SKIP LOCKED;
+            IF NOT FOUND THEN
+                PERFORM pg_advisory_xact_lock(1717923427, hashtext(resource));
+                SELECT f.token, f.owner INTO hw, hw_owner
+                  FROM fence.fences f WHERE f.resource = _check.resource FOR UPDATE;
+            END IF;
+        END IF;
+        IF FOUND THEN
+            IF NOT held AND NOT registers THEN
+                PERFORM set_config('fence_registry.b' || left(h, 2), bucket || ';!' || h, true);
+            END IF;
+            EXIT;
+        END IF;
         INSERT INTO fence.fences AS f (resource, token, owner)
             VALUES (_check.resource, _check.token, _check.owner)
             ON CONFLICT ON CONSTRAINT fences_pkey DO NOTHING;
         IF FOUND THEN
+            IF NOT held AND NOT registers THEN
+                PERFORM set_config('fence_registry.b' || left(h, 2), bucket || ';!' || h, true);
+            END IF;
             -- durable (fence._durable)
             IF current_setting('synchronous_commit') NOT IN ('on', 'remote_apply') THEN
                 PERFORM set_config('synchronous_commit', 'on', true);
@@ -356,7 +459,8 @@ BEGIN
                           DETAIL = format('Token %s is more than fence.max_step (%s) above the highest accepted token %s.',
                                           token, max_step, floor);
             END IF;
-            RETURN 0;
+            hw := 0;
+            RETURN;
         END IF;
         -- lost the race to create the row: lock the winner's version
     END LOOP;
@@ -386,52 +490,53 @@ BEGIN
             PERFORM set_config('synchronous_commit', 'on', true);
         END IF;
     END IF;
-    RETURN hw;
 END
 $$;
-REVOKE ALL ON FUNCTION fence._check(text, bigint, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION fence._check(text, bigint, text, boolean) FROM PUBLIC;
 
 -- The rule's SQL functions ---------------------------------------------------
 
 -- Check and register: the rule, then the token in the registry for the
--- guards later in this transaction; returns the previous mark.
-CREATE FUNCTION fence._advance(resource text, token bigint, owner text)
-RETURNS bigint
-LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    hw bigint;
-    hw_owner text;
-BEGIN
-    hw := fence._check(resource, token, owner);
-    -- the owner the guard presents later: ours, or the mark's for an equal token
-    IF owner IS NULL AND token = hw THEN
-        SELECT f.owner INTO hw_owner FROM fence.fences f WHERE f.resource = _advance.resource;
-    END IF;
-    PERFORM fence._registry_set(resource, token, COALESCE(owner, hw_owner));
-    RETURN hw;
-END
-$$;
-REVOKE ALL ON FUNCTION fence._advance(text, bigint, text) FROM PUBLIC;
-
+-- guards later in this transaction; returns the previous mark.  One frame
+-- with a search path of its own (a fenced_update's only one but the
+-- rule's): the read-only check and the registry are helpers called only
+-- when they have something to say, or without a path of their own.
 CREATE FUNCTION fence.advance(resource text, token bigint, owner text DEFAULT NULL)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    c record;
+    registered text;
+    bucket text;
 BEGIN
     IF resource IS NULL THEN
         RAISE EXCEPTION 'resource name must not be null'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    PERFORM fence._refuse_read_only('fence.advance()');
+    IF current_setting('transaction_read_only') = 'on' THEN
+        PERFORM fence._refuse_read_only('fence.advance()');
+    END IF;
     IF token IS NULL THEN
         RAISE EXCEPTION 'missing fencing token for resource "%"', resource
             USING ERRCODE = 'LF002',
                   HINT = 'Pass the token that came with the lease.';
     END IF;
-    RETURN fence._advance(resource, token, owner);
+    c := fence._check(resource, token, owner, true);
+    -- the owner the guard presents later: ours, or the mark's for an equal
+    -- token; a resource not in its bucket yet (the first advance of a
+    -- transaction) appended here, without a call (fence._registry_set)
+    registered := CASE WHEN owner IS NULL AND token = c.hw THEN c.hw_owner ELSE owner END;
+    bucket := COALESCE(current_setting('fence_registry.b' || left(md5(resource), 2), true), '');
+    IF strpos(bucket, ';' || md5(resource)) = 0 THEN
+        PERFORM set_config('fence_registry.b' || left(md5(resource), 2),
+                           bucket || ';' || md5(resource) || token || '/' || encode(convert_to(COALESCE(registered, ''), 'UTF8'), 'hex'),
+                           true);
+    ELSE
+        PERFORM fence._registry_set(resource, token, registered);
+    END IF;
+    RETURN c.hw;
 END
 $$;
 REVOKE ALL ON FUNCTION fence.advance(text, bigint, text) FROM PUBLIC;
@@ -473,7 +578,7 @@ COMMENT ON FUNCTION fence.mark(text) IS
 -- fenced_update and fenced_update_many are SQL functions without a path of
 -- their own that only pass it on, with every name in them qualified.
 CREATE FUNCTION fence._fenced_statement(path text, resources text[], tokens bigint[], many boolean,
-                                        query text, params text[])
+                                        query text, params text[], typ regtype DEFAULT NULL)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -489,6 +594,9 @@ DECLARE
     merge boolean := false;
     cmd text;
     n bigint;
+    types text := '';
+    form text;
+    forms text;
 BEGIN
     IF query IS NULL THEN
         RAISE EXCEPTION 'query must not be null'
@@ -499,34 +607,44 @@ BEGIN
     IF EXISTS (SELECT FROM pg_prepared_statements p WHERE p.name = stmt) THEN
         EXECUTE format('DEALLOCATE %I', stmt);
     END IF;
-    body := regexp_replace(query, '[\s;]+$', '');
+    body := rtrim(query, E' \t\n\r\f\v;');
     -- A query that cannot run must fail before the mark moves.  It is
     -- prepared inside a WITH, whose parentheses also refuse a second
     -- statement: an INSERT, UPDATE or DELETE without RETURNING gets one, to
     -- count its rows; a SELECT or a statement with RETURNING is counted as
     -- it is.  What no WITH can hold (a MERGE, a WITH with a data-modifying
     -- statement) is prepared on its own, and only when it holds no ";".
-    IF body ~ '^\s*$' THEN
+    IF body = '' THEN
         RAISE EXCEPTION 'query must be exactly one SQL statement'
             USING ERRCODE = 'invalid_parameter_value', DETAIL = 'The query has 0 statements.';
+    END IF;
+    -- Typed parameters (fenced_update's anycompatiblearray form) are
+    -- declared, each of the type "typ" (named with its schema, which the
+    -- caller's path cannot take over), as fenced_update's EXECUTE ...
+    -- USING binds them; text ones take the types the query gives them.
+    IF typ IS NOT NULL AND COALESCE(cardinality(params), 0) > 0 THEN
+        SELECT '(' || string_agg(format('%I.%I', n.nspname, t.typname), ', ') || ')' INTO types
+          FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace, generate_series(1, cardinality(params))
+         WHERE t.oid = typ;
     END IF;
     -- Each PREPARE and EXECUTE of the query runs under the caller's path,
     -- set right before it and taken back right after (an error takes it
     -- back with the subtransaction or the function); the statements in
     -- between name nothing.
     BEGIN
-        cmd := format('PREPARE %I AS WITH fence_rows AS (%s%sRETURNING 1) SELECT pg_catalog.count(*) FROM fence_rows',
-                      stmt, body, E'\n');
+        cmd := format('PREPARE %I%s AS WITH fence_rows AS (%s%sRETURNING 1) SELECT pg_catalog.count(*) FROM fence_rows',
+                      stmt, types, body, E'\n');
         PERFORM set_config('search_path', path, true);
         EXECUTE cmd;
         PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
         counted := true;
+        form := 'c';
     EXCEPTION WHEN feature_not_supported OR syntax_error THEN
         BEGIN
             -- MATERIALIZED: every output column is computed, as the query
             -- alone would compute it (side effects and errors included)
-            cmd := format('PREPARE %I AS WITH fence_rows AS MATERIALIZED (%s%s) SELECT pg_catalog.count(*) FROM fence_rows',
-                          stmt, body, E'\n');
+            cmd := format('PREPARE %I%s AS WITH fence_rows AS MATERIALIZED (%s%s) SELECT pg_catalog.count(*) FROM fence_rows',
+                          stmt, types, body, E'\n');
             PERFORM set_config('search_path', path, true);
             EXECUTE cmd;
             PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
@@ -538,7 +656,7 @@ BEGIN
                           DETAIL = 'The SQL edition refuses a ";" in a statement that cannot be put in a WITH (a MERGE, a WITH with a data-modifying statement).';
             END IF;
             merge := body ~* '^\s*merge\M';
-            cmd := format('PREPARE %I AS %s', stmt, body);
+            cmd := format('PREPARE %I%s AS %s', stmt, types, body);
             PERFORM set_config('search_path', path, true);
             EXECUTE cmd;
             PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
@@ -546,6 +664,18 @@ BEGIN
     END;
     SELECT COALESCE(array_length(p.parameter_types, 1), 0) INTO nargs
       FROM pg_prepared_statements p WHERE p.name = stmt;
+    -- an INSERT, UPDATE or DELETE without RETURNING, which fenced_update
+    -- runs as it is from now on, without preparing it (the newest 64 of
+    -- this session)
+    IF form IS NOT NULL THEN
+        forms := COALESCE(current_setting('fence_registry.forms', true), '');
+        IF strpos(forms, ';' || md5(query)) = 0 THEN
+            IF length(forms) >= 64 * 34 THEN
+                forms := substr(forms, 35);
+            END IF;
+            PERFORM set_config('fence_registry.forms', forms || ';' || md5(query) || form, false);
+        END IF;
+    END IF;
     IF nargs <> COALESCE(array_length(params, 1), 0) THEN
         EXECUTE format('DEALLOCATE %I', stmt);
         RAISE EXCEPTION 'query has % parameters but % values were given',
@@ -580,7 +710,7 @@ BEGIN
     RETURN n;
 END
 $$;
-REVOKE ALL ON FUNCTION fence._fenced_statement(text, text[], bigint[], boolean, text, text[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION fence._fenced_statement(text, text[], bigint[], boolean, text, text[], regtype) FROM PUBLIC;
 
 CREATE FUNCTION fence._fenced_update(path text, resource text, token bigint, query text,
                                      params text[])
@@ -613,31 +743,116 @@ REVOKE ALL ON FUNCTION fence.fenced_update(text, bigint, text, text[]) FROM PUBL
 COMMENT ON FUNCTION fence.fenced_update(text, bigint, text, text[]) IS
     'Accept token for resource, then run query with params, typed as the query types $1..$n; returns rows processed';
 
-CREATE FUNCTION fence.fenced_update(resource text, token bigint, query text)
-RETURNS bigint
-LANGUAGE sql VOLATILE PARALLEL UNSAFE
-AS $$ SELECT fence.fenced_update($1, $2, $3, VARIADIC '{}'::pg_catalog.text[]) $$;
-REVOKE ALL ON FUNCTION fence.fenced_update(text, bigint, text) FROM PUBLIC;
-COMMENT ON FUNCTION fence.fenced_update(text, bigint, text) IS
-    'Accept token for resource, then run query; returns rows processed';
-
 -- Typed parameters of one common type (fenced_update(r, t, q, 10)): PL/pgSQL
 -- has no VARIADIC "any", so this takes them as an array of their common
--- type, and passes their text forms on, which the query types again.
--- Parameters of types with no common type (an integer and a timestamp)
--- find no function: pass them as text, or cast them to text.
+-- type and binds each as a value of that type, as the C extension binds
+-- each of its own.  Parameters of types with no common type (an integer
+-- and a timestamp) find no function: pass them as text, or cast them to
+-- text.  The no-parameter form comes here too.
+--
+-- The fast path, a fenced_update's cost: no search path of its own (the
+-- caller's query runs under the caller's, and every name here is
+-- qualified, operators too), the check through fence.advance (the one
+-- frame that pins its path, and the caller's privileges on it, as
+-- documented), and the query run as it is by EXECUTE ... USING, planned
+-- once per call and never PREPAREd, its rows counted by ROW_COUNT.  That
+-- the query is one INSERT, UPDATE or DELETE without RETURNING was learnt
+-- by the first call with this text, which prepared it inside a WITH
+-- (fence._fenced_statement, which refuses anything else);
+-- fence_registry.forms keeps its md5 for the session.  That setting, like
+-- the registry, is anybody's to write, and a forged entry only runs the
+-- caller's own text with the caller's privileges: a text with a ";" (two
+-- statements, or one with a ";" in a literal) never takes this path.
+-- Everything else (a SELECT, RETURNING, a MERGE, more than eight
+-- parameters, an array that is not a plain list) goes through
+-- fence._fenced_statement each time, its parameters declared with the
+-- same type.
 CREATE FUNCTION fence.fenced_update(resource text, token bigint, query text,
                                     VARIADIC params anycompatiblearray)
 RETURNS bigint
-LANGUAGE sql VOLATILE PARALLEL UNSAFE
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 AS $$
-    SELECT fence.fenced_update($1, $2, $3, VARIADIC
-        COALESCE((SELECT pg_catalog.array_agg(CASE WHEN v IS NOT NULL THEN pg_catalog.format('%s', v) END ORDER BY i)
-                    FROM pg_catalog.unnest($4) WITH ORDINALITY AS u(v, i)), '{}'))
+DECLARE
+    n int := COALESCE(pg_catalog.cardinality(params), 0);
+    forms text;
+    at int;
+    owner text;
+    setting text;
+    texts text[];
+    rows bigint;
+BEGIN
+    IF resource IS NULL THEN
+        RAISE EXCEPTION 'resource name must not be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF pg_catalog.current_setting('transaction_read_only') OPERATOR(pg_catalog.=) 'on' THEN
+        PERFORM fence._refuse_read_only('fence.fenced_update()');
+    END IF;
+    IF token IS NULL THEN
+        RAISE EXCEPTION 'missing fencing token for resource "%"', resource
+            USING ERRCODE = 'LF002',
+                  HINT = 'Pass the token that came with the lease.';
+    END IF;
+    IF query IS NULL THEN
+        RAISE EXCEPTION 'query must not be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+
+    forms := pg_catalog.current_setting('fence_registry.forms', true);
+    at := COALESCE(pg_catalog.strpos(forms, ';' OPERATOR(pg_catalog.||) pg_catalog.md5(query)), 0);
+    IF n OPERATOR(pg_catalog.>) 0 THEN
+        IF pg_catalog.array_ndims(params) OPERATOR(pg_catalog.<>) 1 OR pg_catalog.array_lower(params, 1) OPERATOR(pg_catalog.<>) 1 THEN
+            at := 0;
+        END IF;
+    END IF;
+    IF at OPERATOR(pg_catalog.=) 0 OR n OPERATOR(pg_catalog.>) 8 OR pg_catalog.strpos(query, ';') OPERATOR(pg_catalog.>) 0 THEN
+        texts := COALESCE((SELECT pg_catalog.array_agg(CASE WHEN v IS NOT NULL THEN pg_catalog.format('%s', v) END ORDER BY i)
+                             FROM pg_catalog.unnest(params) WITH ORDINALITY AS u(v, i)), '{}');
+        RETURN fence._fenced_statement(pg_catalog.current_setting('search_path'), ARRAY[resource], ARRAY[token], false, query, texts, pg_catalog.pg_typeof(params[1]));
+    END IF;
+
+    -- the owner that the session's settings name, if they name one
+    -- (fence._session_owner)
+    setting := pg_catalog.current_setting('fence.resource', true);
+    IF COALESCE(pg_catalog.current_setting('fence.tokens', true), '') OPERATOR(pg_catalog.<>) '' OR setting OPERATOR(pg_catalog.=) resource THEN
+        owner := fence._session_owner(resource);
+    END IF;
+    PERFORM fence.advance(resource, token, owner);
+
+    IF n OPERATOR(pg_catalog.=) 0 THEN
+        EXECUTE query;
+    ELSIF n OPERATOR(pg_catalog.=) 1 THEN
+        EXECUTE query USING params[1];
+    ELSIF n OPERATOR(pg_catalog.=) 2 THEN
+        EXECUTE query USING params[1], params[2];
+    ELSIF n OPERATOR(pg_catalog.=) 3 THEN
+        EXECUTE query USING params[1], params[2], params[3];
+    ELSIF n OPERATOR(pg_catalog.=) 4 THEN
+        EXECUTE query USING params[1], params[2], params[3], params[4];
+    ELSIF n OPERATOR(pg_catalog.=) 5 THEN
+        EXECUTE query USING params[1], params[2], params[3], params[4], params[5];
+    ELSIF n OPERATOR(pg_catalog.=) 6 THEN
+        EXECUTE query USING params[1], params[2], params[3], params[4], params[5], params[6];
+    ELSIF n OPERATOR(pg_catalog.=) 7 THEN
+        EXECUTE query USING params[1], params[2], params[3], params[4], params[5], params[6], params[7];
+    ELSE
+        EXECUTE query USING params[1], params[2], params[3], params[4], params[5], params[6], params[7], params[8];
+    END IF;
+    GET DIAGNOSTICS rows = ROW_COUNT;
+    RETURN rows;
+END
 $$;
 REVOKE ALL ON FUNCTION fence.fenced_update(text, bigint, text, anycompatiblearray) FROM PUBLIC;
 COMMENT ON FUNCTION fence.fenced_update(text, bigint, text, anycompatiblearray) IS
     'Accept token for resource, then run query with params (of one common type) bound to $1..$n; returns rows processed';
+
+CREATE FUNCTION fence.fenced_update(resource text, token bigint, query text)
+RETURNS bigint
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+AS $$ SELECT fence.fenced_update($1, $2, $3, VARIADIC NULL::pg_catalog.int4[]) $$;
+REVOKE ALL ON FUNCTION fence.fenced_update(text, bigint, text) FROM PUBLIC;
+COMMENT ON FUNCTION fence.fenced_update(text, bigint, text) IS
+    'Accept token for resource, then run query; returns rows processed';
 
 -- A set of leases in one call (a transfer between two accounts, each its
 -- own lease; extension/many.c): the fence rows are taken in the bytewise
@@ -718,6 +933,7 @@ AS $$
 DECLARE
     g record;
     e record;
+    c record;
     first_token bigint;
     owner text;
     hw bigint;
@@ -764,7 +980,8 @@ BEGIN
                FROM unnest(resources, tokens, owners) WITH ORDINALITY AS u(r, t, o, pos)
               GROUP BY u.r ORDER BY u.r COLLATE "C"
     LOOP
-        hw := fence._check(g.r, g.t, g.o);
+        c := fence._check(g.r, g.t, g.o, true);
+        hw := c.hw;
         FOREACH i IN ARRAY g.at LOOP
             previous[i] := hw;
         END LOOP;
@@ -772,9 +989,7 @@ BEGIN
         names[k] := g.r;
         toks[k] := g.t;
         -- the owner the guard presents later: ours, or the mark's for an equal token
-        registered[k] := CASE WHEN g.o IS NULL AND g.t = hw
-                              THEN (SELECT f.owner FROM fence.fences f WHERE f.resource = g.r)
-                              ELSE g.o END;
+        registered[k] := CASE WHEN g.o IS NULL AND g.t = hw THEN c.hw_owner ELSE g.o END;
     END LOOP;
     PERFORM fence._registry_set_many(names, toks, registered);
     RETURN previous;
@@ -1426,26 +1641,38 @@ $$;
 CREATE FUNCTION fence._guard_accept(resource text)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    registered text := fence._registry_find(resource);
+    -- the registry's entry (fence._registry_set): ";<md5><token>/<owner in hex>"
+    h text := md5(resource);
+    bucket text := current_setting('fence_registry.b' || left(h, 2), true);
+    at int := COALESCE(strpos(bucket, ';' || h), 0);
+    registered text;
     setting_resource text := NULLIF(current_setting('fence.resource', true), '');
     text_token text := NULLIF(current_setting('fence.token', true), '');
     entry record;
     token bigint;
 BEGIN
-    PERFORM fence._check_encoding(setting_resource, 'the value of parameter "fence.resource"');
-    IF registered IS NOT NULL THEN
+    -- No search path of its own: only fence's owner may call it, from the
+    -- guard, whose path it runs under; the helpers only where they have
+    -- something to say (a value with a byte above 127 or a backslash, a
+    -- fence.tokens that is set)
+    IF strpos(encode(textsend(setting_resource), 'escape'), '\') > 0 THEN
+        PERFORM fence._check_encoding(setting_resource, 'the value of parameter "fence.resource"');
+    END IF;
+    IF at > 0 THEN
+        registered := split_part(substr(bucket, at + 33), ';', 1);
         token := split_part(registered, '/', 1)::bigint;
-        PERFORM fence._check(resource, token, NULLIF(convert_from(decode(split_part(registered, '/', 2), 'hex'), 'UTF8'), ''));
+        PERFORM fence._check(resource, token, NULLIF(convert_from(decode(split_part(registered, '/', 2), 'hex'), 'UTF8'), ''), false);
         RETURN token;
     END IF;
-    SELECT * INTO entry FROM fence._tokens_find(resource);
-    IF entry.present THEN
-        -- 0 or negative: LF003 from the rule
-        PERFORM fence._check(resource, entry.token, entry.owner);
-        RETURN entry.token;
+    IF COALESCE(current_setting('fence.tokens', true), '') <> '' THEN
+        SELECT * INTO entry FROM fence._tokens_find(resource);
+        IF entry.present THEN
+            -- 0 or negative: LF003 from the rule
+            PERFORM fence._check(resource, entry.token, entry.owner, false);
+            RETURN entry.token;
+        END IF;
     END IF;
     IF setting_resource IS NULL THEN
         RAISE EXCEPTION 'missing fencing token for resource "%"', resource
@@ -1465,7 +1692,7 @@ BEGIN
                   HINT = 'Set fence.token to the token of your lease.';
     END IF;
     -- digits only, 1 to 2^63 - 1: '12abc' is not token 12
-    IF text_token !~ '^[0-9]{1,19}$' OR text_token::numeric > 9223372036854775807
+    IF btrim(text_token, '0123456789') <> '' OR length(text_token) > 19 OR text_token::numeric > 9223372036854775807
        OR text_token::numeric = 0 THEN
         RAISE EXCEPTION 'invalid fencing token "%" for resource "%"', text_token, resource
             USING ERRCODE = 'LF003',
@@ -1473,8 +1700,10 @@ BEGIN
                   HINT = 'Set fence.token to the token of your lease.';
     END IF;
     token := text_token::bigint;
-    PERFORM fence._check_encoding(current_setting('fence.owner', true), 'the value of parameter "fence.owner"');
-    PERFORM fence._check(resource, token, NULLIF(current_setting('fence.owner', true), ''));
+    IF strpos(encode(textsend(current_setting('fence.owner', true)), 'escape'), '\') > 0 THEN
+        PERFORM fence._check_encoding(current_setting('fence.owner', true), 'the value of parameter "fence.owner"');
+    END IF;
+    PERFORM fence._check(resource, token, NULLIF(current_setting('fence.owner', true), ''), false);
     RETURN token;
 END
 $$;
@@ -1588,7 +1817,9 @@ BEGIN
         RAISE EXCEPTION 'fence guard trigger "%" on "%" must be fired BEFORE the write', TG_NAME, TG_TABLE_NAME
             USING ERRCODE = 'trigger_protocol_violated', HINT = 'Install it with fence.protect().';
     END IF;
-    PERFORM fence._refuse_read_only('fence.guard()');
+    IF current_setting('transaction_read_only') = 'on' THEN
+        PERFORM fence._refuse_read_only('fence.guard()');
+    END IF;
     IF TG_NARGS <> 3 OR TG_ARGV[0] = '' THEN
         RAISE EXCEPTION 'fence guard trigger "%" on "%" has invalid arguments', TG_NAME, TG_TABLE_NAME
             USING ERRCODE = 'trigger_protocol_violated',
@@ -1938,7 +2169,7 @@ GRANT EXECUTE ON FUNCTION fence._refuse_read_only(text), fence._check_resource_n
                           fence._key_name(text, text), fence._guard_row_resource(text, text, text, text), fence._guard_read(text, text),
                           fence._protect_check_column(regclass, name, text, text),
                           fence._protect(text, regclass, text, name, name), fence._type_name(regtype, text), fence._guard_columns(oid, name, text, text),
-                          fence._relname(regclass), fence._fenced_statement(text, text[], bigint[], boolean, text, text[]),
+                          fence._relname(regclass), fence._fenced_statement(text, text[], bigint[], boolean, text, text[], regtype),
                           fence._fenced_update(text, text, bigint, text, text[]),
                           fence._fenced_update_many(text, text[], bigint[], text, text[]),
                           fence._check_resource_list(text[], bigint[], text[]),

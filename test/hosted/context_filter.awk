@@ -10,6 +10,7 @@ function ours(line) {
 	return line ~ /^PL\/pgSQL function fence\./ ||
 		line ~ /^SQL function "fenced_update"/ ||
 		line ~ /^SQL statement "SELECT fence\._/ ||
+		line ~ /^SQL expression "fence\._/ ||
 		line ~ /^SQL statement "SELECT fence\.advance\(resource, token, owner\)"/ ||
 		line ~ /^SQL statement "SELECT fence\.advance(_many)?\(resources/ ||
 		line ~ /^SQL statement "SELECT \*[ ]+FROM fence\._/ ||
@@ -20,7 +21,7 @@ function ours(line) {
 	if ($0 ~ /^CONTEXT:  /) {
 		in_context = 1
 		pending = 1
-	} else if (in_context && !($0 ~ /^(PL\/pgSQL function|SQL statement|SQL function|[a-z]+ statement|COPY |JSON data|parallel worker)/)) {
+	} else if (in_context && !($0 ~ /^(PL\/pgSQL function|SQL statement|SQL expression|SQL function|[a-z]+ statement|COPY |JSON data|parallel worker)/)) {
 		in_context = 0
 	}
 	if (in_context && ours($0))
