@@ -54,6 +54,7 @@
 static void writable_fences(FenceTable *ft);
 static void mark_locktag(LOCKTAG *tag, const char *resource);
 static bool share_mark_aside(LOCKTAG *tag, TupleTableSlot *slot);
+static bool version_held_exclusively(TupleTableSlot *slot);
 
 /*
  * Checks of unchanged marks that kept their lock in the lock manager in
@@ -162,11 +163,15 @@ report_must_retry(const char *resource, const char *detail)
  *    lock, which its DELETE waits for as before.  So no check that read a
  *    mark commits after the forget that deleted it, and a resource made
  *    anew after the forget cannot be written under its old token.
- *  - This transaction already holds the mark (held): a move while it
- *    holds the mark lock shared takes it in ExclusiveLock without waiting,
- *    and fails with 40001 if another transaction holds it too ("No
- *    upgrades", rule.c); a move after its own move needs no mark lock,
- *    since the row lock it holds does what the mark lock would.
+ *  - This transaction already holds the mark (held): a move takes the
+ *    mark lock in ExclusiveLock without waiting, and fails with 40001 if
+ *    another transaction holds it ("No upgrades", rule.c), unless this
+ *    transaction holds the version exclusively (made it, or locked it FOR
+ *    UPDATE) and not the mark lock shared: then whoever holds the mark
+ *    lock took it after that row lock, found its xmax, and waits for the
+ *    row, having accepted nothing.  A transaction that holds the mark only
+ *    by a row lock FOR SHARE (past MAX_ASIDE, or during a forget) is not
+ *    excused: a check may hold the mark lock from before that row lock.
  *  - Savepoints: the mark lock and fence.floors' lock belong to the
  *    subtransaction that took them and go with its rollback, with the
  *    registry's entry (registry.c), as a row lock would.
@@ -227,10 +232,16 @@ fence_mark_lock(FenceTable *ft, const char *resource, int64 token, const char *o
 				(void) LockAcquire(&marktag, ExclusiveLock, false, false);
 				mark_locked = true;
 			}
-			else if (!shared && fence_lock_held_by_me(&marktag, ShareLock) &&
-					 LockAcquire(&marktag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
-				report_must_retry(resource,
-								  "This transaction already holds the fence and has to move its mark, but another transaction holds the fence too.");
+			else if (!shared)
+			{
+				/* a move of a mark this transaction holds: see "held" above */
+				bool		had_share = fence_lock_held_by_me(&marktag, ShareLock);
+
+				if (LockAcquire(&marktag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL &&
+					(had_share || !version_held_exclusively(slot)))
+					report_must_retry(resource,
+									  "This transaction already holds the fence and has to move its mark, but another transaction holds the fence too.");
+			}
 
 			/* queue behind a waiting exclusive locker: see "Fairness" above */
 			if (shared && !held)
@@ -344,6 +355,28 @@ share_mark_aside(LOCKTAG *tag, TupleTableSlot *slot)
 									  bslot->buffer);
 	LockBuffer(bslot->buffer, BUFFER_LOCK_UNLOCK);
 	return result == TM_Ok;
+}
+
+/*
+ * version_held_exclusively: whether this transaction made the version that
+ * "slot" holds (pinned, as the index probe left it) or holds it locked FOR
+ * UPDATE: a row lock that no other transaction's check can share.
+ */
+static bool
+version_held_exclusively(TupleTableSlot *slot)
+{
+	BufferHeapTupleTableSlot *bslot = (BufferHeapTupleTableSlot *) slot;
+	HeapTupleHeader tup = bslot->base.tuple->t_data;
+	bool		ours;
+
+	Assert(TTS_IS_BUFFERTUPLE(slot));
+	LockBuffer(bslot->buffer, BUFFER_LOCK_SHARE);
+	ours = TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tup)) ||
+		(!(tup->t_infomask & (HEAP_XMAX_INVALID | HEAP_XMAX_IS_MULTI)) &&
+		 HEAP_XMAX_IS_EXCL_LOCKED(tup->t_infomask) &&
+		 TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetRawXmax(tup)));
+	LockBuffer(bslot->buffer, BUFFER_LOCK_UNLOCK);
+	return ours;
 }
 
 /*
