@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# bench/s20_forget.sh: scenario 20, fence.forget() of the idle marks among
+# bench/s21_forget.sh: scenario 21, fence.forget() of the idle marks among
 # many (issue 38 item 7).
 #
-# fence.fences holds BENCH_S20_MARKS marks (default 10M) under 100
+# fence.fences holds BENCH_S21_MARKS marks (default 10M) under 100
 # prefixes, every tenth of them not moved for two days (1M idle); the
 # others moved just now.  Each variant is one statement in a transaction
 # of its own, timed by psql's \timing, rolled back, so that every round
@@ -24,16 +24,16 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-marks=${BENCH_S20_MARKS:-10000000}
+marks=${BENCH_S21_MARKS:-10000000}
 
-log "s20: fence.forget of $((marks / 10)) idle marks among $marks"
+log "s21: fence.forget of $((marks / 10)) idle marks among $marks"
 # the names in the primary key's order, so that the index is built by
 # appending; every tenth mark idle
 sql >/dev/null <<SQL
-DELETE FROM fence.fences WHERE resource LIKE 's20-%';
-DELETE FROM fence.floors WHERE prefix LIKE 's20-%';
+DELETE FROM fence.fences WHERE resource LIKE 's21-%';
+DELETE FROM fence.floors WHERE prefix LIKE 's21-%';
 INSERT INTO fence.fences (resource, token, updated_at)
-SELECT pg_catalog.format('s20-%s:%s', lpad((g / ($marks / 100))::text, 3, '0'), lpad(g::text, 9, '0')),
+SELECT pg_catalog.format('s21-%s:%s', lpad((g / ($marks / 100))::text, 3, '0'), lpad(g::text, 9, '0')),
        g + 1,
        CASE WHEN g % 10 = 0 THEN now() - interval '2 days' ELSE now() END
   FROM generate_series(0, $marks - 1) g;
@@ -62,22 +62,22 @@ run_variant() {
 	scan) out=$(timed "SELECT count(*) FROM fence.fences WHERE $idle;") ;;
 	delete) out=$(timed "DELETE FROM fence.fences WHERE $idle;") ;;
 	forget) out=$(timed "SELECT fence.forget('1 day');") ;;
-	esac || die "s20 $1 failed"
+	esac || die "s21 $1 failed"
 	set -- "$1" $out
-	[ "$1" = delete ] || [ "${3:-}" = $((marks / 10)) ] || die "s20 $1: ${3:-nothing} marks, expected $((marks / 10))"
-	record s20 "$1" "$2"
+	[ "$1" = delete ] || [ "${3:-}" = $((marks / 10)) ] || die "s21 $1: ${3:-nothing} marks, expected $((marks / 10))"
+	record s21 "$1" "$2"
 	settle
 }
 
 settle
 interleave run_variant scan delete forget
 
-scan=$(median s20 scan)
-row 20 "pass over $marks marks counting the $((marks / 10)) idle ones (no index on updated_at)" "$scan" ms
-row 20 "DELETE of the idle marks alone, vs the pass" "$(median s20 delete)" ms scan "$scan" "" "$(pratio s20 delete scan)"
-row 20 "fence.forget of the idle marks (deletions and floors), vs the pass" "$(median s20 forget)" ms scan "$scan" "<=1.20" "$(pratio s20 forget scan)"
-row 20 "fence.forget vs the DELETE alone" "$(median s20 forget)" ms delete "$(median s20 delete)" "" "$(pratio s20 forget delete)"
+scan=$(median s21 scan)
+row 21 "pass over $marks marks counting the $((marks / 10)) idle ones (no index on updated_at)" "$scan" ms
+row 21 "DELETE of the idle marks alone, vs the pass" "$(median s21 delete)" ms scan "$scan" "" "$(pratio s21 delete scan)"
+row 21 "fence.forget of the idle marks (deletions and floors), vs the pass" "$(median s21 forget)" ms scan "$scan" "<=1.20" "$(pratio s21 forget scan)"
+row 21 "fence.forget vs the DELETE alone" "$(median s21 forget)" ms delete "$(median s21 delete)" "" "$(pratio s21 forget delete)"
 
-sql -c "DELETE FROM fence.fences WHERE resource LIKE 's20-%'" -c 'VACUUM fence.fences' >/dev/null
+sql -c "DELETE FROM fence.fences WHERE resource LIKE 's21-%'" -c 'VACUUM fence.fences' >/dev/null
 
-note "Scenario 20: fence.fences with $marks marks (names s20-NNN:NNNNNNNNN, 100 prefixes, inserted in key order), every tenth not moved for two days; each variant one statement in a transaction rolled back, timed by psql's \\timing, max_parallel_workers_per_gather = 0: scan is SELECT count(*) ... WHERE updated_at < now() - '1 day', delete the DELETE with that condition, forget SELECT fence.forget('1 day'); between runs, untimed, a pass over the table (hint bits) and a CHECKPOINT; $ROUNDS rounds; ratio is time / scan time of the same round (lower is better)."
+note "Scenario 21: fence.fences with $marks marks (names s21-NNN:NNNNNNNNN, 100 prefixes, inserted in key order), every tenth not moved for two days; each variant one statement in a transaction rolled back, timed by psql's \\timing, max_parallel_workers_per_gather = 0: scan is SELECT count(*) ... WHERE updated_at < now() - '1 day', delete the DELETE with that condition, forget SELECT fence.forget('1 day'); between runs, untimed, a pass over the table (hint bits) and a CHECKPOINT; $ROUNDS rounds; ratio is time / scan time of the same round (lower is better)."
