@@ -164,8 +164,10 @@ report_must_retry(const char *resource, const char *detail)
  *    mark commits after the forget that deleted it, and a resource made
  *    anew after the forget cannot be written under its old token.
  *  - This transaction already holds the mark (held): a move takes the
- *    mark lock in ExclusiveLock without waiting, and fails with 40001 if
- *    another transaction holds it ("No upgrades", rule.c), unless this
+ *    mark lock in ExclusiveLock without waiting (kept if the transaction
+ *    held it shared, else let go once the row is held, as above), and
+ *    fails with 40001 if another transaction holds it ("No upgrades",
+ *    rule.c), unless this
  *    transaction holds the version exclusively (made it, or locked it FOR
  *    UPDATE) and not the mark lock shared: then whoever holds the mark
  *    lock took it after that row lock, found its xmax, and waits for the
@@ -237,8 +239,9 @@ fence_mark_lock(FenceTable *ft, const char *resource, int64 token, const char *o
 				/* a move of a mark this transaction holds: see "held" above */
 				bool		had_share = fence_lock_held_by_me(&marktag, ShareLock);
 
-				if (LockAcquire(&marktag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL &&
-					(had_share || !version_held_exclusively(slot)))
+				if (LockAcquire(&marktag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL)
+					mark_locked = !had_share;	/* a new lock: let it go below */
+				else if (had_share || !version_held_exclusively(slot))
 					report_must_retry(resource,
 									  "This transaction already holds the fence and has to move its mark, but another transaction holds the fence too.");
 			}
