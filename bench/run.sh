@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/run.sh: the benchmarks behind `make bench`.
 #
-#   bench/run.sh [SCENARIO...]     all scenarios (1-19), or only those given
+#   bench/run.sh [SCENARIO...]     all scenarios (1-21), or only those given
 #
 # Starts its own PostgreSQL and Redis (test/lib/servers.sh), builds the C
 # bench programs and the empty reference trigger, runs each scenario script
@@ -26,7 +26,7 @@ mkdir -p "$BENCH_OUT"
 . bench/lib.sh
 
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21)
 sync=${BENCH_SYNC:-off}
 started=$(date +%s)
 

@@ -51,6 +51,16 @@
 #define fence_primary_key_index(rel) RelationGetPrimaryKeyIndex(rel)
 #endif
 
+/*
+ * PostgreSQL 17 let LockHeldByMe() count a stronger mode as held; fence
+ * asks about one mode exactly.
+ */
+#if PG_VERSION_NUM >= 170000
+#define fence_lock_held_by_me(tag, mode) LockHeldByMe((tag), (mode), false)
+#else
+#define fence_lock_held_by_me(tag, mode) LockHeldByMe((tag), (mode))
+#endif
+
 /* PostgreSQL 15 renamed the placeholder check and made it reserve a prefix. */
 #if PG_VERSION_NUM < 150000
 #define MarkGUCPrefixReserved(prefix) EmitWarningsOnPlaceholders(prefix)

@@ -26,6 +26,7 @@ FENCE_NORETURN_BEFORE extern void fence_refuse_missing(const char *resource) FEN
 
 /* floors.c: what fence.forget() leaves of the marks it deletes */
 extern int64 fence_floor_of(const char *resource);
+extern Oid	fence_floors_relation(void);
 
 /*
  * registry.c: tokens accepted in this transaction and its live

@@ -99,8 +99,8 @@ floors_invalidated(Datum arg, Oid relid)
 		floors_relid = InvalidOid;
 }
 
-static Oid
-floors_relation(void)
+Oid
+fence_floors_relation(void)
 {
 	static bool registered = false;
 	Oid			nsp;
@@ -141,7 +141,7 @@ fence_floor_of(const char *resource)
 	Snapshot	snapshot;
 	int64		floor = 0;
 
-	relid = floors_relation();
+	relid = fence_floors_relation();
 	if (!OidIsValid(relid))
 		return 0;
 	rel = try_relation_open(relid, AccessShareLock);

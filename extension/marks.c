@@ -21,6 +21,7 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "common/hashfn.h"
 #include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
@@ -29,6 +30,7 @@
 #include "nodes/execnodes.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
@@ -50,6 +52,18 @@
 
 
 static void writable_fences(FenceTable *ft);
+static void mark_locktag(LOCKTAG *tag, const char *resource);
+static bool share_mark_aside(LOCKTAG *tag, TupleTableSlot *slot);
+static bool version_held_exclusively(TupleTableSlot *slot);
+
+/*
+ * Checks of unchanged marks that kept their lock in the lock manager in
+ * this transaction (see "Unchanged marks" at fence_mark_lock()): past
+ * MAX_ASIDE, a check takes the row lock, so that a transaction that checks
+ * millions of unchanged marks does not fill the shared lock table.
+ */
+#define MAX_ASIDE 16
+static int	shared_aside = 0;
 
 /* Columns of fence.fences, as sql/fence.sql creates it. */
 #define Anum_fences_resource 1
@@ -107,6 +121,65 @@ report_must_retry(const char *resource, const char *detail)
  * serialization failure.  A row deleted meanwhile (fence.reset) reads as
  * no mark.  The relation locks are those of SELECT FOR UPDATE (taken by
  * fence_table_open()), kept until the transaction ends.
+ *
+ * Unchanged marks.  A check whose token leaves the mark as it is (the
+ * writers of the current holder, one after another) need not write a row
+ * lock into the mark's tuple: that write takes the page's content lock
+ * exclusively and WAL-logs it, and the marks of many resources share a
+ * page, so writers of different resources queue on each other's pages.
+ * Such a check instead holds a lock in the lock manager keyed by the
+ * resource's name, the mark lock (mark_locktag(): a 64-bit hash of the
+ * name; two names that collide only make a mover wait for a writer of the
+ * other resource), in ShareLock until its transaction ends, after
+ * checking that nobody has written, is writing or holds exclusively the
+ * version it read (share_mark_aside()).  Every change of a mark goes
+ * through the exclusive path below, which takes the mark lock in
+ * ExclusiveLock before it locks the row and lets it go once it holds the
+ * row (so that a transaction that moves a million marks holds none of
+ * them in the lock table), and fence.forget() takes fence.floors in
+ * EXCLUSIVE mode first; a check of an unchanged mark holds fence.floors
+ * in ROW SHARE mode (taken without waiting; when it cannot be had, the
+ * check takes the row lock as before).  Why nothing stale gets through,
+ * interleaving by interleaving:
+ *
+ *  - A check (C, mark lock shared) and a move (M) of the same mark.  If C
+ *    read the version before M locked it, M's ExclusiveLock waits for C's
+ *    transaction to end: the move commits after C, as it waits for a row
+ *    lock.  If M holds the row (its xmax is on the version C read) or has
+ *    moved it, C finds that xmax once it holds the mark lock, and takes
+ *    the row lock instead, which waits for M and then decides on the
+ *    newest version (READ COMMITTED) or fails with 40001.  M holds the
+ *    mark lock while it locks the row, so no check can see the version
+ *    clean in between.  A check that comes while M waits for the mark
+ *    lock queues behind M in the lock manager: the fairness of the row
+ *    path, kept.
+ *  - A check and fence.reset() or fence.resync(): both change marks
+ *    through the exclusive path, as a move.
+ *  - A check and fence.forget(), which deletes marks with a DELETE and so
+ *    waits only for row locks: it first takes fence.floors in EXCLUSIVE
+ *    mode, which waits for every transaction that holds an unchanged mark
+ *    in the lock manager (they hold fence.floors in ROW SHARE) and, until
+ *    it commits, turns every new check of an unchanged mark to the row
+ *    lock, which its DELETE waits for as before.  So no check that read a
+ *    mark commits after the forget that deleted it, and a resource made
+ *    anew after the forget cannot be written under its old token.
+ *  - This transaction already holds the mark (held): a move takes the
+ *    mark lock in ExclusiveLock without waiting (kept if the transaction
+ *    held it shared, else let go once the row is held, as above), and
+ *    fails with 40001 if another transaction holds it ("No upgrades",
+ *    rule.c), unless this
+ *    transaction holds the version exclusively (made it, or locked it FOR
+ *    UPDATE) and not the mark lock shared: then whoever holds the mark
+ *    lock took it after that row lock, found its xmax, and waits for the
+ *    row, having accepted nothing.  A transaction that holds the mark only
+ *    by a row lock FOR SHARE (past MAX_ASIDE, or during a forget) is not
+ *    excused: a check may hold the mark lock from before that row lock.
+ *  - Savepoints: the mark lock and fence.floors' lock belong to the
+ *    subtransaction that took them and go with its rollback, with the
+ *    registry's entry (registry.c), as a row lock would.
+ *  - A crash: locks in the lock manager are not kept across one, nor are
+ *    the transactions that held them, whose uncommitted writes are gone;
+ *    the marks are what committed, as after any crash.
  */
 FenceMark
 fence_mark_lock(FenceTable *ft, const char *resource, int64 token, const char *owner,
@@ -123,6 +196,8 @@ fence_mark_lock(FenceTable *ft, const char *resource, int64 token, const char *o
 	TM_Result	result = TM_Invisible;
 	bool		xact_snapshot = IsolationUsesXactSnapshot();
 	bool		shared = false;
+	LOCKTAG		marktag;
+	bool		mark_locked = false;
 
 	/* see what this transaction did so far, as a new statement would */
 	CommandCounterIncrement();
@@ -148,19 +223,46 @@ fence_mark_lock(FenceTable *ft, const char *resource, int64 token, const char *o
 		(void) slot_getattr(slot, Anum_fences_owner, &unowned);
 		shared = token != 0 && !moves_mark(probed, unowned, token, owner);
 
-		/* queue behind a waiting exclusive locker: see "Fairness" above */
-		if (shared && !held)
+		mark_locktag(&marktag, resource);
+		if (shared && !held && share_mark_aside(&marktag, slot))
+			result = TM_Ok;		/* see "Unchanged marks" above */
+		else
 		{
-			LockTuple(rel, &tid, RowShareLock);
-			UnlockTuple(rel, &tid, RowShareLock);
-		}
+			if (!shared && !held)
+			{
+				/* wait for the checks that hold the mark aside */
+				(void) LockAcquire(&marktag, ExclusiveLock, false, false);
+				mark_locked = true;
+			}
+			else if (!shared)
+			{
+				/* a move of a mark this transaction holds: see "held" above */
+				bool		had_share = fence_lock_held_by_me(&marktag, ShareLock);
 
-		result = table_tuple_lock(rel, &tid, snapshot, slot,
-								  GetCurrentCommandId(false),
-								  shared ? LockTupleShare : LockTupleExclusive,
-								  held ? LockWaitSkip : LockWaitBlock,
-								  xact_snapshot ? 0 : TUPLE_LOCK_FLAG_FIND_LAST_VERSION,
-								  &tmfd);
+				if (LockAcquire(&marktag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL)
+					mark_locked = !had_share;	/* a new lock: let it go below */
+				else if (had_share || !version_held_exclusively(slot))
+					report_must_retry(resource,
+									  "This transaction already holds the fence and has to move its mark, but another transaction holds the fence too.");
+			}
+
+			/* queue behind a waiting exclusive locker: see "Fairness" above */
+			if (shared && !held)
+			{
+				LockTuple(rel, &tid, RowShareLock);
+				UnlockTuple(rel, &tid, RowShareLock);
+			}
+
+			result = table_tuple_lock(rel, &tid, snapshot, slot,
+									  GetCurrentCommandId(false),
+									  shared ? LockTupleShare : LockTupleExclusive,
+									  held ? LockWaitSkip : LockWaitBlock,
+									  xact_snapshot ? 0 : TUPLE_LOCK_FLAG_FIND_LAST_VERSION,
+									  &tmfd);
+			/* the row lock, or its absence, now does what the mark lock did */
+			if (mark_locked)
+				LockRelease(&marktag, ExclusiveLock, false);
+		}
 	}
 	index_endscan(scan);
 
@@ -206,6 +308,78 @@ fence_mark_lock(FenceTable *ft, const char *resource, int64 token, const char *o
 	ExecDropSingleTupleTableSlot(slot);
 	PopActiveSnapshot();
 	return mark;
+}
+
+/*
+ * The mark lock of "resource" (see "Unchanged marks" at fence_mark_lock()):
+ * an advisory lock of this database, keyed by a 64-bit hash of the name,
+ * with a fourth field ("fe") that pg_advisory_lock()'s keys never have.
+ */
+#define FENCE_MARK_LOCK_FIELD4 0x6665
+
+static void
+mark_locktag(LOCKTAG *tag, const char *resource)
+{
+	uint64		h = hash_bytes_extended((const unsigned char *) resource,
+										strlen(resource), 0);
+
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) (h >> 32), (uint32) h,
+						 FENCE_MARK_LOCK_FIELD4);
+}
+
+/*
+ * share_mark_aside: hold the mark whose version "slot" holds (pinned, as
+ * the index probe left it) for an unchanged-mark check without a row lock:
+ * fence.floors in ROW SHARE mode without waiting, the mark lock in
+ * ShareLock (waiting, behind a mover that waits for it), then a look at
+ * the version under its page's share lock.  True when the version is the
+ * live one and nobody has updated, deleted or locked it since: the check
+ * then needs nothing more.  False, with the locks kept (a check that goes
+ * on to take the row lock holds them harmlessly), when the row lock is
+ * needed: a forget is running, the transaction holds MAX_ASIDE marks this
+ * way already, or the version has an xmax that is not over.
+ */
+static bool
+share_mark_aside(LOCKTAG *tag, TupleTableSlot *slot)
+{
+	BufferHeapTupleTableSlot *bslot = (BufferHeapTupleTableSlot *) slot;
+	Oid			floors = fence_floors_relation();
+	TM_Result	result;
+
+	Assert(TTS_IS_BUFFERTUPLE(slot));
+	if (shared_aside >= MAX_ASIDE || !OidIsValid(floors) ||
+		!ConditionalLockRelationOid(floors, RowShareLock))
+		return false;
+	(void) LockAcquire(tag, ShareLock, false, false);
+	shared_aside++;
+
+	LockBuffer(bslot->buffer, BUFFER_LOCK_SHARE);
+	result = HeapTupleSatisfiesUpdate(bslot->base.tuple, GetCurrentCommandId(false),
+									  bslot->buffer);
+	LockBuffer(bslot->buffer, BUFFER_LOCK_UNLOCK);
+	return result == TM_Ok;
+}
+
+/*
+ * version_held_exclusively: whether this transaction made the version that
+ * "slot" holds (pinned, as the index probe left it) or holds it locked FOR
+ * UPDATE: a row lock that no other transaction's check can share.
+ */
+static bool
+version_held_exclusively(TupleTableSlot *slot)
+{
+	BufferHeapTupleTableSlot *bslot = (BufferHeapTupleTableSlot *) slot;
+	HeapTupleHeader tup = bslot->base.tuple->t_data;
+	bool		ours;
+
+	Assert(TTS_IS_BUFFERTUPLE(slot));
+	LockBuffer(bslot->buffer, BUFFER_LOCK_SHARE);
+	ours = TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tup)) ||
+		(!(tup->t_infomask & (HEAP_XMAX_INVALID | HEAP_XMAX_IS_MULTI)) &&
+		 HEAP_XMAX_IS_EXCL_LOCKED(tup->t_infomask) &&
+		 TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetRawXmax(tup)));
+	LockBuffer(bslot->buffer, BUFFER_LOCK_UNLOCK);
+	return ours;
 }
 
 /*
@@ -496,6 +670,7 @@ fences_xact_callback(XactEvent event, void *arg)
 			locked_for_writes = false;
 			made_mark_last = false;
 			wrote_mark = false;
+			shared_aside = 0;
 			break;
 		default:
 			break;

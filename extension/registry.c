@@ -3,7 +3,8 @@
  *	  The tokens accepted in the current transaction, per resource.
  *
  *	  Once a transaction has checked token T for resource R, it holds R's
- *	  row lock in fence.fences until it ends, so nobody else can move R's
+ *	  row lock in fence.fences (or, for an unchanged mark, R's mark lock:
+ *	  marks.c) until it ends, so nobody else can move R's
  *	  high-water mark in between: every later check of the same (R, T) in
  *	  this transaction would give the same answer.  The registry remembers
  *	  those answers, which is what lets a guarded statement touching 100k

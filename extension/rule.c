@@ -26,7 +26,10 @@
  *
  *	  Which lock.  Writers that present the current token need not queue
  *	  behind each other, so they take the shared lock; a token that moves
- *	  the mark takes the exclusive one.  The mode is chosen from the version
+ *	  the mark takes the exclusive one.  The shared lock is, where it can
+ *	  be, a lock in the lock manager keyed by the resource instead of a row
+ *	  lock written into the mark's tuple (marks.c, "Unchanged marks", says
+ *	  why and why it is equivalent); what follows holds for both.  The mode is chosen from the version
  *	  of the row that the index probe returns (in READ COMMITTED the newest
  *	  committed one) before it is locked, and the decision is then taken
  *	  again on the locked version.  Two rules keep this free of starvation

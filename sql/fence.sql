@@ -268,6 +268,10 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = pg_catalog.format('The interval is %s.', older_than);
     END IF;
+    -- wait for the checks that hold an unchanged mark without a row lock,
+    -- and send those that come meanwhile to the row lock, which the DELETE
+    -- waits for (extension/marks.c, "Unchanged marks")
+    LOCK TABLE fence.floors IN EXCLUSIVE MODE;
     WITH gone AS (
         DELETE FROM fence.fences f
          WHERE f.updated_at < pg_catalog.now() - older_than
