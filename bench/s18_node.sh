@@ -16,9 +16,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-port=${FENCE_REDIS_URL##*:}
-ROUNDS=${BENCH_S18_ROUNDS:-$((ROUNDS + 2))}
-SECS=$((SECS < 3 ? SECS : 3))
+short_runs 18
 export PGFENCE_LIBFENCE=$BENCH_DIR/../client/libfence.so.2
 
 log "s18: Node.js (pgfence) cycles vs libfence in C vs node-redlock"
@@ -32,27 +30,15 @@ fi
 pin_beside_redis
 
 run_variant() {
-	local out
-	case $1 in
-	c) c_cycles s18 ;;
-	*)
-		out=$($run node "$BENCH_DIR/node_cycles.js" "$1" "$SECS") || die "node_cycles.js $1 failed"
-		record s18 "$1" "${out#cycles_per_s=}"
-		;;
-	esac
+	cycles_variant s18 "$1" node_cycles.js node "$BENCH_DIR/node_cycles.js" "$1" "$SECS"
 }
 
 interleave run_variant c pgfence redlock pgfence-inline pgfence-heartbeat
 unpin_redis
 
-row 18 "Node.js acquire+release cycles (pgfence, 1 connection) vs libfence in C" \
-	"$(median s18 pgfence)" cycles/s "C" "$(median s18 c)" ">=0.70" "$(pratio s18 pgfence c)"
-row 18 "Node.js acquire+release cycles (pgfence) vs node-redlock, single node" \
-	"$(median s18 pgfence)" cycles/s "node-redlock" "$(median s18 redlock)" ">=1.00" "$(pratio s18 pgfence redlock)"
-row 18 "Node.js cycles, inline client (calls on the main thread) vs libfence in C" \
-	"$(median s18 pgfence-inline)" cycles/s "C" "$(median s18 c)" ">=0.70" "$(pratio s18 pgfence-inline c)"
-row 18 "Node.js cycles, inline client vs node-redlock, single node" \
-	"$(median s18 pgfence-inline)" cycles/s "node-redlock" "$(median s18 redlock)" ">=1.00" "$(pratio s18 pgfence-inline redlock)"
-row 18 "Node.js cycles with the heartbeat thread (the default) vs without" \
-	"$(median s18 pgfence-heartbeat)" cycles/s "no heartbeat" "$(median s18 pgfence)" "" "$(pratio s18 pgfence-heartbeat pgfence)"
-note "Scenario 18: a Node.js cycle is \`await client.using(r, { ttl: 10000, heartbeat: false }, () => {})\` (bench/node_cycles.js; koffi $(node -p "require('$BENCH_DIR/../node/node_modules/koffi/package.json').version"), each libfence call on a worker thread; inline: \`pgfence.connect(url, { inline: true })\`, each on the main thread), a C cycle fence_acquire + fence_release (bench/fence_cycles -t 1), a node-redlock cycle \`await redlock.using([name], 10000, async () => {})\` on one ioredis connection (node-redlock $(node -p "require('$BENCH_DIR/../node/node_modules/redlock/package.json').version"), ioredis $(node -p "require('$BENCH_DIR/../node/node_modules/ioredis/package.json').version"), Node.js $(node -p process.versions.node)); ${SECS}s per run, each $([ -n "$run" ] && echo "pinned to CPU $cpu together with redis-server" || echo "unpinned (no taskset)"). With the heartbeat, each lease also starts a thread with a Redis connection of its own and stops it."
+row_vs 18 "Node.js acquire+release cycles (pgfence, 1 connection) vs libfence in C" cycles/s pgfence c "C" ">=0.70"
+row_vs 18 "Node.js acquire+release cycles (pgfence) vs node-redlock, single node" cycles/s pgfence redlock "node-redlock" ">=1.00"
+row_vs 18 "Node.js cycles, inline client (calls on the main thread) vs libfence in C" cycles/s pgfence-inline c "C" ">=0.70"
+row_vs 18 "Node.js cycles, inline client vs node-redlock, single node" cycles/s pgfence-inline redlock "node-redlock" ">=1.00"
+row_vs 18 "Node.js cycles with the heartbeat thread (the default) vs without" cycles/s pgfence-heartbeat pgfence "no heartbeat"
+note "Scenario 18: a Node.js cycle is \`await client.using(r, { ttl: 10000, heartbeat: false }, () => {})\` (bench/node_cycles.js; koffi $(node -p "require('$BENCH_DIR/../node/node_modules/koffi/package.json').version"), each libfence call on a worker thread; inline: \`pgfence.connect(url, { inline: true })\`, each on the main thread), a C cycle fence_acquire + fence_release (bench/fence_cycles -t 1), a node-redlock cycle \`await redlock.using([name], 10000, async () => {})\` on one ioredis connection (node-redlock $(node -p "require('$BENCH_DIR/../node/node_modules/redlock/package.json').version"), ioredis $(node -p "require('$BENCH_DIR/../node/node_modules/ioredis/package.json').version"), Node.js $(node -p process.versions.node)); ${SECS}s per run, each $(pinned_where). With the heartbeat, each lease also starts a thread with a Redis connection of its own and stops it."
