@@ -72,19 +72,6 @@ acl_channels(void)
 	return rule;
 }
 
-/* GET key as a malloc'd string, NULL if missing. */
-static char *
-rget(const char *key)
-{
-	redisReply *r = rcmd("GET %s", key);
-	char	   *s = NULL;
-
-	if (r && r->type == REDIS_REPLY_STRING)
-		s = strdup(r->str);
-	freeReplyObject(r);
-	return s;
-}
-
 static long long
 rnum(const char *fmt, const char *key)
 {

@@ -102,6 +102,19 @@ raw_redis_setup(const char *what)
 	}
 	return 0;
 }
+
+/* GET "key" on the raw connection: a malloc'd string, NULL if missing. */
+static char *__attribute__((unused))
+rget(const char *key)
+{
+	redisReply *r = redisCommand(raw, "GET %s", key);
+	char	   *s = NULL;
+
+	if (r && r->type == REDIS_REPLY_STRING)
+		s = strdup(r->str);
+	freeReplyObject(r);
+	return s;
+}
 #endif							/* TESTLIB_RAW_REDIS */
 
 /* A resource name unique to this run. */
