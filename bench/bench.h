@@ -158,6 +158,23 @@ bench_getopt(int argc, char **argv, const bench_opt *opts, const char *usage)
 }
 
 /*
+ * Redis from FENCE_REDIS_URL, once the options are "ok"; else NULL, and
+ * "PROGRAM: set FENCE_REDIS_URL; WHY" on stderr (the program exits 64).
+ */
+static inline const char *
+bench_redis_url(const char *program, int ok, const char *why)
+{
+	const char *url = getenv("FENCE_REDIS_URL");
+
+	if (url == NULL || !ok)
+	{
+		fprintf(stderr, "%s: set FENCE_REDIS_URL; %s\n", program, why);
+		return NULL;
+	}
+	return url;
+}
+
+/*
  * What every program's worker begins with: its thread, its number and
  * whether it failed (which fails the run: the program prints nothing and
  * exits 1).

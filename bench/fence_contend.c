@@ -102,12 +102,10 @@ main(int argc, char **argv)
 
 	if (bench_getopt(argc, argv, opts, "usage: fence_contend [-t THREADS] [-s SECONDS] [-H HOLD_MS]") != 0)
 		return 64;
-	redis_url = getenv("FENCE_REDIS_URL");
-	if (redis_url == NULL || nthreads < 1 || seconds < 1 || hold_ms < 0)
-	{
-		fprintf(stderr, "fence_contend: set FENCE_REDIS_URL; THREADS and SECONDS must be positive\n");
+	redis_url = bench_redis_url("fence_contend", nthreads >= 1 && seconds >= 1 && hold_ms >= 0,
+								"THREADS and SECONDS must be positive");
+	if (redis_url == NULL)
 		return 64;
-	}
 
 	ws = calloc(nthreads, sizeof(worker));
 	if (ws == NULL)

@@ -146,12 +146,10 @@ main(int argc, char **argv)
 
 	if (bench_getopt(argc, argv, opts, "usage: fence_cycles [-t THREADS] [-s SECONDS] [-c | -p]") != 0)
 		return 64;
-	redis_url = getenv("FENCE_REDIS_URL");
-	if (redis_url == NULL || nthreads < 1 || seconds < 1)
-	{
-		fprintf(stderr, "fence_cycles: set FENCE_REDIS_URL; THREADS and SECONDS must be positive\n");
+	redis_url = bench_redis_url("fence_cycles", nthreads >= 1 && seconds >= 1,
+								"THREADS and SECONDS must be positive");
+	if (redis_url == NULL)
 		return 64;
-	}
 
 	ws = calloc(nthreads, sizeof(worker));
 	if (bench_run(ws, sizeof(worker), nthreads, floor_only ? run_floor : run, &ns))

@@ -373,12 +373,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "fence_transfer: unknown mode \"%s\"\n", mode_name);
 		return 64;
 	}
-	redis_url = getenv("FENCE_REDIS_URL");
-	if (redis_url == NULL || nworkers < 1 || naccounts < 2 || seconds < 1)
-	{
-		fprintf(stderr, "fence_transfer: set FENCE_REDIS_URL; at least 1 worker and 2 accounts\n");
+	redis_url = bench_redis_url("fence_transfer", nworkers >= 1 && naccounts >= 2 && seconds >= 1,
+								"at least 1 worker and 2 accounts");
+	if (redis_url == NULL)
 		return 64;
-	}
 
 	ws = calloc(nworkers, sizeof(worker));
 	cpu0 = self_cpu_ns();

@@ -132,12 +132,10 @@ main(int argc, char **argv)
 	if (bench_getopt(argc, argv, opts,
 					 "usage: fence_workers -n WORKERS -r RESOURCES [-s SECONDS] [-H HOLD_MS] [-T THINK_MS]") != 0)
 		return 64;
-	redis_url = getenv("FENCE_REDIS_URL");
-	if (redis_url == NULL || nworkers < 1 || nresources < 1 || seconds < 1)
-	{
-		fprintf(stderr, "fence_workers: set FENCE_REDIS_URL; counts must be positive\n");
+	redis_url = bench_redis_url("fence_workers", nworkers >= 1 && nresources >= 1 && seconds >= 1,
+								"counts must be positive");
+	if (redis_url == NULL)
 		return 64;
-	}
 
 	resources = calloc(nresources, sizeof(bench_handoff));
 	for (i = 0; i < nresources; i++)
