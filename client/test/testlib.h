@@ -550,8 +550,10 @@ lease_fds_cloexec(const char *url, int any_fd, void (*more) (void), int min_sock
 		fresh += !fd_in(before, nb, after[i]);
 	CHECK(fresh >= min_sockets);
 	fence_heartbeat_stop(l);
-	CHECKC(fence_release(a, l) == FENCE_OK, a);
-	rc = 0;
+	if (fence_release(a, l) == FENCE_OK)
+		rc = 0;
+	else
+		snprintf(tap_why, sizeof(tap_why), "%.200s: release: %.200s", url, a->errstr);
 fail:
 	fence_lease_free(l);
 	fence_free(a);
