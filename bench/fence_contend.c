@@ -25,34 +25,28 @@
  *	  min_share: the fewest critical sections any thread got, over the fair
  *	  share (all critical sections / THREADS).
  */
-#include <getopt.h>
-#include <pthread.h>
 #include <string.h>
 
 #include "bench.h"
-#include "fence.h"
 
 #define RESOURCE "bench:contend"
 #define LEASE_TTL_MS 5000
 #define ACQUIRE_WAIT_MS 10000
 
 static const char *redis_url;
+static int	nthreads = 1;
 static int	seconds = 5;
 static int	hold_ms = 2;
 
 /* The last release of the resource, for the handoff latency. */
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static int64_t released_ns;		/* 0: no release since the last acquire */
-static int	last_holder = -1;
+static bench_handoff last = {PTHREAD_MUTEX_INITIALIZER, 0, -1};
 static int64_t busy_ns;			/* sum of the times the lease was held */
 
 typedef struct worker
 {
-	pthread_t	thread;
-	int			id;
+	bench_worker b;
 	long long	sections;
 	long long	timeouts;
-	int			failed;
 	bench_lat	handoff;
 	bench_lat	acquire;
 } worker;
@@ -61,61 +55,30 @@ static void *
 run(void *arg)
 {
 	worker	   *w = arg;
-	fence_ctx  *ctx = fence_connect(redis_url);
-	int64_t		end;
+	fence_ctx  *ctx = bench_connect(&w->b, redis_url);
+	int64_t		end = bench_deadline(seconds);
 
-	if (ctx == NULL || ctx->err)
-	{
-		fprintf(stderr, "worker %d: %s\n", w->id, ctx ? ctx->errstr : "out of memory");
-		w->failed = 1;
-		fence_free(ctx);
-		return NULL;
-	}
-	end = bench_now_ns() + (int64_t) seconds * 1000000000;
-	while (bench_now_ns() < end)
+	while (ctx != NULL && bench_now_ns() < end)
 	{
 		int64_t		t0 = bench_now_ns(),
-					got,
-					held;
-		fence_lease *l = fence_acquire_wait(ctx, RESOURCE, LEASE_TTL_MS, ACQUIRE_WAIT_MS);
+					got;
+		fence_lease *l = bench_acquire_wait(&w->b, ctx, RESOURCE, LEASE_TTL_MS,
+											ACQUIRE_WAIT_MS, &w->timeouts);
 
-		if (l == NULL)
-		{
-			if (ctx->err == FENCE_ERR_TIMEOUT)
-			{
-				w->timeouts++;
-				continue;
-			}
-			fprintf(stderr, "worker %d: acquire: %s\n", w->id, ctx->errstr);
-			w->failed = 1;
+		if (l == NULL && w->b.failed)
 			break;
-		}
+		if (l == NULL)
+			continue;
 		got = bench_now_ns();
 		bench_lat_add(&w->acquire, got - t0);
-		pthread_mutex_lock(&mu);
-		if (released_ns != 0 && last_holder != w->id)
-			bench_lat_add(&w->handoff, got - released_ns);
-		released_ns = 0;
-		pthread_mutex_unlock(&mu);
+		bench_handoff_got(&last, w->b.id, got, &w->handoff, 1);
 
 		if (hold_ms > 0)
 			bench_sleep_ms(hold_ms);
 
-		/* stamp the release before it is sent: nobody can acquire earlier */
-		pthread_mutex_lock(&mu);
-		released_ns = bench_now_ns();
-		held = released_ns - got;
-		busy_ns += held;
-		last_holder = w->id;
-		pthread_mutex_unlock(&mu);
-		if (fence_release(ctx, l) != FENCE_OK)
-		{
-			fprintf(stderr, "worker %d: release: %s\n", w->id, ctx->errstr);
-			fence_lease_free(l);
-			w->failed = 1;
+		__atomic_add_fetch(&busy_ns, bench_handoff_release(&last, w->b.id) - got, __ATOMIC_SEQ_CST);
+		if (bench_release(&w->b, ctx, l) != 0)
 			break;
-		}
-		fence_lease_free(l);
 		w->sections++;
 	}
 	fence_free(ctx);
@@ -125,72 +88,44 @@ run(void *arg)
 int
 main(int argc, char **argv)
 {
-	int			nthreads = 1,
-				i,
-				c,
-				failed = 0;
+	const bench_opt opts[] = {
+		BENCH_INT('t', &nthreads), BENCH_INT('s', &seconds), BENCH_INT('H', &hold_ms), BENCH_END
+	};
+	int			i;
 	long long	sections = 0,
 				timeouts = 0,
 				fewest = -1;
 	worker	   *ws;
 	bench_lat	handoffs = {0},
 				acquires = {0};
-	int64_t		t0,
-				t1;
+	int64_t		ns;
 
-	while ((c = getopt(argc, argv, "t:s:H:")) != -1)
-	{
-		switch (c)
-		{
-			case 't':
-				nthreads = atoi(optarg);
-				break;
-			case 's':
-				seconds = atoi(optarg);
-				break;
-			case 'H':
-				hold_ms = atoi(optarg);
-				break;
-			default:
-				fprintf(stderr, "usage: fence_contend [-t THREADS] [-s SECONDS] [-H HOLD_MS]\n");
-				return 64;
-		}
-	}
-	redis_url = getenv("FENCE_REDIS_URL");
-	if (redis_url == NULL || nthreads < 1 || seconds < 1 || hold_ms < 0)
-	{
-		fprintf(stderr, "fence_contend: set FENCE_REDIS_URL; THREADS and SECONDS must be positive\n");
+	if (bench_getopt(argc, argv, opts, "usage: fence_contend [-t THREADS] [-s SECONDS] [-H HOLD_MS]") != 0)
 		return 64;
-	}
+	redis_url = bench_redis_url("fence_contend", nthreads >= 1 && seconds >= 1 && hold_ms >= 0,
+								"THREADS and SECONDS must be positive");
+	if (redis_url == NULL)
+		return 64;
 
 	ws = calloc(nthreads, sizeof(worker));
 	if (ws == NULL)
 		return 1;
-	t0 = bench_now_ns();
+	if (bench_run(ws, sizeof(worker), nthreads, run, &ns))
+		return 1;
 	for (i = 0; i < nthreads; i++)
 	{
-		ws[i].id = i;
-		pthread_create(&ws[i].thread, NULL, run, &ws[i]);
-	}
-	for (i = 0; i < nthreads; i++)
-	{
-		pthread_join(ws[i].thread, NULL);
 		sections += ws[i].sections;
 		timeouts += ws[i].timeouts;
-		failed |= ws[i].failed;
 		if (fewest < 0 || ws[i].sections < fewest)
 			fewest = ws[i].sections;
 		bench_lat_merge(&handoffs, &ws[i].handoff);
 		bench_lat_merge(&acquires, &ws[i].acquire);
 	}
-	t1 = bench_now_ns();
-	if (failed)
-		return 1;
 	printf("cs_per_s=%.1f handoffs=%zu handoff_p50_us=%.1f handoff_p99_us=%.1f busy=%.4f "
 		   "acquire_p50_us=%.1f acquire_p99_us=%.1f min_share=%.4f timeouts=%lld\n",
-		   (double) sections * 1e9 / (double) (t1 - t0), handoffs.n,
+		   (double) sections * 1e9 / (double) ns, handoffs.n,
 		   bench_lat_pct_us(&handoffs, 50), bench_lat_pct_us(&handoffs, 99),
-		   (double) busy_ns / (double) (t1 - t0),
+		   (double) busy_ns / (double) ns,
 		   bench_lat_pct_us(&acquires, 50), bench_lat_pct_us(&acquires, 99),
 		   sections > 0 ? (double) fewest * nthreads / (double) sections : 0.0,
 		   timeouts);

@@ -15,44 +15,24 @@
  *	  stack: two PINGs on a hiredis connection (a redis://HOST:PORT URL),
  *	  the "acquire" latency that of the first.
  */
-#include <getopt.h>
-#include <pthread.h>
 #include <string.h>
 
 #include <hiredis/hiredis.h>
 
 #include "bench.h"
-#include "fence.h"
 
 static const char *redis_url;
+static int	nthreads = 1;
 static int	seconds = 5;
 static int	connect_each;		/* -c: a new context per cycle */
 static int	floor_only;			/* -p: two PINGs per cycle */
 
 typedef struct worker
 {
-	pthread_t	thread;
-	int			id;
+	bench_worker b;
 	long long	cycles;
-	int			failed;
 	bench_lat	acquire;
 } worker;
-
-/* A connected context, or NULL (the worker failed). */
-static fence_ctx *
-connect_worker(worker *w)
-{
-	fence_ctx  *ctx = fence_connect(redis_url);
-
-	if (ctx == NULL || ctx->err)
-	{
-		fprintf(stderr, "worker %d: %s\n", w->id, ctx ? ctx->errstr : "out of memory");
-		fence_free(ctx);
-		w->failed = 1;
-		return NULL;
-	}
-	return ctx;
-}
 
 /* A PING on "c" answered with PONG. */
 static int
@@ -82,25 +62,25 @@ run_floor(void *arg)
 	c = redisConnect(host, colon ? atoi(colon + 1) : 6379);
 	if (c == NULL || c->err)
 	{
-		fprintf(stderr, "worker %d: %s\n", w->id, c ? c->errstr : "out of memory");
-		w->failed = 1;
+		fprintf(stderr, "worker %d: %s\n", w->b.id, c ? c->errstr : "out of memory");
+		w->b.failed = 1;
 		redisFree(c);
 		return NULL;
 	}
-	end = bench_now_ns() + (int64_t) seconds * 1000000000;
+	end = bench_deadline(seconds);
 	while (bench_now_ns() < end)
 	{
 		int64_t		t0 = bench_now_ns();
 
 		if (!ping(c))
 		{
-			w->failed = 1;
+			w->b.failed = 1;
 			break;
 		}
 		bench_lat_add(&w->acquire, bench_now_ns() - t0);
 		if (!ping(c))
 		{
-			w->failed = 1;
+			w->b.failed = 1;
 			break;
 		}
 		w->cycles++;
@@ -113,39 +93,33 @@ static void *
 run(void *arg)
 {
 	worker	   *w = arg;
-	fence_ctx  *ctx = connect_worker(w);
+	fence_ctx  *ctx = bench_connect(&w->b, redis_url);
 	char		resource[64];
 	int64_t		end;
 
 	if (ctx == NULL)
 		return NULL;
-	snprintf(resource, sizeof(resource), "bench:cycles:%d", w->id);
-	end = bench_now_ns() + (int64_t) seconds * 1000000000;
+	snprintf(resource, sizeof(resource), "bench:cycles:%d", w->b.id);
+	end = bench_deadline(seconds);
 	while (bench_now_ns() < end)
 	{
 		int64_t		t0;
 		fence_lease *l;
 
-		if (connect_each && ctx == NULL && (ctx = connect_worker(w)) == NULL)
+		if (connect_each && ctx == NULL && (ctx = bench_connect(&w->b, redis_url)) == NULL)
 			break;
 		t0 = bench_now_ns();
 		l = fence_acquire(ctx, resource, 10000);
 
 		if (l == NULL)
 		{
-			fprintf(stderr, "worker %d: acquire: %s\n", w->id, ctx->errstr);
-			w->failed = 1;
+			fprintf(stderr, "worker %d: acquire: %s\n", w->b.id, ctx->errstr);
+			w->b.failed = 1;
 			break;
 		}
 		bench_lat_add(&w->acquire, bench_now_ns() - t0);
-		if (fence_release(ctx, l) != FENCE_OK)
-		{
-			fprintf(stderr, "worker %d: release: %s\n", w->id, ctx->errstr);
-			w->failed = 1;
-			fence_lease_free(l);
+		if (bench_release(&w->b, ctx, l) != 0)
 			break;
-		}
-		fence_lease_free(l);
 		w->cycles++;
 		if (connect_each)
 		{
@@ -160,63 +134,33 @@ run(void *arg)
 int
 main(int argc, char **argv)
 {
-	int			nthreads = 1,
-				i,
-				c,
-				failed = 0;
+	const bench_opt opts[] = {
+		BENCH_INT('t', &nthreads), BENCH_INT('s', &seconds),
+		BENCH_FLAG('c', &connect_each), BENCH_FLAG('p', &floor_only), BENCH_END
+	};
+	int			i;
 	long long	cycles = 0;
 	worker	   *ws;
 	bench_lat	all = {0};
-	int64_t		t0,
-				t1;
+	int64_t		ns;
 
-	while ((c = getopt(argc, argv, "t:s:cp")) != -1)
-	{
-		switch (c)
-		{
-			case 't':
-				nthreads = atoi(optarg);
-				break;
-			case 's':
-				seconds = atoi(optarg);
-				break;
-			case 'c':
-				connect_each = 1;
-				break;
-			case 'p':
-				floor_only = 1;
-				break;
-			default:
-				fprintf(stderr, "usage: fence_cycles [-t THREADS] [-s SECONDS] [-c | -p]\n");
-				return 64;
-		}
-	}
-	redis_url = getenv("FENCE_REDIS_URL");
-	if (redis_url == NULL || nthreads < 1 || seconds < 1)
-	{
-		fprintf(stderr, "fence_cycles: set FENCE_REDIS_URL; THREADS and SECONDS must be positive\n");
+	if (bench_getopt(argc, argv, opts, "usage: fence_cycles [-t THREADS] [-s SECONDS] [-c | -p]") != 0)
 		return 64;
-	}
+	redis_url = bench_redis_url("fence_cycles", nthreads >= 1 && seconds >= 1,
+								"THREADS and SECONDS must be positive");
+	if (redis_url == NULL)
+		return 64;
 
 	ws = calloc(nthreads, sizeof(worker));
-	t0 = bench_now_ns();
+	if (bench_run(ws, sizeof(worker), nthreads, floor_only ? run_floor : run, &ns))
+		return 1;
 	for (i = 0; i < nthreads; i++)
 	{
-		ws[i].id = i;
-		pthread_create(&ws[i].thread, NULL, floor_only ? run_floor : run, &ws[i]);
-	}
-	for (i = 0; i < nthreads; i++)
-	{
-		pthread_join(ws[i].thread, NULL);
 		cycles += ws[i].cycles;
-		failed |= ws[i].failed;
 		bench_lat_merge(&all, &ws[i].acquire);
 	}
-	t1 = bench_now_ns();
-	if (failed)
-		return 1;
 	printf("cycles_per_s=%.1f acquire_p50_us=%.1f acquire_p99_us=%.1f\n",
-		   (double) cycles * 1e9 / (double) (t1 - t0),
+		   (double) cycles * 1e9 / (double) ns,
 		   bench_lat_pct_us(&all, 50), bench_lat_pct_us(&all, 99));
 	return 0;
 }

@@ -37,14 +37,11 @@
  *	  machine): unlike the wall times they do not grow when other
  *	  processes take the cores.
  */
-#include <getopt.h>
-#include <pthread.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include "bench.h"
-#include "fence.h"
 
 #define LEASE_TTL_MS 5000
 
@@ -58,6 +55,7 @@ enum mode
 
 static const char *redis_url;
 static enum mode mode;
+static const char *mode_name = "transfer";
 static int	seconds = 5;
 static int	naccounts = 100000;
 static int	nworkers = 4;
@@ -79,8 +77,7 @@ static const char *const single_sql =
 
 typedef struct worker
 {
-	pthread_t	thread;
-	int			id;
+	bench_worker b;
 	uint64_t	rng;
 	fence_ctx  *ctx;
 	PGconn	   *pg;
@@ -91,7 +88,6 @@ typedef struct worker
 	int64_t		pg_ns;
 	int			backend_pid;
 	long long	backend_ticks;	/* CPU of its backend during the run */
-	int			failed;
 } worker;
 
 /* CPU time (user + system, clock ticks) of process "pid" so far; -1 if unknown. */
@@ -139,9 +135,9 @@ next_random(worker *w)
 static int
 fail(worker *w, const char *what)
 {
-	fprintf(stderr, "worker %d: %s: %s%s\n", w->id, what, w->ctx->errstr,
+	fprintf(stderr, "worker %d: %s: %s%s\n", w->b.id, what, w->ctx->errstr,
 			w->pg ? PQerrorMessage(w->pg) : "");
-	w->failed = 1;
+	w->b.failed = 1;
 	return -1;
 }
 
@@ -156,11 +152,11 @@ write_rows(worker *w, const char *stmt, int nparams, const char *const *params, 
 
 	w->pg_ns += bench_now_ns() - t0;
 	if (!ok)
-		fprintf(stderr, "worker %d: %s: %s (expected %ld rows)\n", w->id, stmt,
+		fprintf(stderr, "worker %d: %s: %s (expected %ld rows)\n", w->b.id, stmt,
 				PQresultErrorMessage(res), rows);
 	PQclear(res);
 	if (!ok)
-		w->failed = 1;
+		w->b.failed = 1;
 	return ok ? 0 : -1;
 }
 
@@ -248,7 +244,7 @@ warm(worker *w)
 	char		resource[32];
 	int			aid;
 
-	for (aid = w->id + 1; aid <= naccounts; aid += nworkers)
+	for (aid = w->b.id + 1; aid <= naccounts; aid += nworkers)
 	{
 		fence_lease *l;
 
@@ -272,13 +268,8 @@ run(void *arg)
 	int64_t		end;
 	PGresult   *res;
 
-	w->ctx = fence_connect(redis_url);
-	if (w->ctx == NULL || w->ctx->err)
-	{
-		fprintf(stderr, "worker %d: %s\n", w->id, w->ctx ? w->ctx->errstr : "out of memory");
-		w->failed = 1;
+	if ((w->ctx = bench_connect(&w->b, redis_url)) == NULL)
 		return NULL;
-	}
 	if (mode == MODE_WARM)
 	{
 		warm(w);
@@ -310,7 +301,7 @@ run(void *arg)
 	PQclear(res);
 	w->backend_ticks = -process_ticks(w->backend_pid);
 
-	end = bench_now_ns() + (int64_t) seconds * 1000000000;
+	end = bench_deadline(seconds);
 	while (bench_now_ns() < end)
 	{
 		int			a = (int) (next_random(w) % (uint64_t) naccounts) + 1;
@@ -350,90 +341,64 @@ out:
 int
 main(int argc, char **argv)
 {
-	const char *m = "transfer";
-	int			i,
-				c,
-				failed = 0;
+	const bench_opt opts[] = {
+		BENCH_TEXT('m', &mode_name), BENCH_INT('n', &nworkers), BENCH_INT('a', &naccounts),
+		BENCH_INT('s', &seconds), BENCH_END
+	};
+	int			i;
 	long long	sections = 0,
 				busy = 0,
 				net = 0;
 	int64_t		redis_ns = 0,
 				pg_ns = 0,
 				cpu0,
-				t0,
-				t1;
+				seed,
+				ns;
 	long long	backend_ticks = 0;
 	worker	   *ws;
 
-	while ((c = getopt(argc, argv, "m:n:a:s:")) != -1)
-	{
-		switch (c)
-		{
-			case 'm':
-				m = optarg;
-				break;
-			case 'n':
-				nworkers = atoi(optarg);
-				break;
-			case 'a':
-				naccounts = atoi(optarg);
-				break;
-			case 's':
-				seconds = atoi(optarg);
-				break;
-			default:
-				fprintf(stderr, "usage: fence_transfer -m transfer|single|two|warm -n WORKERS -a ACCOUNTS [-s SECONDS]\n");
-				return 64;
-		}
-	}
-	if (strcmp(m, "transfer") == 0)
+	if (bench_getopt(argc, argv, opts,
+					 "usage: fence_transfer -m transfer|single|two|warm -n WORKERS -a ACCOUNTS [-s SECONDS]") != 0)
+		return 64;
+	if (strcmp(mode_name, "transfer") == 0)
 		mode = MODE_TRANSFER;
-	else if (strcmp(m, "single") == 0)
+	else if (strcmp(mode_name, "single") == 0)
 		mode = MODE_SINGLE;
-	else if (strcmp(m, "two") == 0)
+	else if (strcmp(mode_name, "two") == 0)
 		mode = MODE_TWO;
-	else if (strcmp(m, "warm") == 0)
+	else if (strcmp(mode_name, "warm") == 0)
 		mode = MODE_WARM;
 	else
 	{
-		fprintf(stderr, "fence_transfer: unknown mode \"%s\"\n", m);
+		fprintf(stderr, "fence_transfer: unknown mode \"%s\"\n", mode_name);
 		return 64;
 	}
-	redis_url = getenv("FENCE_REDIS_URL");
-	if (redis_url == NULL || nworkers < 1 || naccounts < 2 || seconds < 1)
-	{
-		fprintf(stderr, "fence_transfer: set FENCE_REDIS_URL; at least 1 worker and 2 accounts\n");
+	redis_url = bench_redis_url("fence_transfer", nworkers >= 1 && naccounts >= 2 && seconds >= 1,
+								"at least 1 worker and 2 accounts");
+	if (redis_url == NULL)
 		return 64;
-	}
 
 	ws = calloc(nworkers, sizeof(worker));
 	cpu0 = self_cpu_ns();
-	t0 = bench_now_ns();
+	seed = bench_now_ns();
+	for (i = 0; i < nworkers; i++)
+		ws[i].rng = 0x9E3779B97F4A7C15ULL * (uint64_t) (i + 1) ^ (uint64_t) seed;
+	if (bench_run(ws, sizeof(worker), nworkers, run, &ns))
+		return 1;
 	for (i = 0; i < nworkers; i++)
 	{
-		ws[i].id = i;
-		ws[i].rng = 0x9E3779B97F4A7C15ULL * (uint64_t) (i + 1) ^ (uint64_t) t0;
-		pthread_create(&ws[i].thread, NULL, run, &ws[i]);
-	}
-	for (i = 0; i < nworkers; i++)
-	{
-		pthread_join(ws[i].thread, NULL);
 		sections += ws[i].sections;
 		busy += ws[i].busy;
 		net += ws[i].net;
 		backend_ticks += ws[i].backend_ticks;
 		redis_ns += ws[i].redis_ns;
 		pg_ns += ws[i].pg_ns;
-		failed |= ws[i].failed;
 	}
-	t1 = bench_now_ns();
-	if (failed)
-		return 1;
 	if (sections == 0)
 		sections = 1;
 	printf("cs_per_s=%.1f redis_us=%.1f pg_us=%.1f busy=%lld net=%lld sections=%lld "
 		   "cpu_client_us=%.1f cpu_pg_us=%.1f\n",
-		   (double) sections * 1e9 / (double) (t1 - t0),
+		   (double) sections * 1e9 / (double) ns,
 		   (double) redis_ns / 1000.0 / (double) sections,
 		   (double) pg_ns / 1000.0 / (double) sections, busy, net, sections,
 		   (double) (self_cpu_ns() - cpu0) / 1000.0 / (double) sections,

@@ -42,16 +42,21 @@ record() {
 	log "  $1 $2: $3"
 }
 
-# median SCENARIO VARIANT: median of the recorded runs ("nan" if none).
-median() {
-	awk -F'\t' -v s="$1" -v v="$2" '$1 == s && $2 == v { print $3 }' \
-		"$BENCH_OUT/raw.tsv" 2>/dev/null | sort -g |
+# median_of: the median of the numbers on stdin, one a line ("nan" if none).
+median_of() {
+	sort -g |
 		awk '{ a[NR] = $1 }
 		END {
 			if (NR == 0) { print "nan"; exit }
 			m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
 			printf "%.6g\n", m
 		}'
+}
+
+# median SCENARIO VARIANT: median of the recorded runs ("nan" if none).
+median() {
+	awk -F'\t' -v s="$1" -v v="$2" '$1 == s && $2 == v { print $3 }' \
+		"$BENCH_OUT/raw.tsv" 2>/dev/null | median_of
 }
 
 # pratio SCENARIO VARIANT BASELINE: median over rounds of VARIANT / BASELINE
@@ -62,13 +67,7 @@ pratio() {
 		$1 == s && $2 == b { y[$4] = $3 }
 		END {
 			for (r in x) if ((r in y) && y[r] != 0) print x[r] / y[r]
-		}' "$BENCH_OUT/raw.tsv" 2>/dev/null | sort -g |
-		awk '{ a[NR] = $1 }
-		END {
-			if (NR == 0) { print "nan"; exit }
-			m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
-			printf "%.6g\n", m
-		}'
+		}' "$BENCH_OUT/raw.tsv" 2>/dev/null | median_of
 }
 
 # interleave FN VARIANT...: call "FN VARIANT ROUND" for ROUNDS rounds; the
@@ -122,6 +121,15 @@ row() {
 	printf '| %s | %s | %s %s | %s | %s | %s | %s |\n' "$scen" "$what" \
 		"$(fmt "$value")" "$unit" "$vs" "${ratio:+${ratio}$([ "$ratio" = n/a ] || echo x)}" \
 		"${target:+${target:0:2} ${target:2}x}" "$met" >>"$BENCH_OUT/table.md"
+}
+
+# row_vs SCENARIO WHAT UNIT VARIANT BASELINE BASELINE_NAME [TARGET]: the row
+# of VARIANT's median against BASELINE's, their ratio the median of the
+# rounds' ratios (pratio): SCENARIO is the number, the variants' scenario
+# "sSCENARIO".
+row_vs() {
+	local s=s$1
+	row "$1" "$2" "$(median "$s" "$4")" "$3" "$6" "$(median "$s" "$5")" "${7:-}" "$(pratio "$s" "$4" "$5")"
 }
 
 # note TEXT: a line printed under the table (how a scenario was run).
@@ -197,6 +205,27 @@ cg_instr() {
 	echo "$CALLGRIND_TABLE" | awk -F' *[|] *' -v c="$1" '$2 == c { print $3 }'
 }
 
+# short_runs SCENARIO: the round-trip scenarios (4, 7, 17 to 19) measure
+# one connection ping-ponging, the figure most exposed to scheduling noise:
+# more, shorter runs than the others (ROUNDS + 2 by default, or
+# BENCH_S<SCENARIO>_ROUNDS; SECS at most 3).  Sets $port, the Redis port.
+short_runs() {
+	local knob=BENCH_S$1_ROUNDS
+	port=${FENCE_REDIS_URL##*:}
+	ROUNDS=${!knob:-$((ROUNDS + 2))}
+	SECS=$((SECS < 3 ? SECS : 3))
+}
+
+# pgbench_accounts: pgbench's tables at 100000 accounts (pgbench -i, no
+# vacuum), in PGDATABASE; sets $accounts and the token the scenarios
+# announce, $token.
+pgbench_accounts() {
+	accounts=100000
+	# shellcheck disable=SC2034 # the scenario's, which sources this file
+	token=7
+	pgbench -i -q -s $((accounts / 100000)) -I dtgvp >/dev/null 2>&1 || die "pgbench -i failed"
+}
+
 # pin_beside_redis: the language scenarios (17 to 19) run each client on
 # the CPU redis-server is pinned to, so that every variant, C included,
 # pays the same hand-offs between the two.  Sets $run, the prefix that
@@ -224,4 +253,25 @@ c_cycles() {
 	out=$($run "$BENCH_DIR/fence_cycles" -t 1 -s "$SECS") || die "fence_cycles failed"
 	set -- "$1" $out
 	record "$1" c "${2#cycles_per_s=}"
+}
+
+# pinned_where: how the pinned runs ran, for a note ("pinned to CPU N
+# together with redis-server", or "unpinned (no taskset)").
+pinned_where() {
+	[ -n "$run" ] && echo "pinned to CPU $cpu together with redis-server" || echo "unpinned (no taskset)"
+}
+
+# cycles_variant SCENARIO VARIANT NAME CMD...: one run of a language
+# scenario's VARIANT: "c" is libfence in C (c_cycles), any other runs CMD
+# (pinned: $run), the program NAME, which prints "cycles_per_s=N".
+cycles_variant() {
+	local scen=$1 variant=$2 name=$3 out
+	shift 3
+	case $variant in
+	c) c_cycles "$scen" ;;
+	*)
+		out=$($run "$@") || die "$name $variant failed"
+		record "$scen" "$variant" "${out#cycles_per_s=}"
+		;;
+	esac
 }

@@ -18,12 +18,10 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-accounts=100000
 resources=${BENCH_S11_RESOURCES:-1000000}
-token=7
 
 log "s11: fenced writes spread over $resources resources"
-pgbench -i -q -s $((accounts / 100000)) -I dtgvp >/dev/null 2>&1 || die "pgbench -i failed"
+pgbench_accounts
 sql >/dev/null <<SQL
 DELETE FROM fence.fences WHERE resource LIKE 'spread:%' OR resource LIKE 'churn:%';
 VACUUM fence.fences;

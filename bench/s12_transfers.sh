@@ -19,11 +19,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-accounts=100000
-token=7
-
 log "s12: transfers between two fenced accounts"
-pgbench -i -q -s $((accounts / 100000)) -I dtgvp >/dev/null 2>&1 || die "pgbench -i failed"
+pgbench_accounts
 sql >/dev/null <<SQL
 DROP TABLE IF EXISTS s12_guarded;
 CREATE TABLE s12_guarded (LIKE pgbench_accounts INCLUDING ALL) WITH (fillfactor = 100);
@@ -54,5 +51,5 @@ row 12 "guarded key-mode table, SET LOCAL fence.tokens, vs plain" "$(median s12 
 row 12 "plain transfer as two UPDATEs in a transaction" "$plain_tx" tx/s
 row 12 "guarded key-mode table, SET LOCAL fence.tokens, vs two UPDATEs (4 round trips each)" "$(median s12 guarded)" tx/s "two UPDATEs" "$plain_tx" "" "$(pratio s12 guarded plain_tx)"
 row 12 "two fence.fenced_update calls in a transaction vs two UPDATEs" "$(median s12 two)" tx/s "two UPDATEs" "$plain_tx" "" "$(pratio s12 two plain_tx)"
-row 12 "fence.fenced_update_many vs two fence.fenced_update calls" "$(median s12 many)" tx/s "two calls" "$(median s12 two)" "" "$(pratio s12 many two)"
+row_vs 12 "fence.fenced_update_many vs two fence.fenced_update calls" tx/s many two "two calls"
 note "Scenario 12: pgbench -M prepared, $CLIENTS clients, $CORES threads, ${SECS}s per run, $ROUNDS runs each; a transfer of a random amount between two random accounts of $accounts, each account its own resource acct:<aid> announced at token $token before the runs (the checks lock the fence rows and move nothing); round trips per transfer: plain 1, fenced_update_many 1, guarded 4 (BEGIN, set_config, UPDATE, END), two UPDATEs 4, two fenced_update 4; the balances still sum to 0 after the runs."

@@ -18,8 +18,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-accounts=100000
-token=7
 resource=bench:guarded
 owner=bench-owner
 c_db=${PGDATABASE:-postgres}
@@ -30,7 +28,7 @@ dropdb --if-exists "$sql_db" >/dev/null
 createdb "$sql_db"
 sql -d "$sql_db" -1 -f "$BENCH_DIR/../sql/hosted/fence_hosted.sql" >/dev/null
 for db in "$c_db" "$sql_db"; do
-	PGDATABASE=$db pgbench -i -q -s $((accounts / 100000)) -I dtgvp >/dev/null 2>&1 || die "pgbench -i failed"
+	PGDATABASE=$db pgbench_accounts
 	sql -d "$db" >/dev/null <<SQL
 SELECT fence.advance('bench:' || c, $token) FROM generate_series(0, $CLIENTS - 1) c;
 SELECT fence.advance('$resource', $token, '$owner');
@@ -63,12 +61,12 @@ run_variant() {
 interleave run_variant c_plain c_fenced c_guarded c_where sql_plain sql_fenced sql_guarded sql_where
 
 row 14 "SQL edition: plain autocommit UPDATE (pgbench)" "$(median s14 sql_plain)" tx/s
-row 14 "SQL edition: fence.fenced_update vs plain" "$(median s14 sql_fenced)" tx/s plain "$(median s14 sql_plain)" ">=0.40" "$(pratio s14 sql_fenced sql_plain)"
-row 14 "SQL edition: fence.fenced_update vs the C extension's" "$(median s14 sql_fenced)" tx/s "C ext." "$(median s14 c_fenced)" "" "$(pratio s14 sql_fenced c_fenced)"
-row 14 "SQL edition: the check in the UPDATE's WHERE clause (client-prepared) vs plain" "$(median s14 sql_where)" tx/s plain "$(median s14 sql_plain)" "" "$(pratio s14 sql_where sql_plain)"
-row 14 "SQL edition: guarded table (PGOPTIONS) vs plain" "$(median s14 sql_guarded)" tx/s plain "$(median s14 sql_plain)" ">=0.50" "$(pratio s14 sql_guarded sql_plain)"
-row 14 "SQL edition: guarded table vs the C extension's" "$(median s14 sql_guarded)" tx/s "C ext." "$(median s14 c_guarded)" "" "$(pratio s14 sql_guarded c_guarded)"
-row 14 "C extension: fence.fenced_update vs plain (same run)" "$(median s14 c_fenced)" tx/s plain "$(median s14 c_plain)" "" "$(pratio s14 c_fenced c_plain)"
-row 14 "C extension: the check in the UPDATE's WHERE clause vs plain (same run)" "$(median s14 c_where)" tx/s plain "$(median s14 c_plain)" "" "$(pratio s14 c_where c_plain)"
-row 14 "C extension: guarded table vs plain (same run)" "$(median s14 c_guarded)" tx/s plain "$(median s14 c_plain)" "" "$(pratio s14 c_guarded c_plain)"
+row_vs 14 "SQL edition: fence.fenced_update vs plain" tx/s sql_fenced sql_plain plain ">=0.40"
+row_vs 14 "SQL edition: fence.fenced_update vs the C extension's" tx/s sql_fenced c_fenced "C ext."
+row_vs 14 "SQL edition: the check in the UPDATE's WHERE clause (client-prepared) vs plain" tx/s sql_where sql_plain plain
+row_vs 14 "SQL edition: guarded table (PGOPTIONS) vs plain" tx/s sql_guarded sql_plain plain ">=0.50"
+row_vs 14 "SQL edition: guarded table vs the C extension's" tx/s sql_guarded c_guarded "C ext."
+row_vs 14 "C extension: fence.fenced_update vs plain (same run)" tx/s c_fenced c_plain plain
+row_vs 14 "C extension: the check in the UPDATE's WHERE clause vs plain (same run)" tx/s c_where c_plain plain
+row_vs 14 "C extension: guarded table vs plain (same run)" tx/s c_guarded c_plain plain
 note "Scenario 14: pgbench -M prepared, $CLIENTS clients, $CORES threads, ${SECS}s per run, $ROUNDS runs each, the scripts of scenarios 1 and 2 and update_where.pgbench (the check in the UPDATE's WHERE clause); the SQL edition in a database of its own on the same server. A check that does not move the mark takes the fence row FOR SHARE in both editions, so the clients of \"guarded\", all under one lease, write side by side (docs/hosted.md)."

@@ -81,8 +81,7 @@ single=$(median s15 single)
 row 15 "single-account critical section: fence_acquire, fence.fenced_update, fence_release ($workers workers)" "$single" cs/s
 row 15 "transfer: fence_acquire_many of 2, fence.fenced_update_many, fence_leases_release, vs single" \
 	"$(median s15 transfer)" cs/s single "$single" ">=0.70" "$(pratio s15 transfer single)"
-row 15 "transfer vs the same as two single critical sections in a row" \
-	"$(median s15 transfer)" cs/s "two singles" "$(median s15 two)" "" "$(pratio s15 transfer two)"
+row_vs 15 "transfer vs the same as two single critical sections in a row" cs/s transfer two "two singles"
 for v in single transfer two; do
 	row 15 "$v: wall time per section in Redis (acquire, release) / in PostgreSQL" \
 		"$(median s15 "${v}_redis_us")" "µs / $(fmt "$(median s15 "${v}_pg_us")") µs"

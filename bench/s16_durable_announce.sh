@@ -40,5 +40,5 @@ plain=$(median s16 plain)
 row 16 "plain one-row UPDATE, synchronous_commit = off (an announce's write as the session commits it)" "$plain" tx/s
 row 16 "the same, synchronous_commit = on (the flush) vs off" "$(median s16 plain_sync)" tx/s "off" "$plain" "" "$(pratio s16 plain_sync plain)"
 row 16 "durable fence.advance moving the mark, session off, vs plain off" "$(median s16 announce)" tx/s "off" "$plain" "" "$(pratio s16 announce plain)"
-row 16 "durable fence.advance vs plain UPDATE with synchronous_commit = on" "$(median s16 announce)" tx/s "on" "$(median s16 plain_sync)" "" "$(pratio s16 announce plain_sync)"
+row_vs 16 "durable fence.advance vs plain UPDATE with synchronous_commit = on" tx/s announce plain_sync "on"
 note "Scenario 16: pgbench -M prepared, $CLIENTS clients, $CORES threads, ${SECS}s per run, $ROUNDS runs each, one resource per client; the server at synchronous_commit = off and fsync = on, so the announce's commit waits for a WAL flush (to disk) that the plain UPDATE at off does not; concurrent commits share flushes (group commit)."

@@ -15,9 +15,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-port=${FENCE_REDIS_URL##*:}
-ROUNDS=${BENCH_S17_ROUNDS:-$((ROUNDS + 2))}
-SECS=$((SECS < 3 ? SECS : 3))
+short_runs 17
 PY=/usr/bin/python3
 export PGFENCE_LIBFENCE=$BENCH_DIR/../client/libfence.so.2
 
@@ -27,23 +25,13 @@ $PY -c 'import redis' 2>/dev/null || die "s17 needs redis-py (python3-redis)"
 pin_beside_redis
 
 run_variant() {
-	local out
-	case $1 in
-	c) c_cycles s17 ;;
-	*)
-		out=$($run $PY "$BENCH_DIR/py_cycles.py" "$1" "$SECS") || die "py_cycles.py $1 failed"
-		record s17 "$1" "${out#cycles_per_s=}"
-		;;
-	esac
+	cycles_variant s17 "$1" py_cycles.py $PY "$BENCH_DIR/py_cycles.py" "$1" "$SECS"
 }
 
 interleave run_variant c pgfence redis-py pgfence-heartbeat
 unpin_redis
 
-row 17 "Python acquire+release cycles (pgfence, 1 connection) vs libfence in C" \
-	"$(median s17 pgfence)" cycles/s "C" "$(median s17 c)" ">=0.70" "$(pratio s17 pgfence c)"
-row 17 "Python acquire+release cycles (pgfence) vs redis-py Lock" \
-	"$(median s17 pgfence)" cycles/s "redis-py" "$(median s17 redis-py)" ">=1.00" "$(pratio s17 pgfence redis-py)"
-row 17 "Python cycles with the heartbeat thread (the default with) vs without" \
-	"$(median s17 pgfence-heartbeat)" cycles/s "no heartbeat" "$(median s17 pgfence)" "" "$(pratio s17 pgfence-heartbeat pgfence)"
-note "Scenario 17: a Python cycle is \`with client.lease(r, ttl=10, heartbeat=False): pass\` (bench/py_cycles.py), a C cycle fence_acquire + fence_release (bench/fence_cycles -t 1), a redis-py cycle \`with r.lock(name, timeout=10): pass\` (redis-py $($PY -c 'import redis; print(redis.__version__)')); ${SECS}s per run, each $([ -n "$run" ] && echo "pinned to CPU $cpu together with redis-server" || echo "unpinned (no taskset)"). With the heartbeat, each lease also starts a thread with a Redis connection of its own and stops it."
+row_vs 17 "Python acquire+release cycles (pgfence, 1 connection) vs libfence in C" cycles/s pgfence c "C" ">=0.70"
+row_vs 17 "Python acquire+release cycles (pgfence) vs redis-py Lock" cycles/s pgfence redis-py "redis-py" ">=1.00"
+row_vs 17 "Python cycles with the heartbeat thread (the default with) vs without" cycles/s pgfence-heartbeat pgfence "no heartbeat"
+note "Scenario 17: a Python cycle is \`with client.lease(r, ttl=10, heartbeat=False): pass\` (bench/py_cycles.py), a C cycle fence_acquire + fence_release (bench/fence_cycles -t 1), a redis-py cycle \`with r.lock(name, timeout=10): pass\` (redis-py $($PY -c 'import redis; print(redis.__version__)')); ${SECS}s per run, each $(pinned_where). With the heartbeat, each lease also starts a thread with a Redis connection of its own and stops it."

@@ -23,9 +23,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-port=${FENCE_REDIS_URL##*:}
-ROUNDS=${BENCH_S19_ROUNDS:-$((ROUNDS + 2))}
-SECS=$((SECS < 3 ? SECS : 3))
+short_runs 19
 
 log "s19: Go (pgfence) cycles vs libfence in C vs SET NX + compare-and-delete in Go"
 command -v go >/dev/null || die "s19 needs Go (golang-go)"
@@ -36,23 +34,13 @@ command -v go >/dev/null || die "s19 needs Go (golang-go)"
 pin_beside_redis
 
 run_variant() {
-	local out
-	case $1 in
-	c) c_cycles s19 ;;
-	*)
-		out=$(GOMAXPROCS=$CORES $run "$BENCH_OUT/go_cycles" "$1" "$SECS") || die "go_cycles $1 failed"
-		record s19 "$1" "${out#cycles_per_s=}"
-		;;
-	esac
+	GOMAXPROCS=$CORES cycles_variant s19 "$1" go_cycles "$BENCH_OUT/go_cycles" "$1" "$SECS"
 }
 
 interleave run_variant c pgfence resp pgfence-heartbeat
 unpin_redis
 
-row 19 "Go acquire+release cycles (pgfence, 1 connection) vs libfence in C" \
-	"$(median s19 pgfence)" cycles/s "C" "$(median s19 c)" ">=0.70" "$(pratio s19 pgfence c)"
-row 19 "Go acquire+release cycles (pgfence) vs hand-written SET NX + compare-and-delete in Go" \
-	"$(median s19 pgfence)" cycles/s "SET NX loop" "$(median s19 resp)" ">=1.00" "$(pratio s19 pgfence resp)"
-row 19 "Go cycles with the heartbeat thread (the default) vs without" \
-	"$(median s19 pgfence-heartbeat)" cycles/s "no heartbeat" "$(median s19 pgfence)" "" "$(pratio s19 pgfence-heartbeat pgfence)"
-note "Scenario 19: a Go cycle is \`client.Acquire(ctx, r, Options{NoHeartbeat: true})\` and \`Release()\` (bench/go_cycles, $(go version | awk '{ print $3 }')), a C cycle fence_acquire + fence_release (bench/fence_cycles -t 1), a hand-written cycle SET key RANDOM NX PX 10000 and an EVALSHA of a compare-and-delete script over a minimal RESP client in Go on one TCP connection (TCP_NODELAY, buffered, crypto/rand values as redsync makes them); ${SECS}s per run, each $([ -n "$run" ] && echo "pinned to CPU $cpu together with redis-server" || echo "unpinned (no taskset)"), the Go ones with GOMAXPROCS=$CORES. A pgfence acquire is one EVALSHA that also counts the token (SET NX PX + INCR + GET), where the hand-written SET gives no token. With the heartbeat, each lease also starts a thread with a Redis connection of its own and stops it."
+row_vs 19 "Go acquire+release cycles (pgfence, 1 connection) vs libfence in C" cycles/s pgfence c "C" ">=0.70"
+row_vs 19 "Go acquire+release cycles (pgfence) vs hand-written SET NX + compare-and-delete in Go" cycles/s pgfence resp "SET NX loop" ">=1.00"
+row_vs 19 "Go cycles with the heartbeat thread (the default) vs without" cycles/s pgfence-heartbeat pgfence "no heartbeat"
+note "Scenario 19: a Go cycle is \`client.Acquire(ctx, r, Options{NoHeartbeat: true})\` and \`Release()\` (bench/go_cycles, $(go version | awk '{ print $3 }')), a C cycle fence_acquire + fence_release (bench/fence_cycles -t 1), a hand-written cycle SET key RANDOM NX PX 10000 and an EVALSHA of a compare-and-delete script over a minimal RESP client in Go on one TCP connection (TCP_NODELAY, buffered, crypto/rand values as redsync makes them); ${SECS}s per run, each $(pinned_where), the Go ones with GOMAXPROCS=$CORES. A pgfence acquire is one EVALSHA that also counts the token (SET NX PX + INCR + GET), where the hand-written SET gives no token. With the heartbeat, each lease also starts a thread with a Redis connection of its own and stops it."

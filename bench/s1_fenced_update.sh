@@ -12,11 +12,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-accounts=100000
-token=7
-
 log "s1: fenced_update vs plain UPDATE and the hand-written baselines"
-pgbench -i -q -s $((accounts / 100000)) -I dtgvp >/dev/null 2>&1 || die "pgbench -i failed"
+pgbench_accounts
 sql -f "$BENCH_DIR/handwritten.sql"
 sql >/dev/null <<SQL
 TRUNCATE bench.fences;
@@ -42,6 +39,6 @@ row 1 "plain autocommit UPDATE (pgbench)" "$plain" tx/s
 row 1 "fence.fenced_update vs plain" "$(median s1 fenced)" tx/s plain "$plain" ">=0.80" "$(pratio s1 fenced plain)"
 row 1 "hand-written SQL transaction vs plain" "$(median s1 handwritten)" tx/s plain "$plain" "" "$(pratio s1 handwritten plain)"
 row 1 "hand-written PL/pgSQL function vs plain" "$(median s1 plpgsql)" tx/s plain "$plain" "" "$(pratio s1 plpgsql plain)"
-row 1 "fence.fenced_update vs hand-written SQL" "$(median s1 fenced)" tx/s "hand SQL" "$(median s1 handwritten)" ">=2.50" "$(pratio s1 fenced handwritten)"
-row 1 "fence.fenced_update vs hand-written PL/pgSQL" "$(median s1 fenced)" tx/s "PL/pgSQL" "$(median s1 plpgsql)" ">=2.50" "$(pratio s1 fenced plpgsql)"
+row_vs 1 "fence.fenced_update vs hand-written SQL" tx/s fenced handwritten "hand SQL" ">=2.50"
+row_vs 1 "fence.fenced_update vs hand-written PL/pgSQL" tx/s fenced plpgsql "PL/pgSQL" ">=2.50"
 note "Scenario 1: pgbench -M prepared, $CLIENTS clients, $CORES threads, ${SECS}s per run, $ROUNDS runs each; one resource per client; round trips per write: plain 1, fenced_update 1, hand-written SQL 4, PL/pgSQL 1."

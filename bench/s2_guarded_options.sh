@@ -13,13 +13,11 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-accounts=100000
-token=7
 resource=bench:guarded
 owner=bench-owner
 
 log "s2: guarded table, token from the connection options, vs plain"
-pgbench -i -q -s $((accounts / 100000)) -I dtgvp >/dev/null 2>&1 || die "pgbench -i failed"
+pgbench_accounts
 sql -c "SELECT fence.advance('$resource', $token, '$owner')"
 
 run_variant() {

@@ -20,11 +20,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-port=${FENCE_REDIS_URL##*:}
-# One connection ping-ponging is the figure most exposed to scheduling
-# noise: more, shorter runs than the other scenarios.
-ROUNDS=${BENCH_S4_ROUNDS:-$((ROUNDS + 2))}
-SECS=$((SECS < 3 ? SECS : 3))
+short_runs 4
 
 log "s4: acquire+release cycles vs redis-benchmark SET"
 
@@ -89,18 +85,13 @@ run_variant() {
 interleave run_variant set_1 fence_1 ping_1 set_8 fence_8
 place 8
 
-row 4 "acquire+release cycles, 1 connection, vs redis-benchmark -c 1 SET" \
-	"$(median s4 fence_1)" cycles/s "SET" "$(median s4 set_1)" ">=0.45" "$(pratio s4 fence_1 set_1)"
-row 4 "acquire+release cycles, 1 connection, vs its floor: two PINGs (hiredis, pinned alike)" \
-	"$(median s4 fence_1)" cycles/s "2 PINGs" "$(median s4 ping_1)" ">=0.80" "$(pratio s4 fence_1 ping_1)"
+row_vs 4 "acquire+release cycles, 1 connection, vs redis-benchmark -c 1 SET" cycles/s fence_1 set_1 "SET" ">=0.45"
+row_vs 4 "acquire+release cycles, 1 connection, vs its floor: two PINGs (hiredis, pinned alike)" cycles/s fence_1 ping_1 "2 PINGs" ">=0.80"
 row 4 "acquire latency p50 / p99, 1 connection" \
 	"$(median s4 fence_1_p50)" "µs / $(fmt "$(median s4 fence_1_p99)") µs"
-row 4 "acquire+release cycles, 8 threads on 8 resources, vs redis-benchmark -c 8 SET" \
-	"$(median s4 fence_8)" cycles/s "SET" "$(median s4 set_8)" "" "$(pratio s4 fence_8 set_8)"
+row_vs 4 "acquire+release cycles, 8 threads on 8 resources, vs redis-benchmark -c 8 SET" cycles/s fence_8 set_8 "SET"
 row 4 "acquire latency p50 / p99, 8 threads" \
 	"$(median s4 fence_8_p50)" "µs / $(fmt "$(median s4 fence_8_p99)") µs"
-row 4 "Redis server time per EVALSHA (acquire or release script) vs per SET" \
-	"$(median s4 fence_1_server_us)" µs "SET" "$(median s4 set_1_server_us)" "" "$(pratio s4 fence_1_server_us set_1_server_us)"
-row 4 "Redis server time per EVALSHA (acquire or release script) vs per PING" \
-	"$(median s4 fence_1_server_us)" µs "PING" "$(median s4 ping_1_server_us)" "" "$(pratio s4 fence_1_server_us ping_1_server_us)"
+row_vs 4 "Redis server time per EVALSHA (acquire or release script) vs per SET" µs fence_1_server_us set_1_server_us "SET"
+row_vs 4 "Redis server time per EVALSHA (acquire or release script) vs per PING" µs fence_1_server_us ping_1_server_us "PING"
 note "Scenario 4: a cycle is fence_acquire + fence_release, 2 round trips (each one EVALSHA), against 1 round trip per SET; ${SECS}s per run; the 1-connection pair $([ -n "$pin" ] && echo "runs pinned to CPU $cpu together with redis-server" || echo "runs unpinned (no taskset)") (idle-vCPU wake-ups otherwise dominate a lone round trip)."

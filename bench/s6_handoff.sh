@@ -87,9 +87,8 @@ for n in 2 4 8; do
 done
 row 6 "fairness: 8 threads for ${fair_secs} s, fewest critical sections vs the fair share" \
 	"$(median s6 t8_min_share)" "" "fair share" 1 ">=0.50"
-row 6 "end to end: handoff to the next holder's first write p50, 8 workers" \
-	"$(median s6 e2e_p50)" µs "floor" "$(median s6 e2e_floor)" "" "$(pratio s6 e2e_p50 e2e_floor)"
-row 6 "end to end: handoff p99" "$(median s6 e2e_p99)" µs "floor" "$(median s6 e2e_floor)" "" "$(pratio s6 e2e_p99 e2e_floor)"
+row_vs 6 "end to end: handoff to the next holder's first write p50, 8 workers" µs e2e_p50 e2e_floor "floor"
+row_vs 6 "end to end: handoff p99" µs e2e_p99 e2e_floor "floor"
 row 6 "end to end: critical sections (${hold} ms holds, ${think} ms between)" "$(median s6 e2e_cs)" cs/s \
 	"lock never idle" "$(awk -v h="$hold" 'BEGIN { print 1000 / h }')"
 note "Scenario 6: fence_contend, threads looping fence_acquire_wait (TTL 5 s) + ${hold} ms hold + fence_release on one resource, Redis only, ${secs}s per run (fairness: ${fair_secs}s); handoff = a holder's call to release to the return of the next holder's acquire; acquire timeouts in the 8-thread runs: $(median s6 t8_timeouts) (median). End to end: fence_workers, 8 workers that announce and make one fenced write, hold ${hold} ms and wait ${think} ms before queueing again; handoff = release call to the end of the next holder's first fence_exec (its acquire, announce and fence_exec); floor = acquire call to the end of the first write for a lone worker (p50); handoffs per run: $(median s6 e2e_handoffs) (median)."

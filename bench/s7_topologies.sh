@@ -29,8 +29,7 @@ set -euo pipefail
 . "$BENCH_DIR/../test/lib/servers.sh"
 . "$BENCH_DIR/../test/lib/tls.sh"
 
-ROUNDS=${BENCH_S7_ROUNDS:-$((ROUNDS + 2))}
-SECS=$((SECS < 3 ? SECS : 3))
+short_runs 7
 
 log "s7: acquire+release cycles on each topology vs a single node"
 servers_init
@@ -80,24 +79,15 @@ run_variant() {
 interleave run_variant single cluster master sentinel quorum3 redlock3 tls single_c tls_c
 
 row 7 "acquire+release cycles, single node, 1 connection (unpinned)" "$(median s7 single)" cycles/s
-row 7 "Redis Cluster (3 masters) vs single node" \
-	"$(median s7 cluster)" cycles/s "single" "$(median s7 single)" ">=0.90" "$(pratio s7 cluster single)"
-row 7 "Sentinel vs its master addressed directly" \
-	"$(median s7 sentinel)" cycles/s "master" "$(median s7 master)" ">=0.90" "$(pratio s7 sentinel master)"
-row 7 "Sentinel vs single node (the master feeds a replica)" \
-	"$(median s7 sentinel)" cycles/s "single" "$(median s7 single)" "" "$(pratio s7 sentinel single)"
-row 7 "quorum of 3 vs single node" \
-	"$(median s7 quorum3)" cycles/s "single" "$(median s7 single)" ">=0.35" "$(pratio s7 quorum3 single)"
-row 7 "quorum of 3 vs node-redlock on the same 3 nodes (no tokens)" \
-	"$(median s7 quorum3)" cycles/s "redlock" "$(median s7 redlock3)" ">=1.20" "$(pratio s7 quorum3 redlock3)"
-row 7 "quorum of 3: acquire latency p50 vs single node" \
-	"$(median s7 quorum3_p50)" µs "single" "$(median s7 single_p50)" "<=2.50" "$(pratio s7 quorum3_p50 single_p50)"
-row 7 "node-redlock: acquire latency p50 vs single node (fence)" \
-	"$(median s7 redlock3_p50)" µs "single" "$(median s7 single_p50)" "" "$(pratio s7 redlock3_p50 single_p50)"
-row 7 "single node over TLS vs plain (the same server), 1 connection" \
-	"$(median s7 tls)" cycles/s "plain" "$(median s7 single)" "" "$(pratio s7 tls single)"
-row 7 "connect + acquire + release per cycle (as one fence command): TLS vs plain" \
-	"$(median s7 tls_c)" cycles/s "plain" "$(median s7 single_c)" "" "$(pratio s7 tls_c single_c)"
+row_vs 7 "Redis Cluster (3 masters) vs single node" cycles/s cluster single "single" ">=0.90"
+row_vs 7 "Sentinel vs its master addressed directly" cycles/s sentinel master "master" ">=0.90"
+row_vs 7 "Sentinel vs single node (the master feeds a replica)" cycles/s sentinel single "single"
+row_vs 7 "quorum of 3 vs single node" cycles/s quorum3 single "single" ">=0.35"
+row_vs 7 "quorum of 3 vs node-redlock on the same 3 nodes (no tokens)" cycles/s quorum3 redlock3 "redlock" ">=1.20"
+row_vs 7 "quorum of 3: acquire latency p50 vs single node" µs quorum3_p50 single_p50 "single" "<=2.50"
+row_vs 7 "node-redlock: acquire latency p50 vs single node (fence)" µs redlock3_p50 single_p50 "single"
+row_vs 7 "single node over TLS vs plain (the same server), 1 connection" cycles/s tls single "plain"
+row_vs 7 "connect + acquire + release per cycle (as one fence command): TLS vs plain" cycles/s tls_c single_c "plain"
 row 7 "acquire latency p50: TLS / plain (single node)" \
 	"$(median s7 tls_p50)" "µs / $(fmt "$(median s7 single_p50)") µs"
 row 7 "acquire latency p50: single / cluster / sentinel / quorum of 3" \

@@ -331,6 +331,8 @@ uint64_t	fence_rand(fence_ctx *ctx);
 
 /* owner.c */
 int			fence_owner_id(fence_ctx *ctx, char *owner);
+int			fence_check_name_size(const char *kind, const char *name, int max,
+								  char *errbuf, size_t errlen);
 
 /* url.c */
 int			fence_url_copy(fence_url *dst, const fence_url *src);

@@ -34,21 +34,7 @@
 int
 fence_check_resource(const char *resource, char *errbuf, size_t errlen)
 {
-	size_t		len;
-
-	if (resource == NULL || *resource == '\0')
-	{
-		snprintf(errbuf, errlen, "resource name must not be empty");
-		return FENCE_ERR;
-	}
-	len = strlen(resource);
-	if (len > FENCE_MAX_RESOURCE_LEN)
-	{
-		snprintf(errbuf, errlen, "resource name is too long (%zu bytes, at most %d)",
-				 len, FENCE_MAX_RESOURCE_LEN);
-		return FENCE_ERR;
-	}
-	return FENCE_OK;
+	return fence_check_name_size("resource", resource, FENCE_MAX_RESOURCE_LEN, errbuf, errlen);
 }
 
 /*

@@ -26,6 +26,31 @@
 #include "fence_int.h"
 
 /*
+ * Is "name", the "kind" of name it is ("resource", "owner"), neither empty
+ * nor longer than "max" bytes?  On failure a message goes into "errbuf".
+ * The checks of resource and owner names begin with it.
+ */
+int
+fence_check_name_size(const char *kind, const char *name, int max,
+					  char *errbuf, size_t errlen)
+{
+	size_t		len;
+
+	if (name == NULL || *name == '\0')
+	{
+		snprintf(errbuf, errlen, "%s name must not be empty", kind);
+		return FENCE_ERR;
+	}
+	len = strlen(name);
+	if (len > (size_t) max)
+	{
+		snprintf(errbuf, errlen, "%s name is too long (%zu bytes, at most %d)", kind, len, max);
+		return FENCE_ERR;
+	}
+	return FENCE_OK;
+}
+
+/*
  * Is "name" an owner name fence takes?  On failure a message goes into
  * "errbuf".  The CLI checks --name with this before it connects.
  */
@@ -35,18 +60,9 @@ fence_check_owner_name(const char *name, char *errbuf, size_t errlen)
 	size_t		len,
 				bad;
 
-	if (name == NULL || *name == '\0')
-	{
-		snprintf(errbuf, errlen, "owner name must not be empty");
+	if (fence_check_name_size("owner", name, FENCE_MAX_OWNER_NAME, errbuf, errlen) != FENCE_OK)
 		return FENCE_ERR;
-	}
 	len = strlen(name);
-	if (len > FENCE_MAX_OWNER_NAME)
-	{
-		snprintf(errbuf, errlen, "owner name is too long (%zu bytes, at most %d)",
-				 len, FENCE_MAX_OWNER_NAME);
-		return FENCE_ERR;
-	}
 	bad = strspn(name, FENCE_OWNER_NAME_CHARS);
 	if (bad < len)
 	{

@@ -82,6 +82,15 @@ report_error(int code, const char *msg, const char *hint)
 	return code;
 }
 
+/* "fence: " and the message on stderr, a line. */
+static void
+say(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", progname);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 /* A note for a person: "fence: " and the message, unless --quiet. */
 void
 note(const char *fmt,...)
@@ -90,11 +99,9 @@ note(const char *fmt,...)
 
 	if (cli_verbosity < 0)
 		return;
-	fprintf(stderr, "%s: ", progname);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 /* What fence does, with --verbose only. */
@@ -105,9 +112,7 @@ trace(const char *fmt,...)
 
 	if (cli_verbosity <= 0)
 		return;
-	fprintf(stderr, "%s: ", progname);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }

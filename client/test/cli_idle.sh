@@ -12,8 +12,6 @@
 # The harness (FENCE_BIN, FENCE_CLI_ONLY) is clilib.sh's.
 set -u
 cd "$(dirname "$0")/.."
-: "${FENCE_REDIS_URL:=redis://127.0.0.1:6379}"
-export FENCE_REDIS_URL
 . test/clilib.sh
 
 PORT=${FENCE_REDIS_URL##*:}

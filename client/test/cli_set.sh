@@ -10,11 +10,8 @@
 # The harness (FENCE_BIN, FENCE_CLI_ONLY) is clilib.sh's.
 set -u
 cd "$(dirname "$0")/.."
-: "${FENCE_REDIS_URL:=redis://127.0.0.1:6379}"
-export FENCE_REDIS_URL
 . test/clilib.sh
 
-HEX='[0-9a-f]{32}'
 unset FENCE_RESOURCE FENCE_TOKEN FENCE_OWNER FENCE_TOKENS FENCE_COUNT PGOPTIONS
 
 # acquire -R b -R a: canonical order, one owner, eval-able; extend and

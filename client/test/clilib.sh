@@ -6,10 +6,17 @@
 # shell suite shares (spare_port, wait_for, dead, fence_key, rcli) is
 # test/lib/harness.sh's.
 #
+# FENCE_REDIS_URL names the Redis under test (default: a local one);
 # FENCE_BIN names the binary under test (default: ./fence in client/);
 # FENCE_CLI_ONLY picks tests by name.  Resource names carry the pid: other
 # suites share the servers.
+# The Redis under test: test/run.sh names one, else a local one.
+: "${FENCE_REDIS_URL:=redis://127.0.0.1:6379}"
+export FENCE_REDIS_URL
 F=${FENCE_BIN:-$PWD/fence}
+# the random part of an owner id (what --name goes in front of)
+# shellcheck disable=SC2034 # the test files'
+HEX='[0-9a-f]{32}'
 PGC="dbname=${PGDATABASE:-postgres}"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fence-cli.XXXXXX")
 # shellcheck source=../../test/lib/harness.sh

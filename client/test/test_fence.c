@@ -72,19 +72,6 @@ acl_channels(void)
 	return rule;
 }
 
-/* GET key as a malloc'd string, NULL if missing. */
-static char *
-rget(const char *key)
-{
-	redisReply *r = rcmd("GET %s", key);
-	char	   *s = NULL;
-
-	if (r && r->type == REDIS_REPLY_STRING)
-		s = strdup(r->str);
-	freeReplyObject(r);
-	return s;
-}
-
 static long long
 rnum(const char *fmt, const char *key)
 {
@@ -103,16 +90,7 @@ rdo(const char *fmt, const char *a, const char *b)
 	freeReplyObject(rcmd(fmt, a, b));
 }
 
-static char *
-key(const char *resource, const char *suffix)
-{
-	static char pool[4][300];
-	static int	next;
-	char	   *buf = pool[next++ % 4];
-
-	snprintf(buf, sizeof(pool[0]), "fence:{%s}:%s", resource, suffix);
-	return buf;
-}
+#define key(resource, suffix) key_of((resource), (suffix), 0)
 
 static long long
 pg_mark(const char *resource)
@@ -1731,50 +1709,29 @@ fail:
  * again after a dropped connection) and libpq's is closed on exec, so that
  * a child the application starts holds none of them.
  */
+static PGconn *cloexec_pg;
+
+/* A connection opened again after the server dropped ours, and libpq's. */
+static void
+drop_and_connect_pg(void)
+{
+	freeReplyObject(rcmd("CLIENT KILL TYPE normal SKIPME yes"));
+	cloexec_pg = PQconnectdb("");
+}
+
 static int
 test_sockets_cloexec(void)
 {
-	fence_ctx  *a = NULL;
-	fence_lease *l = NULL;
-	PGconn	   *c = NULL;
-	int			before[64],
-				after[64],
-				nb,
-				na,
-				fresh = 0,
-				rc = 1;
+	int			rc;
 
-	nb = list_sockets(before, 64);
-	a = fence_connect(redis_url);
-	CHECKC(a->err == 0, a);
-	l = fence_acquire(a, R("cloexec"), 5000);
-	CHECKC(l != NULL, a);
-	CHECKC(fence_heartbeat_start(a, l, NULL, NULL) == FENCE_OK, a);
-	/* a connection opened again after the server dropped ours */
-	freeReplyObject(rcmd("CLIENT KILL TYPE normal SKIPME yes"));
-	(void) fence_extend(a, l, 5000);
-	CHECKC(fence_extend(a, l, 5000) == FENCE_OK, a);
-	c = PQconnectdb("");
-	CHECK(PQstatus(c) == CONNECTION_OK);
-	na = list_sockets(after, 64);
-	for (int i = 0; i < na; i++)
+	/* ours, the heartbeat's, PostgreSQL's */
+	rc = lease_fds_cloexec(redis_url, 0, drop_and_connect_pg, 3);
+	if (rc == 0 && PQstatus(cloexec_pg) != CONNECTION_OK)
 	{
-		if (fd_in(before, nb, after[i]))
-			continue;
-		fresh++;
-		if (!(fcntl(after[i], F_GETFD) & FD_CLOEXEC))
-		{
-			snprintf(tap_why, sizeof(tap_why), "socket %d is inherited across exec", after[i]);
-			goto fail;
-		}
+		snprintf(tap_why, sizeof(tap_why), "PostgreSQL: %s", PQerrorMessage(cloexec_pg));
+		rc = 1;
 	}
-	CHECK(fresh >= 3);			/* ours, the heartbeat's, PostgreSQL's */
-	CHECKC(fence_release(a, l) == FENCE_OK, a);
-	rc = 0;
-fail:
-	PQfinish(c);
-	fence_lease_free(l);
-	fence_free(a);
+	PQfinish(cloexec_pg);
 	return rc;
 }
 

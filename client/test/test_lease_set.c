@@ -25,16 +25,13 @@
 #include "testlib.h"
 
 
+#define key(resource, suffix) key_of((resource), (suffix), 0)
+
+/* The owner of the lock of "resource" (malloc'd), NULL when free. */
 static char *
 lock_of(const char *resource)
 {
-	redisReply *r = redisCommand(raw, "GET fence:{%s}:lock", resource);
-	char	   *s = NULL;
-
-	if (r && r->type == REDIS_REPLY_STRING)
-		s = strdup(r->str);
-	freeReplyObject(r);
-	return s;
+	return rget(key(resource, "lock"));
 }
 
 static int
@@ -164,18 +161,6 @@ fail:
 	return rc;
 }
 
-static char *
-token_of(const char *resource)
-{
-	redisReply *r = redisCommand(raw, "GET fence:{%s}:token", resource);
-	char	   *s = NULL;
-
-	if (r && r->type == REDIS_REPLY_STRING)
-		s = strdup(r->str);
-	freeReplyObject(r);
-	return s;
-}
-
 /*
  * The prefix rule: a set holds only a canonical prefix of its members.  On
  * one master the set's first attempt takes every member in one pipeline,
@@ -207,7 +192,7 @@ test_prefix_rule(void)
 	owner = lock_of(ra);
 	CHECK(owner != NULL && strcmp(owner, fence_lease_owner(other)) == 0);
 	/* this runs on one node, where the pipeline did take "b" */
-	token = token_of(rb);
+	token = rget(key(rb, "token"));
 	CHECK(token != NULL && strcmp(token, "1") == 0);
 	CHECKC(fence_release(b, other) == FENCE_OK, b);
 	rc = 0;
@@ -444,7 +429,7 @@ test_loss_of_one(void)
 	sleep_ms(1200);
 	CHECK(set_lost_calls == 0);
 	CHECK(fence_leases_state(set) == FENCE_LEASE_HELD);
-	r = redisCommand(raw, "DEL fence:{%s}:lock", names[1]);
+	r = redisCommand(raw, "DEL %s", key(names[1], "lock"));
 	freeReplyObject(r);
 	t0 = ms_now();
 	while (set_lost_calls == 0 && ms_now() - t0 < 3000)
@@ -716,8 +701,8 @@ test_exec(void)
 	CHECK(strcmp(got, "93 107 100") == 0);
 
 	/* a newer holder of both announced: the old set is refused, stale */
-	freeReplyObject(redisCommand(raw, "DEL fence:{%s}:lock", r1));
-	freeReplyObject(redisCommand(raw, "DEL fence:{%s}:lock", r2));
+	freeReplyObject(redisCommand(raw, "DEL %s", key(r1, "lock")));
+	freeReplyObject(redisCommand(raw, "DEL %s", key(r2, "lock")));
 	newer = fence_acquire_many(b, names, 2, 10000);
 	CHECKC(newer != NULL, b);
 	CHECKC(fence_leases_announce(b, newer, pg) == FENCE_OK, b);
@@ -796,7 +781,7 @@ test_wait_renews_early(void)
 	started = 1;
 	set = fence_acquire_many_wait(a, names, 2, 1000, 5000);
 	CHECKC(set != NULL, a);
-	pttl = redisCommand(raw, "PTTL fence:{%s}:lock", names[0]);
+	pttl = redisCommand(raw, "PTTL %s", key(names[0], "lock"));
 	/* without the extend, about 1000 - 700 ms would be left */
 	CHECK(pttl != NULL && pttl->type == REDIS_REPLY_INTEGER && pttl->integer > 800);
 	freeReplyObject(pttl);

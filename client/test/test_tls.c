@@ -37,8 +37,7 @@
 #define TEST_PREFIX "tls"
 #include "testlib.h"
 
-/* libfence internals under test */
-char	   *fence_key(const char *resource, const char *suffix);
+/* libfence internals under test (fence_key: testlib.h) */
 unsigned int fence_key_slot(const char *key, size_t len);
 
 #define MAXN 8
@@ -119,18 +118,11 @@ rcli(int port, const char *fmt,...)
 	return out;
 }
 
-static char *
-key(const char *resource, const char *suffix)
-{
-	static char pool[4][400];
-	static int	next;
-	char	   *buf = pool[next++ % 4];
-	char	   *k = fence_key(resource, suffix);
+/* A key of "resource", quoted for rcli's shell. */
+#define key(resource, suffix) key_of((resource), (suffix), 1)
 
-	snprintf(buf, sizeof(pool[0]), "'%s'", k ? k : "");
-	free(k);
-	return buf;
-}
+/* Connect "a" to "url" of the TLS servers, or SKIP without them. */
+#define TLS_CONNECT(a, url) CONNECT_OR_SKIP(a, nports > 0, url, "no TLS servers (FENCE_TEST_TLS_PORTS)")
 
 /* Connections the server on "port" has accepted, this one of redis-cli's too. */
 static long long
@@ -164,10 +156,7 @@ test_tls_lease_cycle(void)
 	const char *res = R("cycle");
 	int			rc = 1;
 
-	if (nports == 0)
-		SKIP("no TLS servers (FENCE_TEST_TLS_PORTS)");
-	a = fence_connect(url(GOOD, NULL));
-	CHECKC(a->err == 0, a);
+	TLS_CONNECT(a, url(GOOD, NULL));
 	l = fence_acquire(a, res, 600);
 	CHECKC(l != NULL, a);
 	CHECK(strcmp(lock_owner(GOOD, res), fence_lease_owner(l)) == 0);
@@ -201,10 +190,7 @@ test_tls_noscript(void)
 	fence_lease *l = NULL;
 	int			rc = 1;
 
-	if (nports == 0)
-		SKIP("no TLS servers (FENCE_TEST_TLS_PORTS)");
-	a = fence_connect(url(GOOD, NULL));
-	CHECKC(a->err == 0, a);
+	TLS_CONNECT(a, url(GOOD, NULL));
 	l = fence_acquire(a, R("noscript"), 5000);
 	CHECKC(l != NULL, a);
 	CHECK(strcmp(rcli(GOOD, "SCRIPT FLUSH"), "OK") == 0);
@@ -227,42 +213,17 @@ test_tls_wait(void)
 {
 	fence_ctx  *a = NULL;
 	fence_lease *l = NULL;
-	waiter		w = {0};
 	const char *res = R("wait");
-	long long	released;
-	int			started = 0,
-				rc = 1;
+	waiter		w = {url(GOOD, NULL), res, 5000, 15000, 0};
+	int			rc = 1;
 
-	if (nports == 0)
-		SKIP("no TLS servers (FENCE_TEST_TLS_PORTS)");
-	a = fence_connect(url(GOOD, NULL));
-	CHECKC(a->err == 0, a);
+	TLS_CONNECT(a, url(GOOD, NULL));
 	l = fence_acquire(a, res, 20000);
 	CHECKC(l != NULL, a);
-	w.url = url(GOOD, NULL);
-	w.resource = res;
-	w.ttl_ms = 5000;
-	w.wait_ms = 15000;
-	CHECK(waiter_start(&w) == 0);
-	started = 1;
-	/* the waiter has a place in the queue */
-	for (long long t0 = ms_now(); ms_now() - t0 < 10000 &&
-		 atoll(rcli(GOOD, "ZCARD %s", key(res, "queue"))) < 1;)
-		sleep_ms(20);
-	released = ms_now();
-	CHECKC(fence_release(a, l) == FENCE_OK, a);
-	waiter_join(&w);
-	started = 0;
-	if (w.token == 0 || w.got_ms - released > 2000)
-	{
-		snprintf(tap_why, sizeof(tap_why), "waiter: token %lld after %lld ms: %s",
-				 w.token, w.got_ms - released, w.errstr);
+	if (handed_over(a, l, &w, 2000) != 0)
 		goto fail;
-	}
 	rc = 0;
 fail:
-	if (started)
-		waiter_join(&w);
 	fence_lease_free(l);
 	fence_free(a);
 	return rc;
@@ -281,12 +242,9 @@ test_tls_announce_heal(void)
 	long long	mark = 0;
 	int			rc = 1;
 
-	if (nports == 0)
-		SKIP("no TLS servers (FENCE_TEST_TLS_PORTS)");
-	if (!pg_ready)
+	if (nports > 0 && !pg_ready)
 		SKIP("extension fence not available");
-	a = fence_connect(url(GOOD, NULL));
-	CHECKC(a->err == 0, a);
+	TLS_CONNECT(a, url(GOOD, NULL));
 	for (int i = 0; i < 3; i++)
 	{
 		l = fence_acquire(a, res, 5000);
@@ -487,6 +445,13 @@ fail:
 	return rc;
 }
 
+/* The server drops our connections: libfence opens one again. */
+static void
+drop_mtls(void)
+{
+	(void) rcli(MTLS, "CLIENT KILL TYPE normal");
+}
+
 /*
  * Every descriptor libfence opens for TLS is closed on exec: the sockets,
  * the heartbeat's, one opened again after the server dropped us, and the
@@ -495,53 +460,12 @@ fail:
 static int
 test_tls_descriptors_cloexec(void)
 {
-	fence_ctx  *a = NULL;
-	fence_lease *l = NULL;
-	int			before[256],
-				after[256],
-				socks[64],
-				nb,
-				na,
-				nsocks,
-				fresh = 0,
-				rc = 1;
-
 	if (nports == 0)
 		SKIP("no TLS servers (FENCE_TEST_TLS_PORTS)");
-	nb = list_fds(before, 256);
-	a = fence_connect(url(MTLS, client_cert("client", "client")));
-	CHECKC(a->err == 0, a);
-	l = fence_acquire(a, R("cloexec"), 5000);
-	CHECKC(l != NULL, a);
-	CHECKC(fence_heartbeat_start(a, l, NULL, NULL) == FENCE_OK, a);
-	(void) rcli(MTLS, "CLIENT KILL TYPE normal");
-	(void) fence_extend(a, l, 5000);
-	CHECKC(fence_extend(a, l, 5000) == FENCE_OK, a);
-	na = list_fds(after, 256);
-	for (int i = 0; i < na; i++)
-	{
-		if (fd_in(before, nb, after[i]))
-			continue;
-		fresh++;
-		if (!(fcntl(after[i], F_GETFD) & FD_CLOEXEC))
-		{
-			snprintf(tap_why, sizeof(tap_why), "descriptor %d is inherited across exec", after[i]);
-			goto fail;
-		}
-	}
 	/* ours and the heartbeat's, at least, are sockets */
-	nsocks = list_sockets(socks, 64);
-	fresh = 0;
-	for (int i = 0; i < nsocks; i++)
-		fresh += !fd_in(before, nb, socks[i]);
-	CHECK(fresh >= 2);
-	fence_heartbeat_stop(l);
-	CHECKC(fence_release(a, l) == FENCE_OK, a);
-	rc = 0;
+	return lease_fds_cloexec(url(MTLS, client_cert("client", "client")), 1, drop_mtls, 2);
 fail:
-	fence_lease_free(l);
-	fence_free(a);
-	return rc;
+	return 1;
 }
 
 /*
@@ -557,10 +481,7 @@ test_tls_cloexec_fork_race(void)
 {
 	fence_ctx  *a = NULL;
 
-	if (nports == 0)
-		SKIP("no TLS servers (FENCE_TEST_TLS_PORTS)");
-	a = fence_connect(url(GOOD, NULL));
-	CHECKC(a->err == 0, a);
+	TLS_CONNECT(a, url(GOOD, NULL));
 	fence_free(a);
 	return cloexec_race(url(MTLS, client_cert("client", "client")), 1, 2000, 400, 10,
 						"a descriptor");
@@ -585,10 +506,7 @@ test_tls_fork_child(void)
 	int			status,
 				rc = 1;
 
-	if (nports == 0)
-		SKIP("no TLS servers (FENCE_TEST_TLS_PORTS)");
-	a = fence_connect(url(GOOD, NULL));
-	CHECKC(a->err == 0, a);
+	TLS_CONNECT(a, url(GOOD, NULL));
 	l = fence_acquire(a, R("fork-p"), 5000);
 	CHECKC(l != NULL, a);
 	before = connections(GOOD);
@@ -644,10 +562,7 @@ test_tls_quorum(void)
 	fence_lease *l = NULL;
 	int			rc = 1;
 
-	if (nquorum < 3)
-		SKIP("no TLS quorum (FENCE_TEST_TLS_QUORUM)");
-	a = fence_connect(quorum_spec(0));
-	CHECKC(a->err == 0, a);
+	CONNECT_OR_SKIP(a, nquorum >= 3, quorum_spec(0), "no TLS quorum (FENCE_TEST_TLS_QUORUM)");
 	l = fence_acquire(a, R("quorum"), 600);
 	CHECKC(l != NULL, a);
 	CHECKC(fence_heartbeat_start(a, l, NULL, NULL) == FENCE_OK, a);

@@ -33,8 +33,7 @@
 #define TEST_PREFIX "topo"
 #include "testlib.h"
 
-/* libfence internals under test */
-char	   *fence_key(const char *resource, const char *suffix);
+/* libfence internals under test (fence_key: testlib.h) */
 unsigned int fence_key_slot(const char *key, size_t len);
 
 #define MAXN 8
@@ -132,18 +131,7 @@ cmd_do(int port, const char *fmt, const char *a, const char *b)
 		freeReplyObject(r);
 }
 
-static char *
-key(const char *resource, const char *suffix)
-{
-	static char pool[4][400];
-	static int	next;
-	char	   *buf = pool[next++ % 4];
-	char	   *k = fence_key(resource, suffix);
-
-	snprintf(buf, sizeof(pool[0]), "%s", k ? k : "");
-	free(k);
-	return buf;
-}
+#define key(resource, suffix) key_of((resource), (suffix), 0)
 
 /* "Calls" of a command on one server (INFO commandstats). */
 static long long
@@ -291,10 +279,7 @@ test_cluster_routing(void)
 				j,
 				rc = 1;
 
-	if (ncluster == 0)
-		SKIP("no cluster (FENCE_TEST_CLUSTER)");
-	a = fence_connect(cluster_url);
-	CHECKC(a->err == 0, a);
+	CONNECT_OR_SKIP(a, ncluster > 0, cluster_url, "no cluster (FENCE_TEST_CLUSTER)");
 	for (i = 0; i < 30; i++)
 	{
 		char		base[32];
@@ -413,10 +398,7 @@ test_cluster_ask_moved(void)
 				dst,
 				rc = 1;
 
-	if (ncluster == 0)
-		SKIP("no cluster (FENCE_TEST_CLUSTER)");
-	a = fence_connect(cluster_url);
-	CHECKC(a->err == 0, a);
+	CONNECT_OR_SKIP(a, ncluster > 0, cluster_url, "no cluster (FENCE_TEST_CLUSTER)");
 	l = fence_acquire(a, res, 20000);
 	CHECKC(l != NULL, a);
 	token = fence_lease_token(l);
@@ -488,10 +470,7 @@ test_cluster_tryagain(void)
 	int			src,
 				rc = 1;
 
-	if (ncluster == 0)
-		SKIP("no cluster (FENCE_TEST_CLUSTER)");
-	a = fence_connect(cluster_url);
-	CHECKC(a->err == 0, a);
+	CONNECT_OR_SKIP(a, ncluster > 0, cluster_url, "no cluster (FENCE_TEST_CLUSTER)");
 	l = fence_acquire(a, res, 20000);
 	CHECKC(l != NULL && fence_lease_token(l) == 1, a);
 	f.slot = fence_key_slot(lk, strlen(lk));
@@ -549,10 +528,7 @@ test_cluster_min_replicas(void)
 	long long	t0;
 	int			rc = 1;
 
-	if (ncluster == 0)
-		SKIP("no cluster (FENCE_TEST_CLUSTER)");
-	a = fence_connect(cluster_url);
-	CHECKC(a->err == 0, a);
+	CONNECT_OR_SKIP(a, ncluster > 0, cluster_url, "no cluster (FENCE_TEST_CLUSTER)");
 	CHECKC(fence_set_min_replicas(a, 1, 150) == FENCE_OK, a);
 	t0 = ms_now();
 	l = fence_acquire(a, res, 10000);
@@ -579,10 +555,7 @@ test_sentinel_resolve(void)
 	const char *p;
 	int			rc = 1;
 
-	if (sentinel_url == NULL)
-		SKIP("no sentinels (FENCE_TEST_SENTINEL)");
-	a = fence_connect(sentinel_url);
-	CHECKC(a->err == 0, a);
+	CONNECT_OR_SKIP(a, sentinel_url != NULL, sentinel_url, "no sentinels (FENCE_TEST_SENTINEL)");
 	l = fence_acquire(a, res, 10000);
 	CHECKC(l != NULL, a);
 	CHECK(cmd_int(sentinel_port[0], "EXISTS %s", key(res, "lock")) == 1);
@@ -621,10 +594,7 @@ test_sentinel_min_replicas(void)
 	long long	t0;
 	int			rc = 1;
 
-	if (sentinel_url == NULL)
-		SKIP("no sentinels (FENCE_TEST_SENTINEL)");
-	a = fence_connect(sentinel_url);
-	CHECKC(a->err == 0, a);
+	CONNECT_OR_SKIP(a, sentinel_url != NULL, sentinel_url, "no sentinels (FENCE_TEST_SENTINEL)");
 	CHECKC(fence_set_min_replicas(a, 1, 2000) == FENCE_OK, a);
 	l = fence_acquire(a, res, 10000);
 	CHECKC(l != NULL, a);
@@ -669,12 +639,9 @@ test_sentinel_heal_replicas(void)
 	int			frozen = 0,
 				rc = 1;
 
-	if (sentinel_url == NULL)
-		SKIP("no sentinels (FENCE_TEST_SENTINEL)");
-	if (!pg_ready)
+	if (sentinel_url != NULL && !pg_ready)
 		SKIP("extension fence not available");
-	a = fence_connect(sentinel_url);
-	CHECKC(a->err == 0, a);
+	CONNECT_OR_SKIP(a, sentinel_url != NULL, sentinel_url, "no sentinels (FENCE_TEST_SENTINEL)");
 	CHECKC(fence_set_min_replicas(a, 1, 200) == FENCE_OK, a);
 	l = fence_acquire(a, res, 10000);
 	CHECKC(l != NULL, a);
@@ -719,10 +686,7 @@ test_sentinel_silent(void)
 				i,
 				rc = 1;
 
-	if (sentinel_url == NULL || nsentinels != 3)
-		SKIP("no sentinels (FENCE_TEST_SENTINEL, FENCE_TEST_SENTINELS_PIDS)");
-	a = fence_connect(sentinel_url);
-	CHECKC(a->err == 0, a);
+	CONNECT_OR_SKIP(a, sentinel_url != NULL && nsentinels == 3, sentinel_url, "no sentinels (FENCE_TEST_SENTINEL, FENCE_TEST_SENTINELS_PIDS)");
 	l = fence_acquire(a, res, ttl);
 	CHECKC(l != NULL, a);
 	CHECKC(fence_heartbeat_start(a, l, NULL, NULL) == FENCE_OK, a);
@@ -775,16 +739,30 @@ fail:
 
 /* --- Quorum -------------------------------------------------------------- */
 
+/* The quorum's nodes frozen (SIGSTOP), one bit each: qthaw_all thaws them. */
+static unsigned int qfrozen;
+
 static void
 qfreeze(int i)
 {
+	qfrozen |= 1u << i;
 	kill(quorum_pid[i], SIGSTOP);
 }
 
 static void
 qthaw(int i)
 {
+	qfrozen &= ~(1u << i);
 	kill(quorum_pid[i], SIGCONT);
+}
+
+/* Thaw every node still frozen: the end of a test, however it ended. */
+static void
+qthaw_all(void)
+{
+	for (int i = 0; i < MAXN; i++)
+		if (qfrozen & (1u << i))
+			qthaw(i);
 }
 
 /* A node restarting without its data: keys and scripts gone. */
@@ -1015,10 +993,7 @@ test_quorum_minority_restart(void)
 				t3;
 	int			rc = 1;
 
-	if (nquorum < 5)
-		SKIP("no quorum of 5 (FENCE_TEST_QUORUM)");
-	a = fence_connect(quorum_url);
-	CHECKC(a->err == 0, a);
+	CONNECT_OR_SKIP(a, nquorum >= 5, quorum_url, "no quorum of 5 (FENCE_TEST_QUORUM)");
 	t1 = cycle(a, res);
 	CHECKC(t1 > 0, a);
 	qwipe(0);
@@ -1051,18 +1026,13 @@ test_quorum_minority_frozen(void)
 	long long	t0,
 				t1,
 				took;
-	int			frozen = 0,
-				rc = 1;
+	int			rc = 1;
 
-	if (nquorum < 5)
-		SKIP("no quorum of 5 (FENCE_TEST_QUORUM)");
-	a = fence_connect(quorum_url);
-	CHECKC(a->err == 0, a);
+	CONNECT_OR_SKIP(a, nquorum >= 5, quorum_url, "no quorum of 5 (FENCE_TEST_QUORUM)");
 	t1 = cycle(a, res);
 	CHECKC(t1 > 0, a);
 	qfreeze(1);
 	qfreeze(2);
-	frozen = 1;
 	t0 = ms_now();
 	l = fence_acquire(a, res, 4000);
 	took = ms_now() - t0;
@@ -1074,7 +1044,6 @@ test_quorum_minority_frozen(void)
 	CHECKC(fence_release(a, l) == FENCE_OK, a);
 	qthaw(1);
 	qthaw(2);
-	frozen = 0;
 	/*
 	 * The thawed nodes now run what was queued in their sockets while they
 	 * were frozen (a late lock, then its release), as a delayed network
@@ -1090,11 +1059,7 @@ test_quorum_minority_frozen(void)
 	CHECK(get_num(quorum_port[1], key(res, "token")) == t1 + 2);
 	rc = 0;
 fail:
-	if (frozen)
-	{
-		qthaw(1);
-		qthaw(2);
-	}
+	qthaw_all();
 	fence_lease_free(l);
 	fence_free(a);
 	return rc;
@@ -1108,16 +1073,11 @@ test_quorum_majority_down(void)
 	fence_lease *l = NULL;
 	const char *res = R("qdown");
 	int			i,
-				frozen = 0,
 				rc = 1;
 
-	if (nquorum < 5)
-		SKIP("no quorum of 5 (FENCE_TEST_QUORUM)");
-	a = fence_connect(quorum_url);
-	CHECKC(a->err == 0, a);
+	CONNECT_OR_SKIP(a, nquorum >= 5, quorum_url, "no quorum of 5 (FENCE_TEST_QUORUM)");
 	for (i = 0; i < 3; i++)
 		qfreeze(i);
-	frozen = 1;
 	l = fence_acquire(a, res, 2000);
 	CHECK(l == NULL && a->err == FENCE_ERR_IO);
 	CHECK(strstr(a->errstr, "2 of 5 Redis nodes, a majority needs 3") != NULL);
@@ -1126,9 +1086,7 @@ test_quorum_majority_down(void)
 	CHECK(cmd_int(quorum_port[3], "EXISTS %s", key(res, "lock")) == 0);
 	rc = 0;
 fail:
-	if (frozen)
-		for (i = 0; i < 3; i++)
-			qthaw(i);
+	qthaw_all();
 	fence_lease_free(l);
 	fence_free(a);
 	return rc;
@@ -1153,12 +1111,9 @@ test_quorum_claim_refused(void)
 	int			i,
 				rc = 1;
 
-	if (nquorum < 5)
-		SKIP("no quorum of 5 (FENCE_TEST_QUORUM)");
-	if (!pg_ready)
+	if (nquorum >= 5 && !pg_ready)
 		SKIP("extension fence not available");
-	a = fence_connect(quorum_url);
-	CHECKC(a->err == 0, a);
+	CONNECT_OR_SKIP(a, nquorum >= 5, quorum_url, "no quorum of 5 (FENCE_TEST_QUORUM)");
 	l = fence_acquire(a, res, 10000);
 	CHECKC(l != NULL, a);
 	t = fence_lease_token(l);
@@ -1195,15 +1150,11 @@ test_quorum_backstop(void)
 	const char *res = R("qbackstop");
 	long long	t;
 	int			i,
-				frozen = 0,
 				rc = 1;
 
-	if (nquorum < 5)
-		SKIP("no quorum of 5 (FENCE_TEST_QUORUM)");
-	if (!pg_ready)
+	if (nquorum >= 5 && !pg_ready)
 		SKIP("extension fence not available");
-	a = fence_connect(quorum_url);
-	CHECKC(a->err == 0, a);
+	CONNECT_OR_SKIP(a, nquorum >= 5, quorum_url, "no quorum of 5 (FENCE_TEST_QUORUM)");
 	for (i = 0; i < 3; i++)
 	{
 		l = fence_acquire(a, res, 10000);
@@ -1216,7 +1167,6 @@ test_quorum_backstop(void)
 	t = 3;
 	qfreeze(3);
 	qfreeze(4);
-	frozen = 1;
 	for (i = 0; i < 3; i++)
 		qwipe(i);
 	/* a new worker, which knows no counter to guess from (a, which saw 3,
@@ -1232,11 +1182,7 @@ test_quorum_backstop(void)
 	CHECKC(fence_release(b, l) == FENCE_OK, b);
 	rc = 0;
 fail:
-	if (frozen)
-	{
-		qthaw(3);
-		qthaw(4);
-	}
+	qthaw_all();
 	fence_lease_free(l);
 	fence_free(a);
 	fence_free(b);
@@ -1251,20 +1197,14 @@ test_quorum_heartbeat(void)
 	fence_lease *l = NULL;
 	const char *res = R("qheart");
 	long long	t0;
-	int			i,
-				frozen = 0,
-				rc = 1;
+	int			rc = 1;
 
-	if (nquorum < 5)
-		SKIP("no quorum of 5 (FENCE_TEST_QUORUM)");
-	a = fence_connect(quorum_url);
-	CHECKC(a->err == 0, a);
+	CONNECT_OR_SKIP(a, nquorum >= 5, quorum_url, "no quorum of 5 (FENCE_TEST_QUORUM)");
 	lost_calls = 0;
 	l = fence_acquire(a, res, 900);
 	CHECKC(l != NULL, a);
 	CHECKC(fence_heartbeat_start(a, l, count_lost, NULL) == FENCE_OK, a);
-	qfreeze(0);
-	frozen = 1;					/* a minority: nothing changes */
+	qfreeze(0);					/* a minority: nothing changes */
 	sleep_ms(2000);
 	CHECK(fence_lease_state(l) == FENCE_LEASE_HELD && lost_calls == 0);
 	qfreeze(1);
@@ -1276,28 +1216,10 @@ test_quorum_heartbeat(void)
 	CHECK(fence_lease_state(l) == FENCE_LEASE_LOST);
 	rc = 0;
 fail:
-	if (frozen)
-		for (i = 0; i < 3; i++)
-			qthaw(i);
+	qthaw_all();
 	fence_lease_free(l);
 	fence_free(a);
 	return rc;
-}
-
-/* How many EVALSHA node "port" has run since its last CONFIG RESETSTAT. */
-static long long
-evalsha_calls(int port)
-{
-	redisReply *r = cmd(port, "INFO commandstats");
-	const char *p;
-	long long	n = 0;
-
-	if (r && r->type == REDIS_REPLY_STRING &&
-		(p = strstr(r->str, "cmdstat_evalsha:calls=")) != NULL)
-		n = atoll(p + strlen("cmdstat_evalsha:calls="));
-	if (r)
-		freeReplyObject(r);
-	return n;
 }
 
 /*
@@ -1315,7 +1237,7 @@ test_quorum_one_round(void)
 			   *b = NULL;
 	fence_lease *l = NULL;
 	const char *res = R("qround");
-	long long	calls = 0;
+	long long	evalshas = 0;
 	int			i,
 				rc = 1;
 
@@ -1336,10 +1258,11 @@ test_quorum_one_round(void)
 	CHECKC((l = fence_acquire(a, res, 10000)) != NULL && fence_lease_token(l) == 2, a);
 	for (i = 0; i < nquorum; i++)
 	{
-		calls += evalsha_calls(quorum_port[i]);
+		/* the EVALSHAs since CONFIG RESETSTAT */
+		evalshas += calls(quorum_port[i], "evalsha");
 		CHECK(get_num(quorum_port[i], key(res, "token")) == 2);
 	}
-	CHECK(calls == nquorum);
+	CHECK(evalshas == nquorum);
 	CHECKC(fence_release(a, l) == FENCE_OK, a);
 	fence_lease_free(l);
 	l = NULL;
@@ -1412,54 +1335,16 @@ static int
 test_topo_sockets_cloexec(void)
 {
 	const char *urls[3] = {cluster_url, sentinel_url, nquorum ? quorum_url : NULL};
-	fence_ctx  *a = NULL;
-	fence_lease *l = NULL;
-	int			before[64],
-				after[64],
-				nb,
-				na,
-				t,
-				i,
-				rc = 1;
 
 	if (ncluster == 0 || sentinel_url == NULL || nquorum == 0)
 		SKIP("needs the cluster, the sentinels and the quorum (FENCE_TEST_*)");
-	for (t = 0; t < 3; t++)
-	{
-		int			fresh = 0;
-
-		nb = list_sockets(before, 64);
-		a = fence_connect(urls[t]);
-		CHECKC(a->err == 0, a);
-		l = fence_acquire(a, R("cloexec"), 5000);
-		CHECKC(l != NULL, a);
-		CHECKC(fence_heartbeat_start(a, l, NULL, NULL) == FENCE_OK, a);
-		CHECKC(fence_extend(a, l, 5000) == FENCE_OK, a);
-		na = list_sockets(after, 64);
-		for (i = 0; i < na; i++)
-		{
-			if (fd_in(before, nb, after[i]))
-				continue;
-			fresh++;
-			if (!(fcntl(after[i], F_GETFD) & FD_CLOEXEC))
-			{
-				snprintf(tap_why, sizeof(tap_why), "%.200s: socket %d is inherited across exec",
-						 urls[t], after[i]);
-				goto fail;
-			}
-		}
-		CHECK(fresh >= 2);		/* at least ours and the heartbeat's */
-		CHECKC(fence_release(a, l) == FENCE_OK, a);
-		fence_lease_free(l);
-		l = NULL;
-		fence_free(a);
-		a = NULL;
-	}
-	rc = 0;
+	/* at least ours and the heartbeat's */
+	for (int t = 0; t < 3; t++)
+		if (lease_fds_cloexec(urls[t], 0, NULL, 2) != 0)
+			return 1;
+	return 0;
 fail:
-	fence_lease_free(l);
-	fence_free(a);
-	return rc;
+	return 1;
 }
 
 /*
@@ -1476,55 +1361,25 @@ test_topo_wait_wakes(void)
 	const char *urls[3] = {cluster_url, sentinel_url, nquorum ? quorum_url : NULL};
 	fence_ctx  *a = NULL;
 	fence_lease *l = NULL;
-	waiter		w;
-	int			started = 0,
-				t,
-				round,
-				port = -1;
-	long long	t0,
-				released;
 	int			rc = 1;
 
 	if (ncluster == 0 || sentinel_url == NULL || nquorum == 0)
 		SKIP("needs the cluster, the sentinels and the quorum (FENCE_TEST_*)");
-	for (t = 0; t < 3; t++)
+	for (int t = 0; t < 3; t++)
 	{
 		const char *res = R("wake");
 
-		if (t == 0)
-		{
-			const char *k = key(res, "queue");
-
-			port = slot_owner(fence_key_slot(k, strlen(k)));
-		}
-		else
-			port = t == 1 ? sentinel_port[0] : quorum_port[0];
 		a = fence_connect(urls[t]);
 		CHECKC(a->err == 0, a);
-		for (round = 0; round < 3; round++)
+		for (int round = 0; round < 3; round++)
 		{
+			waiter		w = {urls[t], res, 5000, 10000, 0};
+
 			l = fence_acquire(a, res, 30000);
 			CHECKC(l != NULL, a);
-			w = (waiter) {urls[t], res, 5000, 10000, 0};
-			CHECK(waiter_start(&w) == 0);
-			started = 1;
-			/* its busy attempt took a place in the queue */
-			t0 = ms_now();
-			while (cmd_int(port, "ZCARD %s", key(res, "queue")) < 1)
-			{
-				CHECK(ms_now() - t0 < 10000);
-				sleep_ms(2);
-			}
-			released = ms_now();
-			CHECKC(fence_release(a, l) == FENCE_OK, a);
-			waiter_join(&w);
-			started = 0;
-			if (w.token <= fence_lease_token(l) || w.got_ms - released > 150)
-			{
-				snprintf(tap_why, sizeof(tap_why), "%.200s: the waiter got token %lld %lld ms after the release of token %lld (%.200s)",
-						 urls[t], w.token, w.got_ms - released, fence_lease_token(l), w.errstr);
+			/* its busy attempt takes a place in the queue */
+			if (handed_over(a, l, &w, 150) != 0)
 				goto fail;
-			}
 			fence_lease_free(l);
 			l = NULL;
 		}
@@ -1533,8 +1388,6 @@ test_topo_wait_wakes(void)
 	}
 	rc = 0;
 fail:
-	if (started)
-		waiter_join(&w);
 	fence_lease_free(l);
 	fence_free(a);
 	return rc;
@@ -1715,7 +1568,6 @@ test_topo_list(void)
 	char		pattern[64];
 	int			nl = 0,
 				started = 0,
-				frozen = -1,
 				t,
 				rc = 1;
 
@@ -1759,11 +1611,9 @@ test_topo_list(void)
 		CHECKC(waiters_named(a, fence_lease_resource(l[0]), "waits"), a);
 		CHECKC(waiters_named(a, fence_lease_resource(l[1]), ""), a);
 		if (t == 2)
-			qfreeze(frozen = 1);
+			qfreeze(1);
 		CHECKC(fence_list(a, pattern, &held, &nheld) == FENCE_OK, a);
-		if (frozen >= 0)
-			qthaw(frozen);
-		frozen = -1;
+		qthaw_all();
 		CHECK(nheld == (size_t) nl);
 		for (i = 0; i < nheld; i++)
 		{
@@ -1803,8 +1653,7 @@ test_topo_list(void)
 	}
 	rc = 0;
 fail:
-	if (frozen >= 0)
-		qthaw(frozen);
+	qthaw_all();
 	if (started)
 		waiter_join(&w);
 	fence_list_free(held, nheld);

@@ -1,9 +1,14 @@
 /*
  * client/test/testlib.h
- *	  Helpers the client's C test programs share: unique resource names,
- *	  clocks, the lease-lost counter, the PostgreSQL connection, a raw
- *	  Redis connection (with TESTLIB_RAW_REDIS), the descriptors a process
- *	  holds and the fork+exec race of the close-on-exec tests, and waiters.
+ *	  Helpers the client's C test programs share: unique resource names
+ *	  and their Redis keys, clocks, the lease-lost counter, the PostgreSQL
+ *	  connection, a raw Redis connection (with TESTLIB_RAW_REDIS), a test's
+ *	  connection to servers of its own, the descriptors a process holds,
+ *	  waiters; and the bodies of the tests that every transport and
+ *	  topology runs alike (test_fence.c on one node, test_tls.c over TLS,
+ *	  test_topo.c on Cluster, Sentinel and a quorum), each parameterised by
+ *	  the URL: descriptors closed on exec, the fork+exec race, the hand-over
+ *	  to a waiter on release.
  *
  * Define TEST_PREFIX (a string) before including it: resource names are
  * TEST_PREFIX "-<pid>-<base>", since other suites share the servers.
@@ -26,6 +31,39 @@
 
 static PGconn *pg;
 static int	pg_ready;			/* the fence extension is there */
+
+/* libfence's key of "resource" (test_key_names pins the formula). */
+char	   *fence_key(const char *resource, const char *suffix);
+
+/*
+ * The Redis key "suffix" of "resource" as libfence names it; with
+ * "quoted", in single quotes, for a shell's redis-cli command line.  In
+ * a static pool of 4.
+ */
+static const char *__attribute__((unused))
+key_of(const char *resource, const char *suffix, int quoted)
+{
+	static char pool[4][400];
+	static int	next;
+	char	   *buf = pool[next++ % 4];
+	char	   *k = fence_key(resource, suffix);
+
+	snprintf(buf, sizeof(pool[0]), quoted ? "'%s'" : "%s", k ? k : "");
+	free(k);
+	return buf;
+}
+
+/*
+ * A test's set-up on servers of its own: SKIP (with "why") unless "have"
+ * (the suite started them), then connect "a" to "url".
+ */
+#define CONNECT_OR_SKIP(a, have, url, why) \
+	do { \
+		if (!(have)) \
+			SKIP(why); \
+		(a) = fence_connect(url); \
+		CHECKC((a)->err == 0, (a)); \
+	} while (0)
 
 #ifdef TESTLIB_RAW_REDIS
 
@@ -63,6 +101,19 @@ raw_redis_setup(const char *what)
 		return -1;
 	}
 	return 0;
+}
+
+/* GET "key" on the raw connection: a malloc'd string, NULL if missing. */
+static char *__attribute__((unused))
+rget(const char *key)
+{
+	redisReply *r = redisCommand(raw, "GET %s", key);
+	char	   *s = NULL;
+
+	if (r && r->type == REDIS_REPLY_STRING)
+		s = strdup(r->str);
+	freeReplyObject(r);
+	return s;
 }
 #endif							/* TESTLIB_RAW_REDIS */
 
@@ -390,6 +441,123 @@ static void
 waiter_join(waiter *w)
 {
 	pthread_join(w->thread, NULL);
+}
+
+/*
+ * Wait (at most 10 s) until "a" sees "n" live waiters for "resource"
+ * (fence_waiters: on every topology, over every transport).
+ */
+static int	__attribute__((unused))
+waiters_queued(fence_ctx *a, const char *resource, size_t n)
+{
+	long long	t0 = ms_now();
+
+	for (;;)
+	{
+		char	  **owners = NULL;
+		size_t		have = 0;
+
+		if (fence_waiters(a, resource, &owners, &have) == FENCE_OK)
+			fence_waiters_free(owners, have);
+		if (have >= n)
+			return 1;
+		if (ms_now() - t0 > 10000)
+			return 0;
+		sleep_ms(2);
+	}
+}
+
+/*
+ * The hand-over every transport and topology makes at once: "a" holds "l"
+ * (the lease of "w"'s resource); waiter "w" (filled in, not started)
+ * takes a place in the queue, and the release hands it the lease, with a
+ * higher token, within "within_ms" (far sooner than a waiter's own next
+ * look).  0, or 1 with tap_why set; "w" is joined either way.
+ */
+static int	__attribute__((unused))
+handed_over(fence_ctx *a, fence_lease *l, waiter *w, long long within_ms)
+{
+	long long	released = 0;
+	int			bad = 1;
+
+	if (waiter_start(w) != 0)
+	{
+		snprintf(tap_why, sizeof(tap_why), "pthread_create failed");
+		return 1;
+	}
+	if (!waiters_queued(a, w->resource, 1))
+		snprintf(tap_why, sizeof(tap_why), "%.200s: no waiter in the queue after 10 s", w->url);
+	else if ((released = ms_now()), fence_release(a, l) != FENCE_OK)
+		snprintf(tap_why, sizeof(tap_why), "%.200s: release: %.200s", w->url, a->errstr);
+	else
+		bad = 0;
+	waiter_join(w);
+	if (bad)
+		return 1;
+	if (w->token <= fence_lease_token(l) || w->got_ms - released > within_ms)
+	{
+		snprintf(tap_why, sizeof(tap_why),
+				 "%.200s: the waiter got token %lld %lld ms after the release of token %lld (%.200s)",
+				 w->url, w->token, w->got_ms - released, fence_lease_token(l), w->errstr);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * What every transport and topology keeps from a child the application
+ * execs: on a context of "url", a lease and its heartbeat; "more" (if set)
+ * adds what else the test opens (a connection the server drops, so that
+ * it is opened again; libpq's); two extends (the first may find the
+ * connection gone).  Every descriptor opened since (the sockets, or with
+ * "any_fd" every kind: the files TLS reads) closes on exec, and at least
+ * "min_sockets" sockets are new.  0, or 1 with tap_why set.
+ */
+static int	__attribute__((unused))
+lease_fds_cloexec(const char *url, int any_fd, void (*more) (void), int min_sockets)
+{
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	int			before[256],
+				after[256],
+				nb,
+				na,
+				fresh = 0,
+				rc = 1;
+
+	nb = any_fd ? list_fds(before, 256) : list_sockets(before, 256);
+	a = fence_connect(url);
+	CHECKC(a->err == 0, a);
+	l = fence_acquire(a, R("cloexec"), 5000);
+	CHECKC(l != NULL, a);
+	CHECKC(fence_heartbeat_start(a, l, NULL, NULL) == FENCE_OK, a);
+	if (more != NULL)
+		more();
+	(void) fence_extend(a, l, 5000);
+	CHECKC(fence_extend(a, l, 5000) == FENCE_OK, a);
+	na = any_fd ? list_fds(after, 256) : list_sockets(after, 256);
+	for (int i = 0; i < na; i++)
+	{
+		if (!fd_in(before, nb, after[i]) && !(fcntl(after[i], F_GETFD) & FD_CLOEXEC))
+		{
+			snprintf(tap_why, sizeof(tap_why), "%.200s: %s %d is inherited across exec",
+					 url, any_fd ? "descriptor" : "socket", after[i]);
+			goto fail;
+		}
+	}
+	na = list_sockets(after, 256);
+	for (int i = 0; i < na; i++)
+		fresh += !fd_in(before, nb, after[i]);
+	CHECK(fresh >= min_sockets);
+	fence_heartbeat_stop(l);
+	if (fence_release(a, l) == FENCE_OK)
+		rc = 0;
+	else
+		snprintf(tap_why, sizeof(tap_why), "%.200s: release: %.200s", url, a->errstr);
+fail:
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
 }
 
 #endif							/* FENCE_TESTLIB_H */

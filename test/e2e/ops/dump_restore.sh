@@ -156,19 +156,27 @@ sql -d fr_data -c "ALTER TABLE t_late DISABLE TRIGGER zz_audit"
 same_state fr_data "data-only with --disable-triggers, then fence.reprotect_all()"
 say "data only: guards at plain ENABLE, fence.reprotect_all() sets ENABLE ALWAYS back"
 
+# restorer_db [SQL]: the database fr_user ready for fr_restorer's restore,
+# as docs/backups.md sets it up (the extension, EXECUTE on the guard's
+# functions, CREATE on public), and SQL
+restorer_db() {
+	sql -d fr_user <<-SQL
+		CREATE EXTENSION fence;
+		GRANT EXECUTE ON FUNCTION fence.protect(regclass, text, name, name),
+		                          fence.unprotect(regclass), fence.guard()
+		    TO fr_restorer;
+		GRANT CREATE ON SCHEMA public TO fr_restorer;
+		${1:-}
+	SQL
+}
+
 # a restore by a role that is not a superuser, as
 # docs/backups.md shows
 sql -d postgres <<-'SQL'
 	CREATE ROLE fr_restorer LOGIN;
 	ALTER DATABASE fr_user OWNER TO fr_restorer;
 SQL
-sql -d fr_user <<-'SQL'
-	CREATE EXTENSION fence;
-	GRANT EXECUTE ON FUNCTION fence.protect(regclass, text, name, name),
-	                          fence.unprotect(regclass), fence.guard()
-	    TO fr_restorer;
-	GRANT CREATE ON SCHEMA public TO fr_restorer;
-SQL
+restorer_db
 "$PG_BINDIR/pg_restore" -l "$WORK/src.dump" | grep -v -e ' SCHEMA - fence ' -e ' EXTENSION - fence ' \
 	-e ' COMMENT - EXTENSION fence ' >"$WORK/user.list"
 if PGUSER=fr_restorer "$PG_BINDIR/pg_restore" --exit-on-error --no-owner -L "$WORK/user.list" \
@@ -178,14 +186,7 @@ fi
 grep -q 'permission denied for table fences' "$WORK/user.err" || fail "no refusal at fence.fences: $(cat "$WORK/user.err")"
 say "not a superuser, without INSERT on fence.fences: the restore stops there"
 sql -d postgres -c "DROP DATABASE fr_user" -c "CREATE DATABASE fr_user OWNER fr_restorer"
-sql -d fr_user <<-'SQL'
-	CREATE EXTENSION fence;
-	GRANT EXECUTE ON FUNCTION fence.protect(regclass, text, name, name),
-	                          fence.unprotect(regclass), fence.guard()
-	    TO fr_restorer;
-	GRANT CREATE ON SCHEMA public TO fr_restorer;
-	GRANT INSERT ON fence.fences, fence.floors TO fr_restorer;
-SQL
+restorer_db "GRANT INSERT ON fence.fences, fence.floors TO fr_restorer;"
 PGUSER=fr_restorer "$PG_BINDIR/pg_restore" --exit-on-error --no-owner -L "$WORK/user.list" \
 	-d fr_user "$WORK/src.dump" 2>"$WORK/user.err" || fail "restore as fr_restorer: $(cat "$WORK/user.err")"
 sql -d fr_user -c "REVOKE INSERT ON fence.fences, fence.floors FROM fr_restorer"
