@@ -656,7 +656,6 @@ fence_leases_exec(fence_ctx *ctx, fence_leases *set, PGconn *pg, const char *sql
 	const char *args[4];
 	PGresult   *res = NULL,
 			   *out = NULL;
-	ExecStatusType st;
 	int			own_tx,
 				worst;
 	size_t		i;
@@ -720,23 +719,9 @@ fence_leases_exec(fence_ctx *ctx, fence_leases *set, PGconn *pg, const char *sql
 		goto rollback;
 	}
 	PQclear(res);
-	res = PQexecParams(pg, sql, nparams, NULL, params, NULL, NULL, 0);
-	st = PQresultStatus(res);
-	if (fence_pg_is_copy(st))
-	{
-		/* one result, no data streamed: end the COPY the server began */
-		PQclear(res);
-		fence_pg_refuse_copy(ctx, pg, st, 1, "fence_leases_exec");
-		while ((res = PQgetResult(pg)) != NULL)
-			PQclear(res);
+	res = fence_pg_statement(ctx, pg, sql, nparams, params, "fence_leases_exec");
+	if (res == NULL)
 		goto rollback;
-	}
-	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
-	{
-		fence_pg_error(ctx, pg, res, "fenced statement failed", FENCE_SQL_THEIRS);
-		res = NULL;
-		goto rollback;
-	}
 	/* the statement may have outlived a lease: then it must not commit */
 	if ((worst = fence_leases_state(set)) != FENCE_LEASE_HELD)
 	{

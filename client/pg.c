@@ -410,6 +410,36 @@ fence_pg_is_copy(ExecStatusType st)
 }
 
 /*
+ * fence_pg_statement: the caller's statement, in one call (the fenced
+ * statement of one lease stepwise, and of a set).  A COPY is refused and
+ * ended, and a failed statement recorded as the caller's; both return NULL
+ * with the connection idle again, the transaction for the caller to end.
+ */
+PGresult *
+fence_pg_statement(fence_ctx *ctx, PGconn *pg, const char *sql,
+				   int nparams, const char *const *params, const char *who)
+{
+	PGresult   *res = PQexecParams(pg, sql, nparams, NULL, params, NULL, NULL, 0);
+	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+
+	if (fence_pg_is_copy(st))
+	{
+		/* one result, no data streamed: end the COPY the server began */
+		PQclear(res);
+		fence_pg_refuse_copy(ctx, pg, st, 1, who);
+		while ((res = PQgetResult(pg)) != NULL)
+			PQclear(res);
+		return NULL;
+	}
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+	{
+		fence_pg_error(ctx, pg, res, "fenced statement failed", FENCE_SQL_THEIRS);
+		return NULL;
+	}
+	return res;
+}
+
+/*
  * The statement ran: whether it commits is the lease's to say, since it may
  * have run out while the statement did.  On an idle connection ("own_tx")
  * check the lease once more, then COMMIT, or ROLLBACK when it is suspect or
@@ -445,27 +475,14 @@ exec_stepwise(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
 			  int nparams, const char *const *params, int own_tx)
 {
 	PGresult   *res;
-	ExecStatusType st;
 
 	if (own_tx && simple_command(ctx, pg, "BEGIN") != FENCE_OK)
 		return NULL;
 	if (advance(ctx, pg, l) != FENCE_OK)
 		goto fail;
-	res = PQexecParams(pg, sql, nparams, NULL, params, NULL, NULL, 0);
-	st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
-	if (fence_pg_is_copy(st))
-	{
-		PQclear(res);
-		fence_pg_refuse_copy(ctx, pg, st, 1, "fence_exec");
-		while ((res = PQgetResult(pg)) != NULL)
-			PQclear(res);
+	res = fence_pg_statement(ctx, pg, sql, nparams, params, "fence_exec");
+	if (res == NULL)
 		goto fail;
-	}
-	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
-	{
-		fence_pg_error(ctx, pg, res, "fenced statement failed", FENCE_SQL_THEIRS);
-		goto fail;
-	}
 	return commit_if_held(ctx, l, pg, res, own_tx);
 
 fail:

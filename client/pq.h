@@ -64,8 +64,9 @@ int			fence_pq_load(struct fence_ctx *ctx);
  * pg.c's parts of a fenced statement, which the set's (lease_set.c)
  * shares: recording a failed call (with the fix for fence's own SQL,
  * FENCE_SQL_OURS, fence_pg_hint), refusing COPY for "who" (the function
- * the caller called), whether the statement begins its own transaction,
- * and ending the transaction the statement began.
+ * the caller called), running the caller's statement with both refusals,
+ * whether the statement begins its own transaction, and ending the
+ * transaction the statement began.
  */
 #define FENCE_SQL_OURS 1
 #define FENCE_SQL_THEIRS 0
@@ -74,6 +75,8 @@ void		fence_pg_error(struct fence_ctx *ctx, PGconn *pg, PGresult *res,
 int			fence_pg_is_copy(ExecStatusType st);
 void		fence_pg_refuse_copy(struct fence_ctx *ctx, PGconn *pg, ExecStatusType st,
 								 int report, const char *who);
+PGresult   *fence_pg_statement(struct fence_ctx *ctx, PGconn *pg, const char *sql,
+							   int nparams, const char *const *params, const char *who);
 void		fence_pg_rollback(struct fence_ctx *ctx, PGconn *pg);
 int			fence_pg_own_tx(struct fence_ctx *ctx, PGconn *pg);
 
