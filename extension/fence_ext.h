@@ -23,6 +23,8 @@ extern int64 fence_check_and_advance(const char *resource, int64 token,
 									 const char *owner);
 extern void fence_check_resource_name(const char *resource);
 FENCE_NORETURN_BEFORE extern void fence_refuse_missing(const char *resource) FENCE_NORETURN_AFTER;
+extern char *fence_resource_token_args(FunctionCallInfo fcinfo, const char *what,
+									   int64 *token);
 
 /* floors.c: what fence.forget() leaves of the marks it deletes */
 extern int64 fence_floor_of(const char *resource);

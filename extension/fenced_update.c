@@ -555,18 +555,7 @@ fence_fenced_update(PG_FUNCTION_ARGS)
 	char	   *owner = NULL;
 	FenceResourceList list = {1, &resource, &token, &owner};
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("resource name must not be null")));
-	resource = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	/* the check locks and may write fence.fences (rule.c) */
-	fence_prevent_read_only("fence.fenced_update()");
-	if (PG_ARGISNULL(1))
-	{
-		fence_refuse_missing(resource);
-	}
-	token = PG_GETARG_INT64(1);
+	resource = fence_resource_token_args(fcinfo, "fence.fenced_update()", &token);
 
 	PG_RETURN_INT64(fenced_statement(fcinfo, &list));
 }

@@ -288,28 +288,41 @@ fence_refuse_missing(const char *resource)
 				 NULL, "Pass the token that came with the lease.");
 }
 
-/* fence.advance(resource text, token bigint, owner text DEFAULT NULL) */
-PG_FUNCTION_INFO_V1(fence_advance);
-
-Datum
-fence_advance(PG_FUNCTION_ARGS)
+/*
+ * fence_resource_token_args: the resource and the token, the first two
+ * arguments of fence.advance and fence.fenced_update ("what"), which both
+ * check the same way: a null resource is an error, a read-only server is
+ * refused (the check locks and may write fence.fences), and a null token
+ * is refused as missing (counted, with its resource named).
+ */
+char *
+fence_resource_token_args(FunctionCallInfo fcinfo, const char *what, int64 *token)
 {
 	char	   *resource;
-	char	   *owner;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("resource name must not be null")));
 	resource = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	fence_prevent_read_only("fence.advance()");
+	fence_prevent_read_only(what);
 	if (PG_ARGISNULL(1))
-	{
 		fence_refuse_missing(resource);
-	}
-	owner = PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2));
+	*token = PG_GETARG_INT64(1);
+	return resource;
+}
 
-	PG_RETURN_INT64(fence_check_and_advance(resource, PG_GETARG_INT64(1), owner));
+/* fence.advance(resource text, token bigint, owner text DEFAULT NULL) */
+PG_FUNCTION_INFO_V1(fence_advance);
+
+Datum
+fence_advance(PG_FUNCTION_ARGS)
+{
+	int64		token;
+	char	   *resource = fence_resource_token_args(fcinfo, "fence.advance()", &token);
+	char	   *owner = PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2));
+
+	PG_RETURN_INT64(fence_check_and_advance(resource, token, owner));
 }
 
 /*

@@ -156,22 +156,29 @@ redis_listen() {
 # again to it when redis_restart starts it anew.  REDIS_START_PORT chooses
 # the port.
 redis_start() {
-	local name=$1 port dir
+	local name=$1 port
 	shift
 	port=${REDIS_START_PORT:-$(spare_port)}
-	dir=$FENCE_TMP/redis-$name
-	mkdir -p "$dir"
+	mkdir -p "$FENCE_TMP/redis-$name"
+	printf -v "REDIS_PORT_$name" %s "$port"
+	printf -v "REDIS_ARGS_$name" '%q ' "$@"
+	[ $# -gt 0 ] || printf -v "REDIS_ARGS_$name" %s ""
+	redis_launch "$name" "$port" "$@" || { cat "$FENCE_TMP/redis-$name/redis.log"; return 1; }
+}
+
+# redis_launch NAME PORT [ARG ...]: the redis-server of redis NAME on PORT,
+# empty and without persistence, its log and files in its own directory;
+# records its process id and waits until it answers.
+redis_launch() {
+	local name=$1 port=$2 dir=$FENCE_TMP/redis-$1
+	shift 2
 	# shellcheck disable=SC2046 # redis_listen prints a list of arguments
 	redis-server $(redis_listen "$port") --bind 127.0.0.1 --dir "$dir" \
 		--save '' --appendonly no --daemonize no \
 		--logfile "$dir/redis.log" "$@" &
-	local pid=$!
-	FENCE_REDIS_PIDS+=("$pid")
-	printf -v "REDIS_PORT_$name" %s "$port"
-	printf -v "REDIS_PID_$name" %s "$pid"
-	printf -v "REDIS_ARGS_$name" '%q ' "$@"
-	[ $# -gt 0 ] || printf -v "REDIS_ARGS_$name" %s ""
-	redis_wait "$port" || { cat "$dir/redis.log"; return 1; }
+	FENCE_REDIS_PIDS+=("$!")
+	printf -v "REDIS_PID_$name" %s "$!"
+	redis_wait "$port"
 }
 
 # redis_wait PORT: wait until the server on PORT answers PING (10 s).
@@ -182,21 +189,12 @@ redis_wait() {
 # redis_restart NAME [ARG ...]: kill -9 and start again on the same port,
 # empty, with the arguments it was first started with (or those given).
 redis_restart() {
-	local name=$1 port pidvar portvar argsvar
+	local name=$1 pidvar=REDIS_PID_$1 portvar=REDIS_PORT_$1 argsvar=REDIS_ARGS_$1
 	shift
-	portvar=REDIS_PORT_$name pidvar=REDIS_PID_$name argsvar=REDIS_ARGS_$name
-	port=${!portvar}
 	kill -9 "${!pidvar}" 2>/dev/null || true
 	wait "${!pidvar}" 2>/dev/null || true
 	[ $# -gt 0 ] || eval "set -- ${!argsvar:-}"
-	# shellcheck disable=SC2046 # redis_listen prints a list of arguments
-	redis-server $(redis_listen "$port") --bind 127.0.0.1 --dir "$FENCE_TMP/redis-$name" \
-		--save '' --appendonly no --daemonize no \
-		--logfile "$FENCE_TMP/redis-$name/redis.log" "$@" &
-	local pid=$!
-	FENCE_REDIS_PIDS+=("$pid")
-	printf -v "REDIS_PID_$name" %s "$pid"
-	redis_wait "$port"
+	redis_launch "$name" "${!portvar}" "$@"
 }
 
 # redis_wait_replica PORT: wait until the replica on PORT has synced (20 s).
