@@ -395,7 +395,7 @@ fence_node_connect(fence_ctx *ctx, fence_node *n)
 	int64_t		end;
 	char		name[300];
 
-	if (n->link != NULL && n->link->pid != getpid())
+	if (n->link != NULL && n->link->pid != fence_self_pid())
 		fence_node_drop(n);
 	if (n->link != NULL)
 		return FENCE_OK;

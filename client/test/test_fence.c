@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1726,6 +1727,144 @@ fail:
 	return rc;
 }
 
+/* The inodes of this process's sockets (a connection is one inode). */
+static int
+socket_inodes(unsigned long *out, int max)
+{
+	int			fds[64],
+				n = list_sockets(fds, 64),
+				k = 0;
+
+	for (int i = 0; i < n && k < max; i++)
+	{
+		char		path[64],
+					target[64];
+		ssize_t		len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fds[i]);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		out[k++] = strtoul(target + strlen("socket:["), NULL, 10);
+	}
+	return k;
+}
+
+/* Fork as asked: fork(), or the bare system call (no atfork handlers). */
+static pid_t
+fork_as(int raw)
+{
+	if (!raw)
+		return fork();
+#ifdef SYS_fork
+	return (pid_t) syscall(SYS_fork);
+#else
+	return (pid_t) syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+#endif
+}
+
+/*
+ * A child that uses a context it inherited through fork() connects anew
+ * and never writes on its parent's connection (the two would interleave
+ * their requests on one socket), and draws owner ids of its own: libfence
+ * knows the process it runs in without a getpid() per call (pid.c), and
+ * must know it after every kind of fork, the bare system call included,
+ * which runs no pthread_atfork handler (as _Fork() and other runtimes'
+ * clones do not).  The child looks at its own sockets, so a connection
+ * another test makes meanwhile cannot pass for its own.  Exit status of
+ * the child: 0, or which check failed.
+ */
+static int
+fork_child_anew(int raw)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	char		owner[33] = "";
+	int			fds[2] = {-1, -1};
+	pid_t		pid;
+	int			status,
+				rc = 1;
+
+	CHECKC(a->err == 0, a);
+	/* the parent's connection is open, its pool of random bytes filled */
+	l = fence_acquire(a, R("forkraw-p0"), 5000);
+	CHECKC(l != NULL && fence_release(a, l) == FENCE_OK, a);
+	fence_lease_free(l);
+	l = NULL;
+	CHECK(pipe(fds) == 0);
+	fflush(stdout);
+	pid = fork_as(raw);
+	CHECK(pid >= 0);
+	if (pid == 0)
+	{
+		unsigned long before[64],
+					after[64];
+		int			nb = socket_inodes(before, 64),
+					na,
+					fresh = 0;
+		fence_lease *cl = fence_acquire(a, R("forkraw-c"), 5000);
+
+		if (cl == NULL || fence_release(a, cl) != FENCE_OK)
+			_exit(2);
+		if (write(fds[1], fence_lease_owner(cl), 32) != 32)
+			_exit(3);
+		na = socket_inodes(after, 64);
+		for (int i = 0; i < na; i++)
+		{
+			int			known = 0;
+
+			for (int j = 0; j < nb; j++)
+				known |= after[i] == before[j];
+			fresh += !known;
+		}
+		_exit(fresh == 1 ? 0 : 4);
+	}
+	close(fds[1]);
+	fds[1] = -1;
+	{
+		size_t		got = 0;
+		ssize_t		n;
+
+		while (got < 32 && (n = read(fds[0], owner + got, 32 - got)) > 0)
+			got += (size_t) n;
+	}
+	CHECK(waitpid(pid, &status, 0) == pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+	{
+		snprintf(tap_why, sizeof(tap_why), "child: %s",
+				 !WIFEXITED(status) ? "killed" : WEXITSTATUS(status) == 2 ? "acquire failed" :
+				 WEXITSTATUS(status) == 4 ? "used its parent's connection" : "pipe");
+		goto fail;
+	}
+	/* the parent's connection goes on working; its owner ids are its own */
+	l = fence_acquire(a, R("forkraw-p"), 5000);
+	CHECKC(l != NULL, a);
+	CHECK(strncmp(owner, fence_lease_owner(l), 32) != 0);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+static int
+test_fork_child_anew(void)
+{
+	return fork_child_anew(0);
+}
+
+static int
+test_raw_fork_child_anew(void)
+{
+	return fork_child_anew(1);
+}
+
 /*
  * Every socket libfence opens (the context's, the heartbeat's, one opened
  * again after a dropped connection) and libpq's is closed on exec, so that
@@ -3168,6 +3307,8 @@ main(void)
 	TEST(noscript_fallback);
 	TEST(round_trips);
 	TEST(owner_after_fork);
+	TEST(fork_child_anew);
+	TEST(raw_fork_child_anew);
 	TEST(sockets_cloexec);
 	TEST(cloexec_fork_race);
 	TEST(auth_select);
