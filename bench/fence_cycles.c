@@ -3,7 +3,8 @@
  *	  Scenario 4: acquire + release cycles per second on Redis through
  *	  libfence, each thread on its own connection and its own resource.
  *
- *	  fence_cycles [-t THREADS] [-s SECONDS] [-c | -p]  (Redis: $FENCE_REDIS_URL)
+ *	  fence_cycles [-t THREADS] [-s SECONDS] [-c | -p | -l | -L]
+ *	  (Redis: $FENCE_REDIS_URL)
  *
  *	  Prints one line: cycles_per_s=N acquire_p50_us=N acquire_p99_us=N.
  *	  A cycle is fence_acquire (one EVALSHA: SET NX PX + INCR + GET) and
@@ -13,7 +14,12 @@
  *	  does; the acquire latency still counts the acquire alone.  With -p,
  *	  a cycle is the floor of the same two round trips in the same client
  *	  stack: two PINGs on a hiredis connection (a redis://HOST:PORT URL),
- *	  the "acquire" latency that of the first.
+ *	  the "acquire" latency that of the first.  With -l or -L, a cycle is
+ *	  a worker loop's step (scenario 20): give back the lease held and take
+ *	  the next, each thread alternating between two resources of its own;
+ *	  -l with fence_release then fence_acquire (two round trips), -L with
+ *	  fence_release_acquire (one write: one round trip on a single node);
+ *	  the latency is the step's.
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -28,6 +34,7 @@ static const char *redis_url;
 static int	seconds = 5;
 static int	connect_each;		/* -c: a new context per cycle */
 static int	floor_only;			/* -p: two PINGs per cycle */
+static int	loop_mode;			/* -l: release, acquire; -L: in one call */
 
 typedef struct worker
 {
@@ -109,6 +116,63 @@ run_floor(void *arg)
 	return NULL;
 }
 
+/* -l, -L: a worker loop, from one resource to the next. */
+static void *
+run_loop(void *arg)
+{
+	worker	   *w = arg;
+	fence_ctx  *ctx = connect_worker(w);
+	char		resource[2][64];
+	fence_lease *l = NULL;
+	int64_t		end;
+	int			k = 0;
+
+	if (ctx == NULL)
+		return NULL;
+	snprintf(resource[0], sizeof(resource[0]), "bench:loop:%d:a", w->id);
+	snprintf(resource[1], sizeof(resource[1]), "bench:loop:%d:b", w->id);
+	if ((l = fence_acquire(ctx, resource[1], 10000)) == NULL)
+	{
+		fprintf(stderr, "worker %d: acquire: %s\n", w->id, ctx->errstr);
+		w->failed = 1;
+		fence_free(ctx);
+		return NULL;
+	}
+	end = bench_now_ns() + (int64_t) seconds * 1000000000;
+	while (bench_now_ns() < end)
+	{
+		int64_t		t0 = bench_now_ns();
+		fence_lease *next;
+		int			released = FENCE_OK;
+
+		if (loop_mode == 'L')
+			next = fence_release_acquire(ctx, l, resource[k], 10000, 0, &released);
+		else
+		{
+			released = fence_release(ctx, l) == FENCE_OK ? FENCE_OK : ctx->err;
+			next = released == FENCE_OK ? fence_acquire(ctx, resource[k], 10000) : NULL;
+		}
+		if (next == NULL || released != FENCE_OK)
+		{
+			fprintf(stderr, "worker %d: step: %s (release: %s)\n", w->id,
+					ctx->errstr, fence_strerror(released));
+			w->failed = 1;
+			fence_lease_free(next);
+			break;
+		}
+		bench_lat_add(&w->acquire, bench_now_ns() - t0);
+		fence_lease_free(l);
+		l = next;
+		k = 1 - k;
+		w->cycles++;
+	}
+	if (l != NULL && !w->failed)
+		(void) fence_release(ctx, l);
+	fence_lease_free(l);
+	fence_free(ctx);
+	return NULL;
+}
+
 static void *
 run(void *arg)
 {
@@ -170,7 +234,7 @@ main(int argc, char **argv)
 	int64_t		t0,
 				t1;
 
-	while ((c = getopt(argc, argv, "t:s:cp")) != -1)
+	while ((c = getopt(argc, argv, "t:s:cplL")) != -1)
 	{
 		switch (c)
 		{
@@ -186,8 +250,12 @@ main(int argc, char **argv)
 			case 'p':
 				floor_only = 1;
 				break;
+			case 'l':
+			case 'L':
+				loop_mode = c;
+				break;
 			default:
-				fprintf(stderr, "usage: fence_cycles [-t THREADS] [-s SECONDS] [-c | -p]\n");
+				fprintf(stderr, "usage: fence_cycles [-t THREADS] [-s SECONDS] [-c | -p | -l | -L]\n");
 				return 64;
 		}
 	}
@@ -203,7 +271,8 @@ main(int argc, char **argv)
 	for (i = 0; i < nthreads; i++)
 	{
 		ws[i].id = i;
-		pthread_create(&ws[i].thread, NULL, floor_only ? run_floor : run, &ws[i]);
+		pthread_create(&ws[i].thread, NULL,
+					   floor_only ? run_floor : loop_mode ? run_loop : run, &ws[i]);
 	}
 	for (i = 0; i < nthreads; i++)
 	{

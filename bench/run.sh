@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/run.sh: the benchmarks behind `make bench`.
 #
-#   bench/run.sh [SCENARIO...]     all scenarios (1-19), or only those given
+#   bench/run.sh [SCENARIO...]     all scenarios (1-20), or only those given
 #
 # Starts its own PostgreSQL and Redis (test/lib/servers.sh), builds the C
 # bench programs and the empty reference trigger, runs each scenario script
@@ -26,7 +26,7 @@ mkdir -p "$BENCH_OUT"
 . bench/lib.sh
 
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20)
 sync=${BENCH_SYNC:-off}
 started=$(date +%s)
 
@@ -59,7 +59,7 @@ done
 	echo
 	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $CORES cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(free -g | awk '/^Mem:/ { print $2 }') GiB;"
 	echo "PostgreSQL $(pg_config --version | awk '{ print $2 }'), fsync=on, synchronous_commit=$sync, shared_buffers=512MB; $(redis-server --version | awk '{ print $1, $2, $3 }' | sed 's/v=//')."
-	echo "Medians of $ROUNDS runs per variant (scenario 3: $((ROUNDS + 1)), scenarios 4, 7, 17, 18 and 19: $((ROUNDS + 2))), the variants of a scenario interleaved round by round in rotating order; ratio = median over rounds of measurement / baseline of the same round."
+	echo "Medians of $ROUNDS runs per variant (scenario 3: $((ROUNDS + 1)), scenarios 4, 7 and 17 to 20: $((ROUNDS + 2))), the variants of a scenario interleaved round by round in rotating order; ratio = median over rounds of measurement / baseline of the same round."
 	echo
 	echo "| # | measurement | median | vs (median) | ratio | target | met |"
 	echo "|---|---|---|---|---|---|---|"
