@@ -3,7 +3,8 @@
  *	  Scenario 4: acquire + release cycles per second on Redis through
  *	  libfence, each thread on its own connection and its own resource.
  *
- *	  fence_cycles [-t THREADS] [-s SECONDS] [-c | -p]  (Redis: $FENCE_REDIS_URL)
+ *	  fence_cycles [-t THREADS] [-s SECONDS] [-c | -p | -l | -L]
+ *	  (Redis: $FENCE_REDIS_URL)
  *
  *	  Prints one line: cycles_per_s=N acquire_p50_us=N acquire_p99_us=N.
  *	  A cycle is fence_acquire (one EVALSHA: SET NX PX + INCR + GET) and
@@ -13,7 +14,12 @@
  *	  does; the acquire latency still counts the acquire alone.  With -p,
  *	  a cycle is the floor of the same two round trips in the same client
  *	  stack: two PINGs on a hiredis connection (a redis://HOST:PORT URL),
- *	  the "acquire" latency that of the first.
+ *	  the "acquire" latency that of the first.  With -l or -L, a cycle is
+ *	  a worker loop's step (scenario 20): give back the lease held and take
+ *	  the next, each thread alternating between two resources of its own;
+ *	  -l with fence_release then fence_acquire (two round trips), -L with
+ *	  fence_release_acquire (one write: one round trip on a single node);
+ *	  the latency is the step's.
  */
 #include <string.h>
 
@@ -26,6 +32,8 @@ static int	nthreads = 1;
 static int	seconds = 5;
 static int	connect_each;		/* -c: a new context per cycle */
 static int	floor_only;			/* -p: two PINGs per cycle */
+static int	loop_two;			/* -l: release, then acquire */
+static int	loop_one;			/* -L: both in one call */
 
 typedef struct worker
 {
@@ -89,6 +97,63 @@ run_floor(void *arg)
 	return NULL;
 }
 
+/* -l, -L: a worker loop, from one resource to the next. */
+static void *
+run_loop(void *arg)
+{
+	worker	   *w = arg;
+	fence_ctx  *ctx = bench_connect(&w->b, redis_url);
+	char		resource[2][64];
+	fence_lease *l = NULL;
+	int64_t		end;
+	int			k = 0;
+
+	if (ctx == NULL)
+		return NULL;
+	snprintf(resource[0], sizeof(resource[0]), "bench:loop:%d:a", w->b.id);
+	snprintf(resource[1], sizeof(resource[1]), "bench:loop:%d:b", w->b.id);
+	if ((l = fence_acquire(ctx, resource[1], 10000)) == NULL)
+	{
+		fprintf(stderr, "worker %d: acquire: %s\n", w->b.id, ctx->errstr);
+		w->b.failed = 1;
+		fence_free(ctx);
+		return NULL;
+	}
+	end = bench_deadline(seconds);
+	while (bench_now_ns() < end)
+	{
+		int64_t		t0 = bench_now_ns();
+		fence_lease *next;
+		int			released = FENCE_OK;
+
+		if (loop_one)
+			next = fence_release_acquire(ctx, l, resource[k], 10000, 0, &released);
+		else
+		{
+			released = fence_release(ctx, l) == FENCE_OK ? FENCE_OK : ctx->err;
+			next = released == FENCE_OK ? fence_acquire(ctx, resource[k], 10000) : NULL;
+		}
+		if (next == NULL || released != FENCE_OK)
+		{
+			fprintf(stderr, "worker %d: step: %s (release: %s)\n", w->b.id,
+					ctx->errstr, fence_strerror(released));
+			w->b.failed = 1;
+			fence_lease_free(next);
+			break;
+		}
+		bench_lat_add(&w->acquire, bench_now_ns() - t0);
+		fence_lease_free(l);
+		l = next;
+		k = 1 - k;
+		w->cycles++;
+	}
+	if (l != NULL && !w->b.failed)
+		(void) fence_release(ctx, l);
+	fence_lease_free(l);
+	fence_free(ctx);
+	return NULL;
+}
+
 static void *
 run(void *arg)
 {
@@ -136,7 +201,8 @@ main(int argc, char **argv)
 {
 	const bench_opt opts[] = {
 		BENCH_INT('t', &nthreads), BENCH_INT('s', &seconds),
-		BENCH_FLAG('c', &connect_each), BENCH_FLAG('p', &floor_only), BENCH_END
+		BENCH_FLAG('c', &connect_each), BENCH_FLAG('p', &floor_only),
+		BENCH_FLAG('l', &loop_two), BENCH_FLAG('L', &loop_one), BENCH_END
 	};
 	int			i;
 	long long	cycles = 0;
@@ -144,7 +210,7 @@ main(int argc, char **argv)
 	bench_lat	all = {0};
 	int64_t		ns;
 
-	if (bench_getopt(argc, argv, opts, "usage: fence_cycles [-t THREADS] [-s SECONDS] [-c | -p]") != 0)
+	if (bench_getopt(argc, argv, opts, "usage: fence_cycles [-t THREADS] [-s SECONDS] [-c | -p | -l | -L]") != 0)
 		return 64;
 	redis_url = bench_redis_url("fence_cycles", nthreads >= 1 && seconds >= 1,
 								"THREADS and SECONDS must be positive");
@@ -152,7 +218,8 @@ main(int argc, char **argv)
 		return 64;
 
 	ws = calloc(nthreads, sizeof(worker));
-	if (bench_run(ws, sizeof(worker), nthreads, floor_only ? run_floor : run, &ns))
+	if (bench_run(ws, sizeof(worker), nthreads,
+				  floor_only ? run_floor : loop_one || loop_two ? run_loop : run, &ns))
 		return 1;
 	for (i = 0; i < nthreads; i++)
 	{

@@ -59,7 +59,7 @@ done
 	echo
 	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $CORES cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(free -g | awk '/^Mem:/ { print $2 }') GiB;"
 	echo "PostgreSQL $(pg_config --version | awk '{ print $2 }'), fsync=on, synchronous_commit=$sync, shared_buffers=512MB; $(redis-server --version | awk '{ print $1, $2, $3 }' | sed 's/v=//')."
-	echo "Medians of $ROUNDS runs per variant (scenario 3: $((ROUNDS + 1)), scenarios 4, 7, 17, 18 and 19: $((ROUNDS + 2))), the variants of a scenario interleaved round by round in rotating order; ratio = median over rounds of measurement / baseline of the same round."
+	echo "Medians of $ROUNDS runs per variant (scenario 3: $((ROUNDS + 1)), scenarios 4, 7 and 17 to 20: $((ROUNDS + 2))), the variants of a scenario interleaved round by round in rotating order; ratio = median over rounds of measurement / baseline of the same round."
 	echo
 	echo "| # | measurement | median | vs (median) | ratio | target | met |"
 	echo "|---|---|---|---|---|---|---|"

@@ -228,6 +228,25 @@ void		fence_cancel_wait(fence_ctx *ctx);
 long long	fence_busy_pttl(const fence_ctx *ctx);
 int			fence_extend(fence_ctx *ctx, fence_lease *lease, long long ttl_ms);
 int			fence_release(fence_ctx *ctx, fence_lease *lease);
+
+/*
+ * A worker loop's step: give "old" back and take a lease on "resource"
+ * (wait_ms 0: one try, as fence_acquire; else as fence_acquire_wait).
+ * Where one master holds both (a single node, Sentinel, a Cluster master
+ * that serves both slots) the release and the first attempt go out in one
+ * write: one round trip, not two; a quorum, and a Cluster whose two
+ * resources live on two masters, make the two calls.  The release always
+ * runs first.  Returns the new lease, or NULL with ctx->err as
+ * fence_acquire_wait would say.  "*released" (may be NULL) gets the
+ * release's outcome whatever the acquire's: FENCE_OK; FENCE_ERR_LOST when
+ * "old" had expired or passed to another owner (nothing of theirs is
+ * touched: stop using what it guarded); FENCE_ERR_IO when the outcome is
+ * unknown; FENCE_ERR_ARG when the arguments were refused and nothing was
+ * sent.  "old" may be NULL (the loop's first step); its heartbeat is
+ * stopped; the caller frees it.
+ */
+fence_lease *fence_release_acquire(fence_ctx *ctx, fence_lease *old, const char *resource,
+								   long long ttl_ms, long long wait_ms, int *released);
 int			fence_extend_owner(fence_ctx *ctx, const char *resource,
 							   const char *owner, long long ttl_ms);
 int			fence_release_owner(fence_ctx *ctx, const char *resource,

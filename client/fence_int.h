@@ -324,6 +324,9 @@ int64_t		fence_now_ns(void);
 void		fence_sleep_ns(int64_t ns);
 long long	fence_drift_ms(long long ttl_ms);
 
+/* pid.c */
+pid_t		fence_self_pid(void);
+
 /* random.c */
 int			fence_random_bytes(void *buf, size_t len);
 int			fence_owner_bytes(fence_ctx *ctx, unsigned char *buf, size_t len);

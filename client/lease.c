@@ -349,17 +349,56 @@ fence_acquire_wait(fence_ctx *ctx, const char *resource, long long ttl_ms,
 }
 
 /*
- * fence_acquire_wait with "owner" as the owner id (NULL: a new one): the
- * leases of a set share one (lease_set.c), so that one id names them all.
- * An id is unique to its lock key, which is all the scripts compare.
- * "deadline" (fence_now_ns's clock; 0: "wait_ms" from now) is when the
- * wait ends: a member of a set waits for what is left of the set's one
- * wait, and its error names the whole "wait_ms" the caller asked for, as
- * one lease's does.
+ * Compare-and-DEL, handing the lock to the first waiter if any.  Returns 1
+ * deleted, 0 not ours, -1 error.
  */
-fence_lease *
-fence_acquire_wait_as(fence_ctx *ctx, const char *resource, long long ttl_ms,
-					  long long wait_ms, int64_t deadline, const char *owner)
+static int
+release_raw(fence_ctx *ctx, const char *lock_key, const char *owner)
+{
+	return fence_store_release(ctx, lock_key, owner);
+}
+
+/*
+ * The first attempt of an acquire, after giving "old" back when it is not
+ * NULL: in the same write where the topology allows (one master holds
+ * both resources), else first the release, then the attempt.  The
+ * release's outcome goes into "*release_err" (0, FENCE_ERR_LOST, or the
+ * error it met), the attempt's is returned as try_acquire's.  "old" is
+ * given back once Redis answered: lost from then on, whatever it said.
+ */
+static int
+first_attempt(fence_ctx *ctx, fence_lease *l, enum fence_attempt how, fence_lease *old,
+			  int *release_err)
+{
+	int64_t		t0;
+	int			rc;
+
+	if (old == NULL)
+		return try_acquire(ctx, l, how);
+	fence_heartbeat_stop(old);
+	t0 = fence_now_ns();
+	rc = fence_store_release_acquire(ctx, old->keys.lock, old->owner, l, how, release_err);
+	if (rc == FENCE_STORE_ONE_AT_A_TIME)
+	{
+		rc = release_raw(ctx, old->keys.lock, old->owner);
+		*release_err = rc == 1 ? 0 : rc == 0 ? FENCE_ERR_LOST : ctx->err;
+		fence_clear_error(ctx);
+		rc = try_acquire(ctx, l, how);
+	}
+	else if (rc == 1)
+		fence_lease_taken(l, t0);
+	if (*release_err == 0 || *release_err == FENCE_ERR_LOST)
+		fence_lease_set_lost(old);
+	return rc;
+}
+
+/*
+ * fence_acquire_wait_as, whose first attempt gives "old" back too (when
+ * not NULL; "*release_err" says how that went).
+ */
+static fence_lease *
+acquire_after(fence_ctx *ctx, fence_lease *old, int *release_err, const char *resource,
+			  long long ttl_ms, long long wait_ms, int64_t deadline, const char *owner)
 {
 	fence_lease *l;
 	int64_t		caller_deadline = ctx->conn->deadline_ns;
@@ -394,7 +433,8 @@ fence_acquire_wait_as(fence_ctx *ctx, const char *resource, long long ttl_ms,
 			fence_conn_set_deadline(ctx, bound);
 	}
 
-	rc = ride_failover(ctx, try_acquire(ctx, l, how), how, &heard, failing, sizeof(failing));
+	rc = ride_failover(ctx, first_attempt(ctx, l, how, old, release_err), how, &heard,
+					   failing, sizeof(failing));
 	while (rc == 0 && how != FENCE_ATTEMPT_TRY)
 	{
 		int64_t		left;
@@ -460,13 +500,43 @@ fence_acquire_wait_as(fence_ctx *ctx, const char *resource, long long ttl_ms,
 }
 
 /*
- * Compare-and-DEL, handing the lock to the first waiter if any.  Returns 1
- * deleted, 0 not ours, -1 error.
+ * fence_acquire_wait with "owner" as the owner id (NULL: a new one): the
+ * leases of a set share one (lease_set.c), so that one id names them all.
+ * An id is unique to its lock key, which is all the scripts compare.
+ * "deadline" (fence_now_ns's clock; 0: "wait_ms" from now) is when the
+ * wait ends: a member of a set waits for what is left of the set's one
+ * wait, and its error names the whole "wait_ms" the caller asked for, as
+ * one lease's does.
  */
-static int
-release_raw(fence_ctx *ctx, const char *lock_key, const char *owner)
+fence_lease *
+fence_acquire_wait_as(fence_ctx *ctx, const char *resource, long long ttl_ms,
+					  long long wait_ms, int64_t deadline, const char *owner)
 {
-	return fence_store_release(ctx, lock_key, owner);
+	return acquire_after(ctx, NULL, NULL, resource, ttl_ms, wait_ms, deadline, owner);
+}
+
+/*
+ * Give "old" back and take a lease on "resource" (as fence_acquire_wait),
+ * the release and the first attempt in one write where one master holds
+ * both (client/README.md, "Worker loops").  "*released" gets what the
+ * release came to: FENCE_OK, FENCE_ERR_LOST when the lock had passed to
+ * another owner or expired (nothing of theirs touched), or the error it
+ * met (FENCE_ERR_IO: the outcome is unknown; FENCE_ERR_ARG: nothing was
+ * sent).  "old" may be NULL (the first step of a loop: *released is
+ * FENCE_OK); the caller frees it in any case.
+ */
+fence_lease *
+fence_release_acquire(fence_ctx *ctx, fence_lease *old, const char *resource,
+					  long long ttl_ms, long long wait_ms, int *released)
+{
+	int			release_err = old != NULL ? -1 : 0;	/* -1: not sent */
+	fence_lease *l;
+
+	fence_clear_error(ctx);
+	l = acquire_after(ctx, old, &release_err, resource, ttl_ms, wait_ms, 0, NULL);
+	if (released != NULL)
+		*released = release_err < 0 ? ctx->err : release_err;
+	return l;
 }
 
 /*

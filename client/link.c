@@ -55,7 +55,7 @@ fence_link_open(const fence_url *u, struct ssl_ctx_st *tls, int64_t end_ns,
 		snprintf(msg, msglen, "out of memory");
 		return NULL;
 	}
-	l->pid = getpid();
+	l->pid = fence_self_pid();
 	/* close-on-exec and non-blocking from its creation (socket.c) */
 	if ((l->fd = fence_socket_open(u, end_ns, msg, msglen)) < 0)
 	{

@@ -279,6 +279,13 @@ round_trip(fence_ctx *ctx, fence_node *n, int ncmds, const fence_cmd *cmds,
 		if ((ready = fence_link_wait(l, st, end)) <= 0)
 			goto not_ready;
 	}
+	/*
+	 * Wait before each read: nothing can have come before the request
+	 * went out, and fence_link_read takes all there is (for TLS, all
+	 * OpenSSL holds too), so a read before the wait would come back empty
+	 * every time, a system call for nothing.
+	 */
+	st = FENCE_LINK_WANT_READ;
 	while (got < ncmds)
 	{
 		redisReply *reply;
@@ -290,10 +297,12 @@ round_trip(fence_ctx *ctx, fence_node *n, int ncmds, const fence_cmd *cmds,
 			replies[got++] = reply;
 			continue;
 		}
+		if ((ready = fence_link_wait(l, st, end)) <= 0)
+			goto not_ready;
 		if ((st = fence_link_read(l)) == FENCE_LINK_ERROR)
 			goto io_error;
-		if (st != FENCE_LINK_DONE && (ready = fence_link_wait(l, st, end)) <= 0)
-			goto not_ready;
+		if (st == FENCE_LINK_DONE)
+			st = FENCE_LINK_WANT_READ;
 	}
 	n->used_ns = fence_now_ns();
 	return FENCE_OK;
@@ -395,7 +404,7 @@ fence_node_connect(fence_ctx *ctx, fence_node *n)
 	int64_t		end;
 	char		name[300];
 
-	if (n->link != NULL && n->link->pid != getpid())
+	if (n->link != NULL && n->link->pid != fence_self_pid())
 		fence_node_drop(n);
 	if (n->link != NULL)
 		return FENCE_OK;

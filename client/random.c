@@ -81,12 +81,12 @@ fence_owner_bytes(fence_ctx *ctx, unsigned char *buf, size_t len)
 	/* After fork() parent and child hold the same pool: refill in the child,
 	 * or two processes would present the same owner id. */
 	if (c->pool_used == 0 || c->pool_used + len > sizeof(c->pool) ||
-		c->pool_pid != getpid())
+		c->pool_pid != fence_self_pid())
 	{
 		if (fence_random_bytes(c->pool, sizeof(c->pool)) != 0)
 			return -1;
 		c->pool_used = 0;
-		c->pool_pid = getpid();
+		c->pool_pid = fence_self_pid();
 	}
 	memcpy(buf, c->pool + c->pool_used, len);
 	memset(c->pool + c->pool_used, 0, len);

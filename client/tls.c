@@ -788,7 +788,7 @@ fence_tls_pending(fence_link *l)
 void
 fence_tls_close(fence_link *l)
 {
-	if (l->pid == getpid() && l->state == FENCE_LINK_OPEN)
+	if (l->pid == fence_self_pid() && l->state == FENCE_LINK_OPEN)
 	{
 		ERR_clear_error();
 		(void) SSL_shutdown(l->ssl);

@@ -95,11 +95,20 @@ type Lease struct {
 // both ErrNotAcquired and ctx.Err().  Then announces its tokens (WithPG)
 // and starts its heartbeat.
 func (c *Client) Acquire(ctx context.Context, resources []string, opts Options) (*Lease, error) {
+	l, _, err := c.acquire(ctx, resources, opts, nil)
+	return l, err
+}
+
+// acquire is Acquire, whose first attempt also gives "old" back when it
+// is not nil (fence_release_acquire: one round trip where one Redis
+// master holds both); the release's outcome is the second result (nil
+// when there was nothing to give back).
+func (c *Client) acquire(ctx context.Context, resources []string, opts Options, old *Lease) (*Lease, error, error) {
 	if len(resources) == 0 {
-		return nil, configError("no resource to acquire")
+		return nil, nil, configError("no resource to acquire")
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, &Error{Message: "not acquired: " + err.Error(), kind: ErrNotAcquired, cause: err}
+		return nil, nil, &Error{Message: "not acquired: " + err.Error(), kind: ErrNotAcquired, cause: err}
 	}
 	ttl := opts.TTL
 	if ttl == 0 {
@@ -121,10 +130,11 @@ func (c *Client) Acquire(ctx context.Context, resources []string, opts Options) 
 	}
 	s, err := c.get(true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	l := &Lease{client: c, ttl: ttlMS, lost: &lostSignal{ch: make(chan struct{})}}
-	cancelled := c.take(ctx, s, l, resources, ttlMS, waitMS)
+	var released error
+	cancelled := c.take(ctx, s, l, resources, ttlMS, waitMS, old, &released)
 	if cancelled {
 		// fence_cancel_wait also cancels the next wait on a context when
 		// it comes too late for this one: this context is not reused
@@ -141,27 +151,70 @@ func (c *Client) Acquire(ctx context.Context, resources []string, opts Options) 
 				err.cause = context.DeadlineExceeded
 			}
 		}
-		return nil, err
+		return nil, released, err
 	}
 	if cancelled {
 		// the wait was cut short, and took the lease at its end
 		err := ctx.Err()
 		l.giveBack(s)
-		return nil, &Error{Code: codeTimeout, Message: "not acquired: " + err.Error(), kind: ErrNotAcquired, cause: err}
+		return nil, released, &Error{Code: codeTimeout, Message: "not acquired: " + err.Error(), kind: ErrNotAcquired, cause: err}
 	}
 	if err := c.start(s, l, opts); err != nil {
 		l.giveBack(s)
-		return nil, err
+		return nil, released, err
 	}
 	l.record(resources)
 	runtime.SetFinalizer(l, (*Lease).finalize)
-	return l, nil
+	return l, released, nil
+}
+
+// ReleaseAcquire is a worker loop's step: it gives this lease back and
+// takes one on "resource" (as Client.Acquire with "opts" and ctx).  On a
+// single Redis node, Sentinel, or a Cluster master that serves both, the
+// release and the first attempt go out in one write: one round trip where
+// Release and then Acquire make two; elsewhere (a quorum, a set of
+// leases) it is those two calls.  The release always runs first.  It
+// returns the new lease and the acquire's error as Acquire does, and the
+// release's outcome apart, whatever the acquire's: nil, an ErrLost error
+// when this lease had expired or passed to another owner (its Lost() is
+// closed: what it guarded may have been written by someone else), or
+// ErrUnreachable when the outcome is unknown.
+func (l *Lease) ReleaseAcquire(ctx context.Context, resource string, opts Options) (next *Lease, released error, err error) {
+	l.mu.Lock()
+	if l.released || l.one == nil {
+		l.mu.Unlock()
+		released = l.Release()
+		next, err = l.client.Acquire(ctx, []string{resource}, opts)
+		return next, released, err
+	}
+	defer l.mu.Unlock()
+	l.released = true
+	runtime.SetFinalizer(l, nil)
+	next, released, err = l.client.acquire(ctx, []string{resource}, opts, l)
+	if l.one != nil {
+		// the release never went out (no connection): give it back alone
+		released = nil
+		if s, gerr := l.client.get(false); gerr != nil {
+			released = gerr
+		} else {
+			if C.fence_release(s.ctx, l.one) != C.FENCE_OK {
+				released = s.err()
+			}
+			l.client.put(s)
+		}
+		l.free()
+	}
+	if errors.Is(released, ErrLost) {
+		l.lost.fire()
+	}
+	return next, released, err
 }
 
 // take runs the acquire on "s", watching ctx meanwhile when it can end
 // (fence_cancel_wait on its cancellation).  Returns whether ctx ended the
 // wait.
-func (c *Client) take(ctx context.Context, s *slot, l *Lease, resources []string, ttlMS, waitMS int64) bool {
+func (c *Client) take(ctx context.Context, s *slot, l *Lease, resources []string, ttlMS, waitMS int64,
+	old *Lease, released *error) bool {
 	var done chan struct{}
 	var watched chan bool
 	if ctx.Done() != nil && waitMS > 0 {
@@ -176,7 +229,23 @@ func (c *Client) take(ctx context.Context, s *slot, l *Lease, resources []string
 			}
 		}(s.ctx)
 	}
-	if len(resources) == 1 {
+	if old != nil {
+		// old.one is given back by libfence, then freed here
+		var rc C.int
+		r := C.CString(resources[0])
+		l.one = C.fence_release_acquire(s.ctx, old.one, r, C.longlong(ttlMS), C.longlong(waitMS), &rc)
+		C.free(unsafe.Pointer(r))
+		switch rc {
+		case C.FENCE_OK:
+			old.free()
+		case C.FENCE_ERR_ARG:
+			// nothing was sent: the caller gives it back alone
+		default:
+			*released = newError(int(rc), "release of the lease on "+old.names()+": "+
+				C.GoString(C.fence_strerror(rc)), "")
+			old.free()
+		}
+	} else if len(resources) == 1 {
 		r := C.CString(resources[0])
 		l.one = C.fence_acquire_wait(s.ctx, r, C.longlong(ttlMS), C.longlong(waitMS))
 		C.free(unsafe.Pointer(r))

@@ -355,6 +355,63 @@ func TestLostClosesTheChannelAndReleaseSaysLost(t *testing.T) {
 	}
 }
 
+// A worker loop's step: ReleaseAcquire gives the lease back and takes
+// the next (one round trip on a single node), and tells the release's
+// outcome apart: a lease lost meanwhile is ErrLost (its Lost() closed)
+// while the next one is still taken, or refused, as Acquire would.
+func TestReleaseAcquireIsAWorkerLoopStep(t *testing.T) {
+	s := startRedis(t)
+	c := newClient(t, s.url())
+	r1 := resource(t)
+	r2 := r1 + ":next"
+	l := acquire(t, c, Options{NoHeartbeat: true}, r1)
+	next, released, err := l.ReleaseAcquire(context.Background(), r2, Options{NoHeartbeat: true})
+	if err != nil || released != nil {
+		t.Fatalf("step: %v, release: %v", err, released)
+	}
+	if got := s.cli("EXISTS", "fence:{"+r1+"}:lock"); got != "0" {
+		t.Fatalf("r1's lock after the step: EXISTS %q", got)
+	}
+	if got := s.cli("GET", "fence:{"+r2+"}:lock"); got != next.Owner() {
+		t.Fatalf("r2's lock %q, want %q", got, next.Owner())
+	}
+	if err := l.Release(); err != nil {
+		t.Fatalf("Release after the step: %v", err)
+	}
+
+	// lost meanwhile: the release says so, touches nothing, the acquire holds
+	s.cli("SET", "fence:{"+r2+"}:lock", "someone-else", "PX", "5000")
+	third, released, err := next.ReleaseAcquire(context.Background(), r1, Options{})
+	if err != nil {
+		t.Fatalf("step after a loss: %v", err)
+	}
+	defer third.Release()
+	if !errors.Is(released, ErrLost) {
+		t.Fatalf("release of a lost lease: %v", released)
+	}
+	select {
+	case <-next.Lost():
+	default:
+		t.Fatal("Lost() of the lease given back lost is open")
+	}
+	if got := s.cli("GET", "fence:{"+r2+"}:lock"); got != "someone-else" {
+		t.Fatalf("the other owner's lock: %q", got)
+	}
+	if third.Token() < 2 {
+		t.Fatalf("token %d", third.Token())
+	}
+
+	// the next lease busy (r2 is still someone else's): not acquired, and
+	// the old one given back all the same
+	none, released, err := third.ReleaseAcquire(context.Background(), r2, Options{})
+	if none != nil || !errors.Is(err, ErrNotAcquired) || released != nil {
+		t.Fatalf("busy next: %v %v %v", none, err, released)
+	}
+	if got := s.cli("EXISTS", "fence:{"+r1+"}:lock"); got != "0" {
+		t.Fatalf("r1's lock after a busy step: EXISTS %q", got)
+	}
+}
+
 func TestGoroutinesShareOneClientTokensUnique(t *testing.T) {
 	c := newClient(t, "")
 	r := resource(t)

@@ -19,12 +19,12 @@
 -- every key as it was.  EXISTS counts the counter twice: one call tells
 -- whether the queue exists (odd) and whether the counter does (>= 2).
 local function bad_counter()
-  local ctype = redis.call('TYPE', KEYS[2])['ok']
-  if ctype == 'none' then return nil end
-  if ctype ~= 'string' then
-    return redis.error_reply('FENCESTATE token counter is a ' .. ctype .. ', not a string')
+  local cur = redis.pcall('GET', KEYS[2])
+  if type(cur) == 'table' then
+    return redis.error_reply('FENCESTATE token counter is a ' ..
+      redis.call('TYPE', KEYS[2])['ok'] .. ', not a string')
   end
-  local cur = redis.call('GET', KEYS[2])
+  if not cur then return nil end
   if not string.match(cur, '^[1-9]%d*$') or #cur > 19 or
      (#cur == 19 and cur > '9223372036854775807') then
     return redis.error_reply('FENCESTATE token counter is not a positive integer')

@@ -703,6 +703,25 @@ cluster_node_exec(fence_ctx *ctx, int node, int ncmds, const fence_cmd *cmds,
 	return fence_node_pipeline(ctx, &s->nodes[node], ncmds, cmds, replies);
 }
 
+/*
+ * A release and the next acquire in one write, when the slot map puts
+ * both resources on one master; otherwise (or with no map yet) two calls.
+ * Should the acquire's slot have moved meanwhile, its redirect makes it
+ * go again on its own (master.c).
+ */
+static int
+cluster_release_acquire(fence_ctx *ctx, const char *lock_key, const char *owner,
+						fence_lease *l, enum fence_attempt how, int *release_err)
+{
+	cluster_store *s = ctx->conn->store;
+	int			a = s->slots[fence_key_slot(lock_key, strlen(lock_key))],
+				b = s->slots[fence_key_slot(l->keys.lock, strlen(l->keys.lock))];
+
+	if (s->refresh_due || a < 0 || a != b)
+		return FENCE_STORE_ONE_AT_A_TIME;
+	return fence_master_release_acquire(ctx, lock_key, owner, l, how, release_err);
+}
+
 const fence_store_ops fence_cluster_ops = {
 	"cluster",
 	1,
@@ -717,5 +736,6 @@ const fence_store_ops fence_cluster_ops = {
 	cluster_free,
 	cluster_node_exec,
 	NULL,						/* the members' keys are in different slots */
-	NULL
+	NULL,
+	cluster_release_acquire
 };

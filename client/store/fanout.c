@@ -91,7 +91,7 @@ fan_start(fence_ctx *ctx, fence_fan *f, fan_state *st)
 	 * closed meanwhile (its idle "timeout", CLIENT KILL) is connected
 	 * anew, rather than sent a request that cannot arrive (link.c).
 	 */
-	if (n->link != NULL && (n->link->pid != getpid() || fence_link_idle_closed(n->link)))
+	if (n->link != NULL && (n->link->pid != fence_self_pid() || fence_link_idle_closed(n->link)))
 		fence_node_drop(n);
 	if (n->link == NULL)
 	{

@@ -453,6 +453,72 @@ done:
 	return rc;
 }
 
+/*
+ * Give back the lock "lock_key" of "owner" and make one attempt "how" at
+ * "l", in one write: the release script, then the acquire script, as a
+ * worker that moves from one resource to the next would send them one
+ * after the other, but without waiting for the first reply.  Redis runs
+ * them in that order, each on its own, so the release is done (and its
+ * lock handed to its first waiter) before the acquire runs, whatever the
+ * resources.  "*release_err" gets 0 when the lock was given back,
+ * FENCE_ERR_LOST when it was not the owner's (nothing touched), or the
+ * error the release met; the return value and ctx->err are the
+ * acquire's, as fence_master_acquire's.  A script the server has lost
+ * (NOSCRIPT), and an acquire that did not run (a Cluster redirect) or
+ * was busy behind a release that has to be sent again, go again on their
+ * own, in that order.  When the write broke, both outcomes are unknown
+ * and both are that error.
+ */
+int
+fence_master_release_acquire(fence_ctx *ctx, const char *lock_key, const char *owner,
+							 fence_lease *l, enum fence_attempt how, int *release_err)
+{
+	const char *rargs[2] = {owner, "1"};
+	acquire_args a;
+	fence_cmd	cmds[2];
+	redisReply *replies[2];
+	redisReply *r;
+	int			again = 0,
+				rc;
+
+	acquire_setup(&a, l, how);
+	fence_script_cmd(&cmds[0], FENCE_SCRIPT_RELEASE, 0, 1, &lock_key, 2, rargs);
+	fence_script_cmd(&cmds[1], FENCE_SCRIPT_ACQUIRE, 0, 4, a.keys, 3, a.args);
+	if (ctx->conn->ops->exec(ctx, lock_key, 2, cmds, replies) != FENCE_OK)
+	{
+		*release_err = ctx->err;
+		return -1;
+	}
+	r = replies[0];
+	if (fence_reply_is(r, "NOSCRIPT"))
+	{
+		freeReplyObject(r);
+		again = 1;
+		rc = fence_master_release(ctx, lock_key, owner);
+	}
+	else if (r->type == REDIS_REPLY_INTEGER)
+	{
+		rc = r->integer == 1 ? 1 : 0;
+		freeReplyObject(r);
+	}
+	else
+		rc = fence_reply_error(ctx, r);
+	*release_err = rc == 1 ? 0 : rc == 0 ? FENCE_ERR_LOST : ctx->err;
+	fence_clear_error(ctx);
+
+	r = replies[1];
+	if (fence_reply_is(r, "NOSCRIPT") || fence_reply_transient(r))
+	{
+		freeReplyObject(r);
+		return fence_master_acquire(ctx, l, 0, how);
+	}
+	rc = acquire_reply(ctx, l, r, -1);
+	/* busy, maybe with the lock the release had not given back yet */
+	if (rc == 0 && again)
+		return fence_master_acquire(ctx, l, 0, how);
+	return rc;
+}
+
 /* Owner, remaining TTL and counter of one resource, in one round trip. */
 int
 fence_master_show(fence_ctx *ctx, const char *lock_key, const char *token_key,

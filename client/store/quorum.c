@@ -603,5 +603,6 @@ const fence_store_ops fence_quorum_ops = {
 	fence_quorum_free,
 	quorum_node_exec,
 	NULL,						/* each member needs a majority of its own */
-	NULL
+	NULL,
+	NULL						/* a release round, then the acquire's */
 };

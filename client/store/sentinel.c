@@ -380,6 +380,14 @@ sentinel_release_many(fence_ctx *ctx, int n, const char **lock_keys, const char 
 }
 
 static int
+sentinel_release_acquire(fence_ctx *ctx, const char *lock_key, const char *owner,
+						 fence_lease *l, enum fence_attempt how, int *release_err)
+{
+	follow_master(ctx, 0);
+	return fence_master_release_acquire(ctx, lock_key, owner, l, how, release_err);
+}
+
+static int
 sentinel_wait(fence_ctx *ctx, fence_lease *l, int64_t *t0, long block_ms,
 			  enum fence_attempt how, int *refused)
 {
@@ -428,5 +436,6 @@ const fence_store_ops fence_sentinel_ops = {
 	sentinel_free,
 	sentinel_node_exec,
 	sentinel_acquire_many,
-	sentinel_release_many
+	sentinel_release_many,
+	sentinel_release_acquire
 };

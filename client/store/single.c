@@ -82,5 +82,6 @@ const fence_store_ops fence_single_ops = {
 	single_free,
 	single_node_exec,
 	fence_master_acquire_many,
-	fence_master_release_many
+	fence_master_release_many,
+	fence_master_release_acquire
 };

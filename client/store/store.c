@@ -382,6 +382,25 @@ fence_store_release_many(fence_ctx *ctx, int n, const char **lock_keys, const ch
 }
 
 /*
+ * Give back a lock and make an attempt at "l" in one write (the
+ * topology's release_acquire), within one operation's deadline;
+ * FENCE_STORE_ONE_AT_A_TIME, with nothing sent, when the topology cannot
+ * (a quorum, a Cluster whose two keys live on two masters) or replicas
+ * are asked for (the acquire then needs its WAIT).
+ */
+int
+fence_store_release_acquire(fence_ctx *ctx, const char *lock_key, const char *owner,
+							fence_lease *l, enum fence_attempt how, int *release_err)
+{
+	if (no_store(ctx))
+		return -1;
+	if (ctx->conn->ops->release_acquire == NULL || ctx->conn->min_replicas > 0)
+		return FENCE_STORE_ONE_AT_A_TIME;
+	fence_op_begin(ctx);
+	return ctx->conn->ops->release_acquire(ctx, lock_key, owner, l, how, release_err);
+}
+
+/*
  * Wait for "replicas" replicas after each acquire and heal, for at most
  * "timeout_ms" (which must leave time within the command timeout).
  */

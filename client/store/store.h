@@ -86,6 +86,18 @@ typedef struct fence_store_ops
 	/* compare-and-DEL of "n" locks of one owner, in the order given */
 	int			(*release_many) (fence_ctx *ctx, int n, const char **lock_keys,
 								 const char *owner, int *rcs);
+
+	/*
+	 * Give back the lock "lock_key" of "owner" and make one attempt "how"
+	 * at "l" in one write, where one master holds both resources' keys;
+	 * returns as acquire, the release's outcome in "*release_err" (0, or
+	 * a FENCE_ERR_* kind: FENCE_ERR_LOST when the lock was not the
+	 * owner's), or FENCE_STORE_ONE_AT_A_TIME when the keys are on two
+	 * nodes (a Cluster's): nothing was sent.  NULL on a quorum.
+	 */
+	int			(*release_acquire) (fence_ctx *ctx, const char *lock_key,
+									const char *owner, fence_lease *l,
+									enum fence_attempt how, int *release_err);
 } fence_store_ops;
 
 /* fence_store_acquire_many and _release_many: the topology has no pipeline
@@ -122,6 +134,9 @@ int			fence_store_acquire_many(fence_ctx *ctx, int n, fence_lease **ls,
 									 enum fence_attempt how, int *rcs);
 int			fence_store_release_many(fence_ctx *ctx, int n, const char **lock_keys,
 									 const char *owner, int *rcs);
+int			fence_store_release_acquire(fence_ctx *ctx, const char *lock_key,
+										const char *owner, fence_lease *l,
+										enum fence_attempt how, int *release_err);
 
 /* master.c: lease operations on the one master that holds a key, and the
  * way to run a script there (FENCE_WAIT_REFUSED: the ACL refused the WAIT
@@ -147,6 +162,9 @@ int			fence_master_acquire_many(fence_ctx *ctx, int n, fence_lease **ls,
 									  enum fence_attempt how, int *rcs);
 int			fence_master_release_many(fence_ctx *ctx, int n, const char **lock_keys,
 									  const char *owner, int *rcs);
+int			fence_master_release_acquire(fence_ctx *ctx, const char *lock_key,
+										 const char *owner, fence_lease *l,
+										 enum fence_attempt how, int *release_err);
 
 /* the topologies: single.c, sentinel.c, cluster.c, quorum.c (with
  * quorum_round.c) */

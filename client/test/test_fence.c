@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1633,6 +1634,159 @@ fail:
 	return rc;
 }
 
+/* A number of INFO stats ("total_writes_processed"), or -1 when none. */
+static long long
+info_stat(const char *name)
+{
+	redisReply *r = rcmd("INFO stats");
+	char		pat[64];
+	const char *p;
+	long long	n = -1;
+
+	snprintf(pat, sizeof(pat), "\n%s:", name);
+	if (r && r->type == REDIS_REPLY_STRING && (p = strstr(r->str, pat)) != NULL)
+		n = atoll(p + strlen(pat));
+	freeReplyObject(r);
+	return n;
+}
+
+/*
+ * Issue 38: a worker loop's step, fence_release_acquire, gives one lease
+ * back and takes the next in one write on a single node: Redis answers
+ * both scripts with one write of its own (its total_writes_processed
+ * grows by one a step, where two calls make two), and runs the release
+ * first.
+ */
+static int
+test_release_acquire(void)
+{
+	fence_ctx  *a = fence_connect(redis_url),
+			   *b = NULL;
+	fence_lease *l = NULL,
+			   *next = NULL,
+			   *other = NULL;
+	const char *r1 = R("relacq-1"),
+			   *r2 = R("relacq-2");
+	long long	t1,
+				w0,
+				w1;
+	int			released = -1,
+				i,
+				rc = 1;
+	char	   *v = NULL;
+
+	CHECKC(a->err == 0, a);
+	/* the loop's first step: nothing to give back */
+	next = fence_release_acquire(a, NULL, r1, 5000, 0, &released);
+	CHECKC(next != NULL && released == FENCE_OK, a);
+	l = next;
+	t1 = fence_lease_token(l);
+
+	/* r1 given back, r2 taken */
+	next = fence_release_acquire(a, l, r2, 5000, 0, &released);
+	CHECKC(next != NULL, a);
+	CHECK(released == FENCE_OK && a->err == 0);
+	CHECK(fence_lease_state(l) == FENCE_LEASE_LOST);
+	CHECK(rnum("EXISTS %s", key(r1, "lock")) == 0);
+	v = rget(key(r2, "lock"));
+	CHECK(v != NULL && strcmp(v, fence_lease_owner(next)) == 0);
+	free(v);
+	v = NULL;
+	fence_lease_free(l);
+	l = next;
+
+	/* the same resource again: the release runs first, so it is free */
+	next = fence_release_acquire(a, l, r2, 5000, 0, &released);
+	CHECKC(next != NULL && released == FENCE_OK, a);
+	CHECK(fence_lease_token(next) == fence_lease_token(l) + 1);
+	fence_lease_free(l);
+	l = next;
+
+	/* one write a step, where two calls are two (other tests may write
+	 * meanwhile: a margin) */
+	w0 = info_stat("total_writes_processed");
+	for (i = 0; i < 40; i++)
+	{
+		next = fence_release_acquire(a, l, i % 2 ? r2 : r1, 5000, 0, &released);
+		CHECKC(next != NULL && released == FENCE_OK, a);
+		fence_lease_free(l);
+		l = next;
+	}
+	w1 = info_stat("total_writes_processed");
+	if (w0 >= 0 && w1 - w0 > 55)
+	{
+		snprintf(tap_why, sizeof(tap_why), "40 steps: Redis wrote %lld times", w1 - w0);
+		goto fail;
+	}
+
+	/* a busy next lease: NULL and FENCE_ERR_BUSY, the old one given back */
+	b = fence_connect(redis_url);
+	CHECKC(b->err == 0, b);
+	other = fence_acquire(b, r1, 5000);
+	CHECKC(other != NULL, b);
+	next = fence_release_acquire(a, l, r1, 5000, 0, &released);
+	CHECK(next == NULL && a->err == FENCE_ERR_BUSY && released == FENCE_OK);
+	CHECK(rnum("EXISTS %s", key(r2, "lock")) == 0);
+	fence_lease_free(l);
+	l = NULL;
+	CHECKC(fence_release(b, other) == FENCE_OK, b);
+	fence_lease_free(other);
+	other = NULL;
+
+	/*
+	 * The lease to give back was lost (it expired, another owner took it):
+	 * the release touches nothing of the new owner's and says so, and the
+	 * acquire is still answered as it would be alone.
+	 */
+	l = fence_acquire(a, r1, 5000);
+	CHECKC(l != NULL, a);
+	rdo("SET %s someone-else PX 5000", key(r1, "lock"), NULL);
+	next = fence_release_acquire(a, l, r2, 5000, 0, &released);
+	CHECKC(next != NULL && a->err == 0, a);
+	CHECK(released == FENCE_ERR_LOST);
+	CHECK(fence_lease_token(next) > t1);
+	CHECK(fence_lease_state(l) == FENCE_LEASE_LOST);
+	v = rget(key(r1, "lock"));
+	CHECK(v != NULL && strcmp(v, "someone-else") == 0);
+	free(v);
+	v = NULL;
+	fence_lease_free(l);
+	l = next;
+	/* lost, and the next lease busy: each told */
+	rdo("SET %s someone-else PX 5000", key(r2, "lock"), NULL);
+	next = fence_release_acquire(a, l, r1, 5000, 0, &released);
+	CHECK(next == NULL && a->err == FENCE_ERR_BUSY && released == FENCE_ERR_LOST);
+	fence_lease_free(l);
+	l = NULL;
+	rdo("DEL %s %s", key(r1, "lock"), key(r2, "lock"));
+
+	/* arguments refused: nothing sent, the old lease still held */
+	l = fence_acquire(a, r1, 5000);
+	CHECKC(l != NULL, a);
+	next = fence_release_acquire(a, l, "", 5000, 0, &released);
+	CHECK(next == NULL && a->err == FENCE_ERR_ARG && released == FENCE_ERR_ARG);
+	CHECK(rnum("EXISTS %s", key(r1, "lock")) == 1);
+	/* and with a wait: the next lease is handed over by its holder's release */
+	other = fence_acquire(b, r2, 5000);
+	CHECKC(other != NULL, b);
+	rdo("PEXPIRE %s 300", key(r2, "lock"), NULL);
+	next = fence_release_acquire(a, l, r2, 5000, 3000, &released);
+	CHECKC(next != NULL && released == FENCE_OK, a);
+	CHECK(rnum("EXISTS %s", key(r1, "lock")) == 0);
+	CHECKC(fence_release(a, next) == FENCE_OK, a);
+	rc = 0;
+fail:
+	free(v);
+	rdo("DEL %s %s", key(r1, "lock"), key(r2, "lock"));
+	if (next != l)
+		fence_lease_free(next);
+	fence_lease_free(l);
+	fence_lease_free(other);
+	fence_free(a);
+	fence_free(b);
+	return rc;
+}
+
 /* Owner ids stay unique across fork(): the child must not reuse the pool. */
 static int
 test_owner_after_fork(void)
@@ -1702,6 +1856,144 @@ fail:
 	fence_lease_free(l);
 	fence_free(a);
 	return rc;
+}
+
+/* The inodes of this process's sockets (a connection is one inode). */
+static int
+socket_inodes(unsigned long *out, int max)
+{
+	int			fds[64],
+				n = list_sockets(fds, 64),
+				k = 0;
+
+	for (int i = 0; i < n && k < max; i++)
+	{
+		char		path[64],
+					target[64];
+		ssize_t		len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fds[i]);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		out[k++] = strtoul(target + strlen("socket:["), NULL, 10);
+	}
+	return k;
+}
+
+/* Fork as asked: fork(), or the bare system call (no atfork handlers). */
+static pid_t
+fork_as(int raw)
+{
+	if (!raw)
+		return fork();
+#ifdef SYS_fork
+	return (pid_t) syscall(SYS_fork);
+#else
+	return (pid_t) syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+#endif
+}
+
+/*
+ * A child that uses a context it inherited through fork() connects anew
+ * and never writes on its parent's connection (the two would interleave
+ * their requests on one socket), and draws owner ids of its own: libfence
+ * knows the process it runs in without a getpid() per call (pid.c), and
+ * must know it after every kind of fork, the bare system call included,
+ * which runs no pthread_atfork handler (as _Fork() and other runtimes'
+ * clones do not).  The child looks at its own sockets, so a connection
+ * another test makes meanwhile cannot pass for its own.  Exit status of
+ * the child: 0, or which check failed.
+ */
+static int
+fork_child_anew(int raw)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	char		owner[33] = "";
+	int			fds[2] = {-1, -1};
+	pid_t		pid;
+	int			status,
+				rc = 1;
+
+	CHECKC(a->err == 0, a);
+	/* the parent's connection is open, its pool of random bytes filled */
+	l = fence_acquire(a, R("forkraw-p0"), 5000);
+	CHECKC(l != NULL && fence_release(a, l) == FENCE_OK, a);
+	fence_lease_free(l);
+	l = NULL;
+	CHECK(pipe(fds) == 0);
+	fflush(stdout);
+	pid = fork_as(raw);
+	CHECK(pid >= 0);
+	if (pid == 0)
+	{
+		unsigned long before[64],
+					after[64];
+		int			nb = socket_inodes(before, 64),
+					na,
+					fresh = 0;
+		fence_lease *cl = fence_acquire(a, R("forkraw-c"), 5000);
+
+		if (cl == NULL || fence_release(a, cl) != FENCE_OK)
+			_exit(2);
+		if (write(fds[1], fence_lease_owner(cl), 32) != 32)
+			_exit(3);
+		na = socket_inodes(after, 64);
+		for (int i = 0; i < na; i++)
+		{
+			int			known = 0;
+
+			for (int j = 0; j < nb; j++)
+				known |= after[i] == before[j];
+			fresh += !known;
+		}
+		_exit(fresh == 1 ? 0 : 4);
+	}
+	close(fds[1]);
+	fds[1] = -1;
+	{
+		size_t		got = 0;
+		ssize_t		n;
+
+		while (got < 32 && (n = read(fds[0], owner + got, 32 - got)) > 0)
+			got += (size_t) n;
+	}
+	CHECK(waitpid(pid, &status, 0) == pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+	{
+		snprintf(tap_why, sizeof(tap_why), "child: %s",
+				 !WIFEXITED(status) ? "killed" : WEXITSTATUS(status) == 2 ? "acquire failed" :
+				 WEXITSTATUS(status) == 4 ? "used its parent's connection" : "pipe");
+		goto fail;
+	}
+	/* the parent's connection goes on working; its owner ids are its own */
+	l = fence_acquire(a, R("forkraw-p"), 5000);
+	CHECKC(l != NULL, a);
+	CHECK(strncmp(owner, fence_lease_owner(l), 32) != 0);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	rc = 0;
+fail:
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
+static int
+test_fork_child_anew(void)
+{
+	return fork_child_anew(0);
+}
+
+static int
+test_raw_fork_child_anew(void)
+{
+	return fork_child_anew(1);
 }
 
 /*
@@ -3124,7 +3416,10 @@ main(void)
 	TEST(acquire_reads_nothing);
 	TEST(noscript_fallback);
 	TEST(round_trips);
+	TEST(release_acquire);
 	TEST(owner_after_fork);
+	TEST(fork_child_anew);
+	TEST(raw_fork_child_anew);
 	TEST(sockets_cloexec);
 	TEST(cloexec_fork_race);
 	TEST(auth_select);

@@ -1247,10 +1247,16 @@ test_quorum_one_round(void)
 	b = fence_connect(quorum_url);
 	CHECKC(a->err == 0 && b->err == 0, a);
 	/* first time: nothing known, lock round and claim round */
+	for (i = 0; i < nquorum; i++)
+		cmd_do(quorum_port[i], "CONFIG RESETSTAT", NULL, NULL);
 	CHECKC((l = fence_acquire(a, res, 10000)) != NULL && fence_lease_token(l) == 1, a);
 	CHECKC(fence_release(a, l) == FENCE_OK, a);
 	fence_lease_free(l);
 	l = NULL;
+	/* the lock and claim scripts read a sound counter with one GET, no TYPE
+	 * (issue 38: TYPE and GET ran on every call) */
+	for (i = 0; i < nquorum; i++)
+		CHECK(calls(quorum_port[i], "type") == 0);
 
 	/* again: one script per node, the lock round alone */
 	for (i = 0; i < nquorum; i++)
@@ -1258,8 +1264,9 @@ test_quorum_one_round(void)
 	CHECKC((l = fence_acquire(a, res, 10000)) != NULL && fence_lease_token(l) == 2, a);
 	for (i = 0; i < nquorum; i++)
 	{
-		/* the EVALSHAs since CONFIG RESETSTAT */
+		/* the EVALSHAs since CONFIG RESETSTAT, and no TYPE */
 		evalshas += calls(quorum_port[i], "evalsha");
+		CHECK(calls(quorum_port[i], "type") == 0);
 		CHECK(get_num(quorum_port[i], key(res, "token")) == 2);
 	}
 	CHECK(evalshas == nquorum);

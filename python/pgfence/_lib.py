@@ -79,6 +79,10 @@ _PROTOTYPES = {
     "fence_cancel_wait": (None, [POINTER(_CtxHead)]),
     "fence_extend": (c_int, [POINTER(_CtxHead), c_void_p, c_longlong]),
     "fence_release": (c_int, [POINTER(_CtxHead), c_void_p]),
+    "fence_release_acquire": (
+        c_void_p,
+        [POINTER(_CtxHead), c_void_p, c_char_p, c_longlong, c_longlong, POINTER(c_int)],
+    ),
     "fence_lease_free": (None, [c_void_p]),
     "fence_lease_resource": (c_char_p, [c_void_p]),
     "fence_lease_owner": (c_char_p, [c_void_p]),

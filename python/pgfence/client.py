@@ -23,6 +23,7 @@ from typing import Any, Dict, Iterable, List, Optional, TypeVar, Union
 
 from . import _lib
 from .errors import (
+    ERR_ARG,
     ERR_IO,
     ERR_LOST,
     ERR_PG,
@@ -512,9 +513,86 @@ class Lease(_Held):
         self.resource: str = resource
         self._owner: Optional[str] = None
         self._token: Optional[int] = None
+        #: how the release of release_acquire() came out (None: given back)
+        self.release_error: Optional[FenceError] = None
+        self._after: Optional[tuple] = None  # (lease to give back, its rc)
 
     def _take(self, ctx):
-        return _lib.fence().fence_acquire_wait(ctx, self.resource.encode(), self._ttl_ms, self._wait_ms)
+        after, self._after = self._after, None
+        if after is None:
+            return _lib.fence().fence_acquire_wait(ctx, self.resource.encode(), self._ttl_ms, self._wait_ms)
+        old, rc = after
+        return _lib.fence().fence_release_acquire(
+            ctx, old, self.resource.encode(), self._ttl_ms, self._wait_ms, ctypes.byref(rc)
+        )
+
+    def release_acquire(
+        self,
+        resource: str,
+        ttl: Duration = None,
+        wait: Duration = None,
+        *,
+        announce: Optional[bool] = None,
+        heartbeat: Optional[bool] = None,
+    ) -> "Lease":
+        """A worker loop's step: give this lease back and take one on
+        "resource" (ttl, wait, announce and heartbeat as Client.lease(),
+        this lease's when not given; "wait" None: not at all).  On a
+        single Redis node, Sentinel or a Cluster master serving both, the
+        release and the first attempt go out in one write: one round trip
+        where release() and then acquire() make two; on a quorum, those two
+        calls.  The release always runs first.  Returns the new lease, held;
+        raises as acquire() does.  The release's outcome whatever the
+        acquire's: ``self.release_error`` is None when it was given back, a
+        LeaseLost when it had expired or passed to another owner (``lost``
+        is set then: someone else may have written since), Unreachable when
+        the outcome is unknown."""
+        nxt = Lease(
+            self._client,
+            resource,
+            ttl if ttl is not None else self._ttl_ms / 1000.0,
+            wait,
+            self._announce_on if announce is None else announce,
+            self._heartbeat_on if heartbeat is None else heartbeat,
+        )
+        self.release_error = None
+        if self._ptr is None:
+            return nxt.acquire()
+        rc = ctypes.c_int(0)
+        slot = self._client._checkout()
+        ptr = self._ptr
+        nxt._after = (ptr, rc)
+        try:
+            nxt._acquire_on(slot)
+        except BaseException:
+            self._released_by(ptr, rc.value, slot)
+            raise
+        finally:
+            self._client._checkin(slot)
+        self._released_by(ptr, rc.value, None)
+        return nxt
+
+    def _released_by(self, ptr, rc: int, slot) -> None:
+        """After fence_release_acquire: forget "ptr" (its release went out,
+        "rc" says how it came out) or, when nothing was sent, give it back
+        alone."""
+        if self._ptr is not ptr:
+            return
+        if rc == ERR_ARG and slot is not None:
+            # the arguments were refused before anything was sent
+            try:
+                self.release()
+            except FenceError as exc:
+                self.release_error = exc
+            return
+        self._ptr = None
+        self._forget(ptr)
+        if rc:
+            self.release_error = error_for(
+                rc, "release of the lease on %s: %s" % (self._names(), _lib.strerror(rc))
+            )
+            if isinstance(self.release_error, LeaseLost):
+                self.lost.set()
 
     def _c_announce(self, ctx, ptr, pg):
         return _lib.fence().fence_announce(ctx, ptr, pg)

@@ -310,3 +310,33 @@ def test_quorum_of_three_nodes(redis_server, resource):
         nodes[0].stop()  # a majority is enough
         with c.lease(resource, ttl="5s", announce=False) as lease:
             assert lease.token > first
+
+
+def test_release_acquire_is_a_worker_loop_step(redis_server, resource):
+    """Issue 38: give one lease back and take the next in one call (one
+    round trip on a single node); the release's outcome is told apart from
+    the acquire's."""
+    r = redis_server()
+    r1, r2 = resource + ":1", resource + ":2"
+    with pgfence.Client(r.url) as c:
+        first = c.lease(r1, ttl=5, heartbeat=False).acquire()
+        second = first.release_acquire(r2)
+        assert first.release_error is None and not first.held
+        assert r.cli("exists", "fence:{%s}:lock" % r1).strip() == "0"
+        assert r.cli("get", "fence:{%s}:lock" % r2).strip() == second.owner
+        assert second.held and second.token >= 1
+
+        # lost meanwhile: the release says so and touches nothing; the
+        # next lease is still taken
+        r.cli("set", "fence:{%s}:lock" % r2, "someone-else", "px", "5000")
+        third = second.release_acquire(r1)
+        assert isinstance(second.release_error, pgfence.LeaseLost)
+        assert second.lost.is_set()
+        assert r.cli("get", "fence:{%s}:lock" % r2).strip() == "someone-else"
+        assert third.held and third.token > first.token
+
+        # the next one busy: NotAcquired, and this one given back all the same
+        with pytest.raises(pgfence.NotAcquired):
+            third.release_acquire(r2)
+        assert third.release_error is None and not third.held
+        assert r.cli("exists", "fence:{%s}:lock" % r1).strip() == "0"
