@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/s21_forget.sh: scenario 21, fence.forget() of the idle marks among
-# many (issue 38 item 7).
+# many, against what finding and deleting them costs without fence.
 #
 # fence.fences holds BENCH_S21_MARKS marks (default 10M) under 100
 # prefixes, every tenth of them not moved for two days (1M idle); the

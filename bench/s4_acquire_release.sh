@@ -7,7 +7,7 @@
 #   8 threads:     fence_cycles -t 8   vs  redis-benchmark -c 8 -t set
 #                  (each thread its own connection and its own resource)
 #   the floor:     fence_cycles -t 1   vs  fence_cycles -t 1 -p, the same
-#                  two round trips as two hiredis PINGs (issue 38: 80%)
+#                  two round trips as two hiredis PINGs (target: 80% of it)
 #
 # Also read from Redis itself (INFO commandstats): its time per EVALSHA of
 # the lease scripts against its time per SET.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/sql_many.sh: fence.advance_many and fence.fenced_update_many over N
 # resources in one call, in the C extension and in the SQL edition, on one
-# throwaway server (issue 32 item 5: the SQL edition must be linear, and
+# throwaway server (the SQL edition must be linear in N, and
 # within 10x the C extension at 16,000 resources).  Each call runs in a new
 # session (the SQL edition's first call of a session pays for its
 # settings) on resources without a mark, and is timed whole by psql's

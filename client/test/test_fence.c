@@ -1561,7 +1561,7 @@ calls_of(const char *command)
 }
 
 /*
- * Issue 38: an acquire of a free lock with a sound counter reads nothing
+ * An acquire of a free lock with a sound counter reads nothing
  * before its INCR (the counter used to be checked with TYPE and GET on every
  * call, half of the script's cost).  Redis counts the commands a script
  * runs: 200 such cycles must not add a TYPE or a GET per acquire (release
@@ -1651,7 +1651,7 @@ info_stat(const char *name)
 }
 
 /*
- * Issue 38: a worker loop's step, fence_release_acquire, gives one lease
+ * A worker loop's step, fence_release_acquire, gives one lease
  * back and takes the next in one write on a single node: Redis answers
  * both scripts with one write of its own (its total_writes_processed
  * grows by one a step, where two calls make two), and runs the release

@@ -1254,7 +1254,7 @@ test_quorum_one_round(void)
 	fence_lease_free(l);
 	l = NULL;
 	/* the lock and claim scripts read a sound counter with one GET, no TYPE
-	 * (issue 38: TYPE and GET ran on every call) */
+	 * (they once ran TYPE and GET on every call) */
 	for (i = 0; i < nquorum; i++)
 		CHECK(calls(quorum_port[i], "type") == 0);
 

@@ -313,7 +313,7 @@ def test_quorum_of_three_nodes(redis_server, resource):
 
 
 def test_release_acquire_is_a_worker_loop_step(redis_server, resource):
-    """Issue 38: give one lease back and take the next in one call (one
+    """Give one lease back and take the next in one call (one
     round trip on a single node); the release's outcome is told apart from
     the acquire's."""
     r = redis_server()

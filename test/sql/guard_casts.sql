@@ -1,6 +1,6 @@
 -- A guard reads only its key and token columns, with their types' own
--- output functions, and runs no code a table's owner can define (issue 32
--- item 3).  The SQL edition's guard runs as fence's owner; it once
+-- output functions, and runs no code a table's owner can define (a cast
+-- of the owner's would run as fence's owner).  The SQL edition's guard runs as fence's owner; it once
 -- converted the whole row with to_jsonb(), which calls a cast to json
 -- that the owner of an enum may create: here such a cast tries to lower
 -- another resource's mark from 100 to 1 (as fence's owner it would have

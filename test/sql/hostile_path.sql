@@ -1,5 +1,5 @@
 -- Every function of fence, called with a hostile schema first in the
--- search path (issue 32 item 4).  A role with CREATE on a schema in a
+-- search path.  A role with CREATE on a schema in a
 -- caller's path (public, in a database created before PostgreSQL 15) can
 -- define functions and operators that a call naming no schema would pick
 -- over pg_catalog's: a better match (format(text, text, text) against

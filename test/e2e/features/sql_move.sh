@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The move from the SQL edition to the C extension (sql/hosted/to_extension.sql)
 # loses no mark that an advance commits while it runs, and drops no object
-# of the user's (issue 32 items 6 and 7).
+# of the user's.
 #
 # A race: session A advances "race" from 5 to 6 and holds its transaction
 # open; the move starts and must wait (its first statement locks fence's

@@ -1,7 +1,7 @@
 -- A transaction that moves a mark commits durably in the SQL edition,
 -- whatever synchronous_commit its session or a later SET LOCAL asks for
--- (issue 32 item 1): a deferred trigger of fence.fences raises it to "on"
--- at commit.  What this sees: a deferred trigger of the test's own, whose
+-- (a mark lost in a crash would let a stale token through): a deferred
+-- trigger of fence.fences raises it to "on" at commit.  What this sees: a deferred trigger of the test's own, whose
 -- event is queued after the mark moved, so that it fires at commit after
 -- fence's, records synchronous_commit as the commit will use it.
 CREATE TABLE durable_seen (n serial, what text, sync text);

@@ -1,6 +1,6 @@
 -- Settings are stored as they come, in PGOPTIONS even with bytes that the
 -- database encoding does not allow; the SQL edition refuses them with
--- 22021 before anything is written (issue 32 item 8): an owner stored
+-- 22021 before anything is written: an owner stored
 -- with them in fence.fences would make the restore of a dump fail at
 -- COPY fences.  \setenv's '\xff' is the byte 0xff; \c forgets the
 -- options of the connection before (-reuse-previous=off) and reads them

@@ -1,12 +1,12 @@
 -- Every function of the SQL edition pins its search path, pg_catalog
--- first and pg_temp last (issue 32 item 4; test/sql/hostile_path.sql runs
+-- first and pg_temp last (test/sql/hostile_path.sql runs
 -- them all under a hostile path), but the public fenced_update and
 -- fenced_update_many, which run the caller's query under the caller's
 -- path, and fence.protect, whose messages name types as that path shows
 -- them, with every name in them qualified (operators too); and the
 -- helpers that only fence's owner may call (no grant to PUBLIC), from the
 -- functions that pin their path and run as that owner, whose path they
--- inherit (issue 38 item 1: a path of their own costs every call).
+-- inherit (a path of their own would cost every call a settings save).
 SELECT p.oid::regprocedure AS function, l.lanname, p.proconfig,
        EXISTS (SELECT FROM aclexplode(COALESCE(p.proacl, acldefault('f', p.proowner))) a
                 WHERE a.grantee = 0) AS public
