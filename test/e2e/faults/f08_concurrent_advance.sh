@@ -34,10 +34,12 @@ writer() {
 		upd="UPDATE ${p}_stock SET qty = qty + 1 WHERE id = 1;" ;;
 	esac
 	t=$(now_ms)
-	if out=$(psql -X -qAt -v ON_ERROR_STOP=1 -v VERBOSITY=verbose -c "
+	# a script on stdin, not -c: psql before 15 prints only the last
+	# result of a -c string, and the RETURNING is not the last
+	if out=$(psql -X -qAt -v ON_ERROR_STOP=1 -v VERBOSITY=verbose 2>"$WORK/$own.err" <<<"
 		BEGIN ISOLATION LEVEL $iso; $check SELECT pg_sleep($delay); $upd
 		INSERT INTO ${p}_log (worker, resource, token, owner)
-		VALUES ('$own', '$res', $tok, '$own') RETURNING 'seq:' || seq; COMMIT;" 2>"$WORK/$own.err"); then
+		VALUES ('$own', '$res', $tok, '$own') RETURNING 'seq:' || seq; COMMIT;"); then
 		seq=$(sed -n 's/^seq://p' <<<"$out")
 		hist "$own" write "$res" "$tok" "$own" "$t" "$(now_ms)" ok "seq=$seq"
 	else
