@@ -414,10 +414,14 @@ start_loop_worker() {
 		i=0
 		while [ ! -e "$WORK/loop.stop" ]; do
 			i=$((i + 1))
+			# (|| rc=: under set -e the first run that failed would end
+			# the loop unseen, and a test meant for three workers would go
+			# on with fewer, or none)
+			rc=0
 			W=$name-$i RES_HINT=$res MODE=$mode STATE=$WORK HIST=$HIST \
 				"$FENCE_BIN" run "$res" "$@" -- bash "$E2E_DIR/worker.sh" \
-				>>"$WORK/$name.out" 2>>"$WORK/$name.err"
-			hist "$name-$i" run "$res" - - "$(now_ms)" - "exit=$?"
+				>>"$WORK/$name.out" 2>>"$WORK/$name.err" || rc=$?
+			hist "$name-$i" run "$res" - - "$(now_ms)" - "exit=$rc"
 			sleep 0.02
 		done
 	) &
@@ -428,8 +432,14 @@ LOOP_PIDS=()
 
 # stop_loop_workers: let the current runs finish, start no more (60 s).
 stop_loop_workers() {
-	touch "$WORK/loop.stop"
 	local pid
+	# a loop runs until told to stop: one that ended by itself lost workers
+	for pid in "${LOOP_PIDS[@]}"; do
+		if dead "$pid"; then
+			fail "a loop worker (pid $pid) ended before it was told to stop"
+		fi
+	done
+	touch "$WORK/loop.stop"
 	for pid in "${LOOP_PIDS[@]}"; do wait_exit "$pid" 60; done
 	LOOP_PIDS=()
 	rm -f "$WORK/loop.stop"
