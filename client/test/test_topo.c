@@ -750,7 +750,8 @@ thaw_master(void *arg)
 }
 
 /*
- * A waiter's attempt that outlasts the TTL still gives a usable lease.  On
+ * A waiter's attempt that outlasts the TTL still gives a usable lease (or
+ * set).  On
  * a failover one attempt reconnects and asks the sentinels until the new
  * master answers; here the master is frozen while the attempt is in
  * flight and answers 1.5 s later, three TTLs after the attempt was sent.
@@ -765,6 +766,8 @@ test_sentinel_slow_attempt(void)
 	fence_ctx  *a = NULL;
 	fence_lease *l = NULL;
 	const char *res = R("sslow");
+	const char *names[2] = {R("sslow-a"), R("sslow-b")};
+	fence_leases *set = NULL;
 	pthread_t	thawer;
 	int			frozen = 0,
 				rc = 1;
@@ -791,10 +794,22 @@ test_sentinel_slow_attempt(void)
 	CHECK(fence_lease_state(l) == FENCE_LEASE_HELD);
 	CHECK(cmd_int(sentinel_port[0], "PTTL %s", key(res, "lock")) > 0);
 	CHECKC(fence_release(a, l) == FENCE_OK, a);
+
+	/* the same for a set, whose first attempt is one pipeline of acquires */
+	CHECK(kill(sentinel_pid[0], SIGSTOP) == 0);
+	frozen = 1;
+	CHECK(pthread_create(&thawer, NULL, thaw_master, NULL) == 0);
+	set = fence_acquire_many_wait(a, names, 2, 500, 10000);
+	pthread_join(thawer, NULL);
+	frozen = 0;
+	CHECKC(set != NULL, a);
+	CHECK(fence_leases_state(set) == FENCE_LEASE_HELD);
+	CHECKC(fence_leases_release(a, set) == FENCE_OK, a);
 	rc = 0;
 fail:
 	if (frozen)
 		kill(sentinel_pid[0], SIGCONT);
+	fence_leases_free(set);
 	fence_lease_free(l);
 	fence_free(a);
 	return rc;
