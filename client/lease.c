@@ -162,7 +162,8 @@ fence_lease_taken(fence_lease *l, int64_t t0)
  * before its first use would end a wait that has time left on a failover
  * it was meant to ride.  Asking again is safe: the lock, if it is still
  * there, is its own, and its next attempt takes it again.  A single try
- * returns the lease as it is (lost, then), as it always has.
+ * (FENCE_ATTEMPT_TRY) returns the lease as it is, its deadline counted
+ * from t0, as it always has: its caller did not ask to wait.
  */
 static int
 taken_after(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt how)
@@ -172,7 +173,7 @@ taken_after(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt how)
 
 	fence_lease_taken(l, t0);
 	t1 = fence_now_ns();
-	if (t1 - t0 <= fence_drift_ms(l->ttl_ms) * 1000000)
+	if (how == FENCE_ATTEMPT_TRY || t1 - t0 <= fence_drift_ms(l->ttl_ms) * 1000000)
 		return 1;
 	rc = fence_extend_raw(ctx, l->keys.lock, l->owner, l->ttl_ms);
 	fence_clear_error(ctx);
@@ -180,7 +181,7 @@ taken_after(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt how)
 		fence_lease_taken(l, t1);
 	else if (rc == 0)
 		fence_lease_set_lost(l);	/* gone already: its TTL was shorter */
-	if (how == FENCE_ATTEMPT_TRY || fence_lease_state(l) == FENCE_LEASE_HELD)
+	if (fence_lease_state(l) == FENCE_LEASE_HELD)
 		return 1;
 	fence_lease_set_lost(l);
 	ctx->conn->busy_pttl = -1;	/* no PTTL to wait for: back off (block_time) */
