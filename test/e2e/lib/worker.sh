@@ -67,11 +67,15 @@ trap 'hist "$W" term "$RES" "$TOKEN" "${OWNER:--}" "$(now_ms)" - SIGTERM; exit 1
 
 hist "$W" acquire "$RES" "$TOKEN" "${OWNER:--}" "$(now_ms)" - "pgoptions=${PGOPTIONS:-}"
 
-# wait_file FILE: bounded wait for a file the test creates (60 s).
+# wait_file FILE: bounded wait for a file the test creates, as long as a
+# whole test may take (lib.sh's E2E_TIMEOUT): a stalled worker waits while
+# the test's own bounded steps run, and 60 s of them (a story of
+# wait_topologies on a loaded machine) made it give up before its turn.
+# The bound only keeps a worker from outliving a test that died.
 wait_file() {
 	local t0=$SECONDS
 	while [ ! -e "$1" ]; do
-		((SECONDS - t0 < 60)) || { hist "$W" note "$RES" - - - - "gave up waiting for $1"; exit 4; }
+		((SECONDS - t0 < ${E2E_TIMEOUT:-240})) || { hist "$W" note "$RES" - - - - "gave up waiting for $1"; exit 4; }
 		sleep 0.02
 	done
 }
