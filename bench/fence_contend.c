@@ -13,7 +13,7 @@
  *	  Prints one line:
  *
  *		cs_per_s=N handoffs=N handoff_p50_us=N handoff_p99_us=N busy=F
- *		acquire_p50_us=N acquire_p99_us=N min_share=F timeouts=N
+ *		acquire_p50_us=N acquire_p99_us=N min_share=F timeouts=N release_p50_us=N
  *
  *	  cs_per_s: critical sections per second, all threads together.
  *	  handoff: from a holder's call to fence_release to the return of the
@@ -24,6 +24,8 @@
  *	  nobody else wants the lease: the uncontended latency.
  *	  min_share: the fewest critical sections any thread got, over the fair
  *	  share (all critical sections / THREADS).
+ *	  release: each fence_release call, call to return (the releaser's own
+ *	  round trip, which hands the lease over on the way).
  */
 #include <string.h>
 
@@ -49,6 +51,7 @@ typedef struct worker
 	long long	timeouts;
 	bench_lat	handoff;
 	bench_lat	acquire;
+	bench_lat	release;
 } worker;
 
 static void *
@@ -76,9 +79,14 @@ run(void *arg)
 		if (hold_ms > 0)
 			bench_sleep_ms(hold_ms);
 
-		__atomic_add_fetch(&busy_ns, bench_handoff_release(&last, w->b.id) - got, __ATOMIC_SEQ_CST);
-		if (bench_release(&w->b, ctx, l) != 0)
-			break;
+		{
+			int64_t		r0 = bench_handoff_release(&last, w->b.id);
+
+			__atomic_add_fetch(&busy_ns, r0 - got, __ATOMIC_SEQ_CST);
+			if (bench_release(&w->b, ctx, l) != 0)
+				break;
+			bench_lat_add(&w->release, bench_now_ns() - r0);
+		}
 		w->sections++;
 	}
 	fence_free(ctx);
@@ -97,7 +105,8 @@ main(int argc, char **argv)
 				fewest = -1;
 	worker	   *ws;
 	bench_lat	handoffs = {0},
-				acquires = {0};
+				acquires = {0},
+				releases = {0};
 	int64_t		ns;
 
 	if (bench_getopt(argc, argv, opts, "usage: fence_contend [-t THREADS] [-s SECONDS] [-H HOLD_MS]") != 0)
@@ -120,14 +129,15 @@ main(int argc, char **argv)
 			fewest = ws[i].sections;
 		bench_lat_merge(&handoffs, &ws[i].handoff);
 		bench_lat_merge(&acquires, &ws[i].acquire);
+		bench_lat_merge(&releases, &ws[i].release);
 	}
 	printf("cs_per_s=%.1f handoffs=%zu handoff_p50_us=%.1f handoff_p99_us=%.1f busy=%.4f "
-		   "acquire_p50_us=%.1f acquire_p99_us=%.1f min_share=%.4f timeouts=%lld\n",
+		   "acquire_p50_us=%.1f acquire_p99_us=%.1f min_share=%.4f timeouts=%lld release_p50_us=%.1f\n",
 		   (double) sections * 1e9 / (double) ns, handoffs.n,
 		   bench_lat_pct_us(&handoffs, 50), bench_lat_pct_us(&handoffs, 99),
 		   (double) busy_ns / (double) ns,
 		   bench_lat_pct_us(&acquires, 50), bench_lat_pct_us(&acquires, 99),
 		   sections > 0 ? (double) fewest * nthreads / (double) sections : 0.0,
-		   timeouts);
+		   timeouts, bench_lat_pct_us(&releases, 50));
 	return 0;
 }

@@ -99,7 +99,8 @@ fmt() {
 # row SCENARIO WHAT VALUE UNIT [BASELINE_NAME BASELINE_VALUE [TARGET [RATIO]]]
 #   Add a line to the results table.  With a baseline, the ratio is RATIO
 #   (from pratio) or else VALUE / BASELINE_VALUE; TARGET is ">=0.80" or
-#   "<=1.05".
+#   "<=1.05".  Its last column is the scenario's run (BENCH_RUN_DATE, which
+#   run.sh sets before each scenario).
 row() {
 	local scen=$1 what=$2 value=$3 unit=$4 bname=${5:-} bvalue=${6:-} target=${7:-}
 	local ratio= met= vs=
@@ -118,9 +119,9 @@ row() {
 	elif [ -n "$target" ]; then
 		met="**no**"
 	fi
-	printf '| %s | %s | %s %s | %s | %s | %s | %s |\n' "$scen" "$what" \
+	printf '| %s | %s | %s %s | %s | %s | %s | %s | %s |\n' "$scen" "$what" \
 		"$(fmt "$value")" "$unit" "$vs" "${ratio:+${ratio}$([ "$ratio" = n/a ] || echo x)}" \
-		"${target:+${target:0:2} ${target:2}x}" "$met" >>"$BENCH_OUT/table.md"
+		"${target:+${target:0:2} ${target:2}x}" "$met" "${BENCH_RUN_DATE:-}" >>"$BENCH_OUT/table.md"
 }
 
 # row_vs SCENARIO WHAT UNIT VARIANT BASELINE BASELINE_NAME [TARGET]: the row

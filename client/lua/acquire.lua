@@ -37,18 +37,22 @@ local waiting, counted = n % 2 == 1, n >= 2
 if waiting or not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   local bad = bad_counter()
   if bad then return bad end
-  local ltype = redis.call('TYPE', KEYS[1])['ok']
-  if ltype ~= 'none' and ltype ~= 'string' then
-    return redis.error_reply('FENCESTATE lock is a ' .. ltype .. ', not a string')
+  local held = redis.pcall('GET', KEYS[1])
+  if type(held) == 'table' then
+    return redis.error_reply('FENCESTATE lock is a ' ..
+      redis.call('TYPE', KEYS[1])['ok'] .. ', not a string')
   end
-  local held = ltype == 'string' and redis.call('GET', KEYS[1])
   local pttl = 0
   if held and held ~= ARGV[1] then
     pttl = redis.call('PTTL', KEYS[1])
     if pttl < 0 then return redis.error_reply('FENCESTATE lock has no expiry') end
   end
-  if not waiting and ARGV[3] ~= '1' then
-    if held ~= ARGV[1] then return {pttl} end
+  if held == ARGV[1] then
+    -- ours already (handed to this waiter by a release, or taken before):
+    -- only out of the queue, should it still be there
+    if waiting then redis.call('ZREM', Q, ARGV[1]); redis.call('ZREM', A, ARGV[1]) end
+  elseif not waiting and ARGV[3] ~= '1' then
+    return {pttl}
   else
 -- shared block "queue" begins: these lines are the same bytes in acquire.lua,
 -- release.lua and qlock.lua (client/test/lua_shared.sh checks): edit all three

@@ -4,11 +4,13 @@
 --       and wake it (one master), "0" only wake it (a quorum's node)
 -- Reply: 1 released, 0 the lock is not the caller's (nothing touched).
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[1])
 local pre = string.sub(KEYS[1], 1, -5)
 local Q, A = pre .. 'queue', pre .. 'alive'
 local ok, waiting = pcall(redis.call, 'EXISTS', Q)
-if not ok or waiting == 0 then return 1 end
+if not ok or waiting == 0 then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
 -- shared block "queue" begins: these lines are the same bytes in acquire.lua,
 -- release.lua and qlock.lua (client/test/lua_shared.sh checks): edit all three
 local function now_ms()
@@ -47,13 +49,18 @@ local function hand(o)
   wake(o)
 end
 -- shared block "queue" ends
+-- the lock is deleted unless it is handed over (SET overwrites it): a
+-- queue in a state fence never writes only loses the handover
+local handed = false
 pcall(function()
   prune(now_ms())
   local head = first()
   if head and ARGV[2] == '1' then
     hand(head)
+    handed = true
   elseif head then
     wake(head)
   end
 end)
+if not handed then redis.call('DEL', KEYS[1]) end
 return 1

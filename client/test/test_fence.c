@@ -1406,6 +1406,125 @@ fail:
 	return rc;
 }
 
+/*
+ * A handover costs Redis little: the acquire a woken waiter sends behind
+ * its BLPOP finds the lock handed to it and only sets its TTL and takes a
+ * token (issue 38 item 6: it used to run the busy path, TYPE, TIME and
+ * all, between the release and the waiter's wake-up).  MONITOR shows the
+ * commands each script runs, one script's together: those of the acquire
+ * that ran after the release must be no more than EXISTS, SET NX, GET
+ * (counter), GET (lock), SET and INCR, and none of TYPE, TIME, ZRANGE; the
+ * release that handed the lock over deletes nothing (its SET overwrites).
+ */
+static int
+test_handover_commands(void)
+{
+	fence_ctx  *a = fence_connect(redis_url);
+	fence_lease *l = NULL;
+	const char *res = R("handover");
+	waiter		w = {redis_url, res, 5000, 10000, 0};
+	int			started = 0;
+	fence_url	u;
+	char		err[256],
+				marker[64],
+				lock[300],
+				token[300],
+				ran[4][512];
+	redisContext *mon = NULL;
+	redisReply *r = NULL;
+	int			nran[2] = {0, 0},
+				which = -1,
+				seen = 0,
+				rc = 1;
+
+	memset(&u, 0, sizeof(u));
+	snprintf(lock, sizeof(lock), "\"%s\"", key(res, "lock"));
+	snprintf(token, sizeof(token), "\"%s\"", key(res, "token"));
+	snprintf(marker, sizeof(marker), "handover-end-%d", (int) getpid());
+	l = fence_acquire(a, res, 30000);
+	CHECKC(l != NULL, a);
+	CHECK(waiter_start(&w) == 0);
+	started = 1;
+	CHECK(wait_queued(res, 1));
+	CHECK(fence_parse_url(redis_url, &u, err, sizeof(err)) == FENCE_OK);
+	mon = redisConnect(u.host, u.port);
+	CHECK(mon != NULL && !mon->err);
+	r = redisCommand(mon, "MONITOR");
+	CHECK(r != NULL && r->type == REDIS_REPLY_STATUS);
+	freeReplyObject(r);
+	r = NULL;
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	waiter_join(&w);
+	started = 0;
+	CHECK(w.token == fence_lease_token(l) + 1);
+	freeReplyObject(rcmd("PING %s", marker));
+
+	/*
+	 * Lines "TIME [0 CLIENT] "CMD" ARGS...", a script's commands as
+	 * [0 lua] after its EVALSHA: the release's (its lock key, no token
+	 * key) is script 0, the waiter's acquire after it script 1.
+	 */
+	{
+		struct timeval tv = {10, 0};
+
+		redisSetTimeout(mon, tv);
+	}
+	while (redisGetReply(mon, (void **) &r) == REDIS_OK && r != NULL)
+	{
+		const char *line = r->type == REDIS_REPLY_STATUS ? r->str : "";
+
+		if (strstr(line, marker) != NULL)
+			break;
+		if (strstr(line, "\"EVALSHA\"") != NULL || strstr(line, "\"EVAL\"") != NULL)
+		{
+			which = -1;
+			if (seen == 0 && strstr(line, lock) != NULL && strstr(line, token) == NULL)
+				which = 0, seen = 1;
+			else if (seen == 1 && strstr(line, token) != NULL)
+				which = 1, seen = 2;
+		}
+		else if (strstr(line, " lua] ") != NULL && which >= 0)
+		{
+			const char *cmd = strstr(line, " lua] ") + 6;
+
+			if (which == 1 && nran[1] < 4)
+				snprintf(ran[nran[1]], sizeof(ran[0]), "%.60s", cmd);
+			nran[which]++;
+			if (which == 1 ? (strncmp(cmd, "\"TYPE\"", 6) == 0 || strncmp(cmd, "\"TIME\"", 6) == 0 ||
+							  strncmp(cmd, "\"ZRANGE", 7) == 0) :
+				strncmp(cmd, "\"DEL\"", 5) == 0)
+			{
+				snprintf(tap_why, sizeof(tap_why), "the %s ran %.80s",
+						 which == 0 ? "release that handed over" : "woken waiter's acquire", cmd);
+				goto fail;
+			}
+		}
+		else
+			which = -1;
+		freeReplyObject(r);
+		r = NULL;
+	}
+	if (seen != 2 || nran[1] > 6)
+	{
+		snprintf(tap_why, sizeof(tap_why), "%s (the acquire ran %d commands: %.50s %.50s %.50s)",
+				 seen != 2 ? "MONITOR did not show the release and the acquire" : "too many commands",
+				 nran[1], nran[1] > 0 ? ran[0] : "", nran[1] > 1 ? ran[1] : "",
+				 nran[1] > 2 ? ran[2] : "");
+		goto fail;
+	}
+	rc = 0;
+fail:
+	freeReplyObject(r);
+	if (started)
+		waiter_join(&w);
+	if (mon != NULL)
+		redisFree(mon);
+	fence_url_free(&u);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
 /* Tokens above 2^53 stay exact; INCR at 2^63-1 is an error, not a wrap. */
 static int
 test_counter_exact(void)
@@ -3411,6 +3530,7 @@ main(void)
 	TEST(wait_holder_dies);
 	TEST(wait_gives_up_passes_on);
 	TEST(wait_without_blpop);
+	TEST(handover_commands);
 	TEST(counter_exact);
 	TEST(corrupt_keys);
 	TEST(acquire_reads_nothing);
