@@ -146,6 +146,7 @@ ask_sentinels(fence_ctx *ctx, sentinel_store *s, long budget_ms)
 	const char *argv[3] = {"SENTINEL", "get-master-addr-by-name", s->login.master};
 	int64_t		end = fence_now_ns() + (int64_t) budget_ms * 1000000;
 	char		refusal[FENCE_ERRSTR_LEN] = "";
+	char		unknown[FENCE_ERRSTR_LEN] = "";
 	int			k;
 
 	s->asked_ns = fence_now_ns();
@@ -195,8 +196,8 @@ ask_sentinels(fence_ctx *ctx, sentinel_store *s, long budget_ms)
 		fence_node_name(sn, name, sizeof(name));
 		fence_node_drop(sn);
 		if (r->type == REDIS_REPLY_NIL)
-			fence_set_error(ctx, FENCE_ERR_IO, "Sentinel %s knows no master named \"%s\"",
-							name, s->login.master);
+			snprintf(unknown, sizeof(unknown), "Sentinel %.80s knows no master named \"%.120s\"",
+					 name, s->login.master);
 		else if (r->type == REDIS_REPLY_ERROR && fence_reply_refused(r->str))
 			snprintf(refusal, sizeof(refusal), "Sentinel %.100s refused SENTINEL get-master-addr-by-name: %s",
 					 name, r->str);
@@ -206,8 +207,15 @@ ask_sentinels(fence_ctx *ctx, sentinel_store *s, long budget_ms)
 							r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
 		freeReplyObject(r);
 	}
+	/*
+	 * A sentinel's answer says more than the silence of the others, or the
+	 * budget running out after it (a loaded machine): a master named
+	 * wrong stays named so.
+	 */
 	if (refusal[0] != '\0')
 		fence_set_error(ctx, FENCE_ERR_AUTH, "%s", refusal);
+	else if (unknown[0] != '\0')
+		fence_set_error(ctx, FENCE_ERR_IO, "%s", unknown);
 	return 0;
 }
 
