@@ -145,6 +145,50 @@ fence_lease_taken(fence_lease *l, int64_t t0)
 }
 
 /*
+ * An attempt sent at "t0" took the lease: its local deadline counts from
+ * then.  An attempt can take long with nothing wrong: a waiter's rides
+ * behind its BLPOP (master.c), whose lock was handed over at a moment the
+ * waiter cannot know and held for it for FENCE_HANDOFF_MS only until the
+ * attempt set the TTL; and on a topology that fails over, one attempt
+ * reconnects and asks the sentinels until the new master answers, which
+ * can take longer than a short TTL.  When the attempt cost the lease more
+ * than the drift margin, an extend gives it its whole TTL again from now;
+ * should that extend fail, the earlier deadline still holds (an extend
+ * with the same TTL that runs late only keeps the lock longer).
+ *
+ * Returns 1 when the lease is held.  A waiter ("how" not TRY) whose lease
+ * is gone already, its lock expired or its deadline passed with no extend
+ * answered, gets 0 and goes on waiting: handing its caller a lease lost
+ * before its first use would end a wait that has time left on a failover
+ * it was meant to ride.  Asking again is safe: the lock, if it is still
+ * there, is its own, and its next attempt takes it again.  A single try
+ * (FENCE_ATTEMPT_TRY) returns the lease as it is, its deadline counted
+ * from t0, as it always has: its caller did not ask to wait.
+ */
+static int
+taken_after(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt how)
+{
+	int64_t		t1;
+	int			rc;
+
+	fence_lease_taken(l, t0);
+	t1 = fence_now_ns();
+	if (how == FENCE_ATTEMPT_TRY || t1 - t0 <= fence_drift_ms(l->ttl_ms) * 1000000)
+		return 1;
+	rc = fence_extend_raw(ctx, l->keys.lock, l->owner, l->ttl_ms);
+	fence_clear_error(ctx);
+	if (rc == 1)
+		fence_lease_taken(l, t1);
+	else if (rc == 0)
+		fence_lease_set_lost(l);	/* gone already: its TTL was shorter */
+	if (fence_lease_state(l) == FENCE_LEASE_HELD)
+		return 1;
+	fence_lease_set_lost(l);
+	ctx->conn->busy_pttl = -1;	/* no PTTL to wait for: back off (block_time) */
+	return 0;
+}
+
+/*
  * One attempt.  Returns 1 with the lease filled in, 0 when busy (PTTL in
  * ctx->conn->busy_pttl), -1 on error.  "how" says what a waiter does with
  * its place in the queue when it cannot have the lock.
@@ -155,51 +199,23 @@ try_acquire(fence_ctx *ctx, fence_lease *l, enum fence_attempt how)
 	int64_t		t0 = fence_now_ns();
 	int			rc = fence_store_acquire(ctx, l, t0, how);
 
-	if (rc == 1)
-		fence_lease_taken(l, t0);
-	return rc;
+	return rc == 1 ? taken_after(ctx, l, t0, how) : rc;
 }
 
 /*
  * Block until a release wakes the waiter (at most "block_ms"), then make
  * an attempt; returns as try_acquire, and sets "*refused" when Redis
- * would not block.
- *
- * The local deadline counts from before the attempt was sent.  On one
- * master that is before the BLPOP it rides behind (master.c), since the
- * lock it takes was handed over at a moment the waiter cannot know, and
- * held for it for FENCE_HANDOFF_MS only until this attempt set the TTL.
- * When the wait was long enough to cost the lease more than the drift
- * margin, an extend gives it its whole TTL again; should that extend fail,
- * the earlier deadline still holds (an extend with the same TTL that runs
- * late only keeps the lock longer).
+ * would not block.  The local deadline counts from before the BLPOP the
+ * attempt rides behind (taken_after).
  */
 static int
 wait_acquire(fence_ctx *ctx, fence_lease *l, long block_ms, enum fence_attempt how,
 			 int *refused)
 {
-	int64_t		t0 = fence_now_ns(),
-				t1;
+	int64_t		t0 = fence_now_ns();
 	int			rc = fence_store_wait(ctx, l, &t0, block_ms, how, refused);
 
-	if (rc != 1)
-		return rc;
-	fence_lease_taken(l, t0);
-	t1 = fence_now_ns();
-	if (t1 - t0 <= fence_drift_ms(l->ttl_ms) * 1000000)
-		return 1;
-	rc = fence_extend_raw(ctx, l->keys.lock, l->owner, l->ttl_ms);
-	fence_clear_error(ctx);
-	if (rc == 1)
-		fence_lease_taken(l, t1);
-	else if (rc == 0)
-	{
-		/* gone already (its TTL is shorter than the wait was): try again */
-		fence_lease_set_lost(l);
-		ctx->conn->busy_pttl = -1;
-		return 0;
-	}
-	return 1;
+	return rc == 1 ? taken_after(ctx, l, t0, how) : rc;
 }
 
 /*
@@ -386,7 +402,7 @@ first_attempt(fence_ctx *ctx, fence_lease *l, enum fence_attempt how, fence_leas
 		rc = try_acquire(ctx, l, how);
 	}
 	else if (rc == 1)
-		fence_lease_taken(l, t0);
+		rc = taken_after(ctx, l, t0, how);
 	if (*release_err == 0 || *release_err == FENCE_ERR_LOST)
 		fence_lease_set_lost(old);
 	return rc;

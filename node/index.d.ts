@@ -81,6 +81,15 @@ export class Lease extends Held {
   readonly owner: string;
   /** The TTL of the last acquire or renewal, in milliseconds. */
   readonly ttl: number;
+  /** How the release of releaseAcquire() came out: null (given back), a
+   * LeaseLostError (it had expired or passed to another owner) or an
+   * UnreachableError (the outcome is unknown). */
+  readonly releaseError: FenceError | null;
+  /** A worker loop's step: give this lease back and take one on
+   * "resource" (this lease's ttl, announce and heartbeat where not
+   * given), in one round trip where one Redis master holds both.
+   * Rejects as acquire() does; the release's outcome is in releaseError. */
+  releaseAcquire(resource: string, options?: LeaseOptions): Promise<Lease>;
 }
 
 export interface Member {

@@ -337,9 +337,9 @@ e2e_one() {
 	0) echo "ok - $2" | report ;;
 	77) echo "skip - $2 # $(sed -n 's/.*SKIP: //p' "$FENCE_TMP/$2.log" | tail -n 1)" | report ;;
 	124 | 137) echo "not ok - $2 (timed out after $limit s)" | report
-	   tail -n 40 "$FENCE_TMP/$2.log" ;;
+	   tail -n 150 "$FENCE_TMP/$2.log" ;;
 	*) echo "not ok - $2 (exit $rc)" | report
-	   tail -n 40 "$FENCE_TMP/$2.log" ;;
+	   tail -n 150 "$FENCE_TMP/$2.log" ;;
 	esac
 }
 

@@ -764,6 +764,84 @@ fail:
 	return rc;
 }
 
+/* Thaw the Sentinel master "thaw_after_ms" after the thread starts. */
+static long thaw_after_ms;
+
+static void *
+thaw_master(void *arg)
+{
+	(void) arg;
+	sleep_ms(thaw_after_ms);
+	kill(sentinel_pid[0], SIGCONT);
+	return NULL;
+}
+
+/*
+ * A waiter's attempt that outlasts the TTL still gives a usable lease (or
+ * set).  On
+ * a failover one attempt reconnects and asks the sentinels until the new
+ * master answers; here the master is frozen while the attempt is in
+ * flight and answers 1.5 s later, three TTLs after the attempt was sent.
+ * The lock is the waiter's, and its deadline, counted from the send, has
+ * passed: the waiter must extend it (or ask again), not hand back a lease
+ * lost before its first use, which made "fence run --wait" exit 76 in the
+ * middle of a failover it had time to ride.
+ */
+static int
+test_sentinel_slow_attempt(void)
+{
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	const char *res = R("sslow");
+	const char *names[2] = {R("sslow-a"), R("sslow-b")};
+	fence_leases *set = NULL;
+	pthread_t	thawer;
+	int			frozen = 0,
+				rc = 1;
+	long long	t0;
+
+	CONNECT_OR_SKIP(a, sentinel_url != NULL, sentinel_url, "no sentinels (FENCE_TEST_SENTINEL)");
+	/* connected, and the sentinels asked just now: the attempt goes to the master */
+	l = fence_acquire(a, R("sslow-warm"), 10000);
+	CHECKC(l != NULL, a);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	fence_lease_free(l);
+	l = NULL;
+
+	CHECK(kill(sentinel_pid[0], SIGSTOP) == 0);
+	frozen = 1;
+	thaw_after_ms = 1500;
+	CHECK(pthread_create(&thawer, NULL, thaw_master, NULL) == 0);
+	t0 = ms_now();
+	l = fence_acquire_wait(a, res, 500, 10000);
+	pthread_join(thawer, NULL);
+	frozen = 0;
+	CHECKC(l != NULL, a);
+	CHECK(ms_now() - t0 >= 1400);
+	CHECK(fence_lease_state(l) == FENCE_LEASE_HELD);
+	CHECK(cmd_int(sentinel_port[0], "PTTL %s", key(res, "lock")) > 0);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+
+	/* the same for a set, whose first attempt is one pipeline of acquires */
+	CHECK(kill(sentinel_pid[0], SIGSTOP) == 0);
+	frozen = 1;
+	CHECK(pthread_create(&thawer, NULL, thaw_master, NULL) == 0);
+	set = fence_acquire_many_wait(a, names, 2, 500, 10000);
+	pthread_join(thawer, NULL);
+	frozen = 0;
+	CHECKC(set != NULL, a);
+	CHECK(fence_leases_state(set) == FENCE_LEASE_HELD);
+	CHECKC(fence_leases_release(a, set) == FENCE_OK, a);
+	rc = 0;
+fail:
+	if (frozen)
+		kill(sentinel_pid[0], SIGCONT);
+	fence_leases_free(set);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
 /* --- Quorum -------------------------------------------------------------- */
 
 /* The quorum's nodes frozen (SIGSTOP), one bit each: qthaw_all thaws them. */
@@ -1848,6 +1926,7 @@ main(void)
 	TEST(sentinel_min_replicas);
 	TEST(sentinel_silent);
 	TEST(sentinel_heal_replicas);
+	TEST(sentinel_slow_attempt);
 	TEST(quorum_basic);
 	TEST(quorum_minority_restart);
 	TEST(quorum_minority_frozen);

@@ -464,10 +464,78 @@ class Lease extends Held {
     this.resource = resource;
     this.owner = null;
     this.token = null;
+    // how the release of releaseAcquire() came out (null: given back)
+    this.releaseError = null;
+    this._after = null; // { ptr, rc, sent } while releaseAcquire takes this one
   }
 
   _take(ctx) {
-    return this._client._waitCall('fence_acquire_wait', this._waitMs, ctx, this.resource, this._ttlMs, this._waitMs);
+    const after = this._after;
+    if (after === null) {
+      return this._client._waitCall('fence_acquire_wait', this._waitMs, ctx, this.resource, this._ttlMs, this._waitMs);
+    }
+    // releaseAcquire: libfence gives "after.ptr" back in the same write
+    this._after = null;
+    after.sent = true;
+    return this._client._waitCall('fence_release_acquire', this._waitMs, ctx, after.ptr, this.resource, this._ttlMs, this._waitMs, after.rc);
+  }
+
+  // releaseAcquire(resource, options): a worker loop's step: give this
+  // lease back and take one on "resource" (options as client.acquire's,
+  // this lease's ttl, announce and heartbeat where not given; no wait
+  // unless asked).  On a single Redis node, Sentinel or a Cluster master
+  // serving both resources the release and the first attempt go out in one
+  // write (fence_release_acquire): one round trip where release() and
+  // acquire() make two; on a quorum, those two calls.  The release runs
+  // first.  Resolves to the new lease, held, or rejects as acquire() does;
+  // the release's outcome, whatever the acquire's, is in releaseError:
+  // null (given back), a LeaseLostError (it had expired or passed to
+  // another owner: the signal is aborted, someone else may have written
+  // since) or an UnreachableError (the outcome is unknown).
+  async releaseAcquire(resource, options = {}) {
+    const next = new Lease(this._client, resource, {
+      ttl: options.ttl === undefined ? this._ttlMs : options.ttl,
+      wait: options.wait,
+      announce: options.announce === undefined ? this._announceOn : options.announce,
+      heartbeat: options.heartbeat === undefined ? this._heartbeatOn : options.heartbeat,
+    });
+    this.releaseError = null;
+    if (this._ptr === null) {
+      await next._acquire(options.signal);
+      return next;
+    }
+    // not this lease's any more while it is given back: a release() or
+    // the lost timer meanwhile must not touch it
+    const after = { ptr: this._ptr, rc: [0], sent: false };
+    this._ptr = null;
+    next._after = after;
+    try {
+      await next._acquire(options.signal);
+    } finally {
+      await this._releasedBy(after);
+    }
+    return next;
+  }
+
+  // _releasedBy(after): once releaseAcquire's acquire is over, forget the
+  // lease it gave back, and keep how that went; when nothing was sent (no
+  // connection, or arguments libfence refused first), give it back alone.
+  async _releasedBy(after) {
+    const rc = after.rc[0];
+    if (!after.sent || rc === ERR.ARG) {
+      this._ptr = after.ptr;
+      try {
+        await this.release();
+      } catch (e) {
+        this.releaseError = e;
+      }
+      return;
+    }
+    this._forget(after.ptr);
+    if (rc !== 0) {
+      this.releaseError = errorFor(rc, `release of the lease on ${this._names()}: ${native.strerror(rc)}`);
+      if (this.releaseError instanceof LeaseLostError) this._markLost();
+    }
   }
   _cAnnounce(ctx, ptr, pg) {
     return this._client._call('fence_announce', ctx, ptr, pg);

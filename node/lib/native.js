@@ -72,6 +72,7 @@ const PROTOTYPES = [
   'void fence_cancel_wait(void *ctx)',
   'int fence_extend(void *ctx, void *lease, int64_t ttl_ms)',
   'int fence_release(void *ctx, void *lease)',
+  'void *fence_release_acquire(void *ctx, void *old, const char *resource, int64_t ttl_ms, int64_t wait_ms, _Out_ int *released)',
   'void fence_lease_free(void *lease)',
   'const char *fence_lease_resource(void *lease)',
   'const char *fence_lease_owner(void *lease)',

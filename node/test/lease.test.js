@@ -422,3 +422,69 @@ test('inline_client_works_and_still_waits_off_the_event_loop', () =>
     assert.ok(ticks > 20, `${ticks} ticks while one waited`);
     await holder.release();
   }, { pg: '', inline: true }));
+
+// A worker loop's step (fence_release_acquire): this lease given back and
+// the next taken in one call; the release's outcome told apart from the
+// acquire's, on worker threads and inline.
+test('release_acquire_is_a_worker_loop_step', (t) =>
+  withClient(async () => {
+    const redis = await servers(t)();
+    const db = await pgClient();
+    const lock = (r) => redis.cli('get', `fence:{${r}}:lock`);
+    for (const inline of [false, true]) {
+      const c = await pgfence.connect(redis.url, { pg: '', inline });
+      const r1 = resource('step1');
+      const r2 = resource('step2');
+      const first = await c.acquire(r1, { ttl: '5s', heartbeat: false });
+      const second = await first.releaseAcquire(r2);
+      assert.equal(first.releaseError, null);
+      assert.equal(first.held, false);
+      assert.equal(first.lost, false);
+      assert.equal(lock(r1), '');
+      assert.equal(lock(r2), second.owner);
+      assert.ok(second.held && second.token >= 1);
+      assert.equal(second.ttl, 5000); // the lease's settings, where not given
+      // announced, as acquire() announces
+      assert.deepEqual(await mark(db, r2), [second.token, second.owner]);
+
+      // lost meanwhile: the release says so and touches nothing of the
+      // new owner's; the next lease is taken all the same
+      redis.cli('set', `fence:{${r2}}:lock`, 'someone-else', 'px', '5000');
+      const third = await second.releaseAcquire(r1, { heartbeat: true });
+      assert.ok(second.releaseError instanceof pgfence.LeaseLostError);
+      assert.equal(second.releaseError.code, 'FENCE_ERR_LOST');
+      assert.ok(second.lost && second.signal.aborted);
+      assert.equal(lock(r2), 'someone-else');
+      assert.ok(third.held && third.token > first.token);
+
+      // the next one busy: NotAcquiredError, and this one given back anyway
+      await assert.rejects(third.releaseAcquire(r2), (e) => e instanceof pgfence.NotAcquiredError && e.code === 'FENCE_ERR_BUSY');
+      assert.equal(third.releaseError, null);
+      assert.equal(third.held, false);
+      assert.equal(lock(r1), '');
+
+      // arguments refused before anything was sent: given back alone
+      const fourth = await c.acquire(r1, { ttl: '5s' });
+      await assert.rejects(fourth.releaseAcquire(''), pgfence.ConfigRefusedError);
+      assert.equal(fourth.releaseError, null);
+      assert.equal(fourth.held, false);
+      assert.equal(lock(r1), '');
+
+      // on a lease given back already: only the acquire
+      const fifth = await fourth.releaseAcquire(r1);
+      assert.ok(fifth.held && fifth.token > third.token);
+      await fifth.release();
+      redis.cli('del', `fence:{${r2}}:lock`);
+      await c.close();
+    }
+
+    // Redis gone: the release's outcome is unknown, the acquire unreachable
+    const c = await pgfence.connect(redis.url, { connectTimeout: 1000, commandTimeout: 1000 });
+    const held = await c.acquire(resource('step3'), { ttl: '5s' });
+    redis.stop();
+    await assert.rejects(held.releaseAcquire(resource('step4')), pgfence.UnreachableError);
+    assert.ok(held.releaseError instanceof pgfence.UnreachableError);
+    assert.equal(held.held, false);
+    await c.close();
+    await db.end();
+  }));

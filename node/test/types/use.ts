@@ -22,6 +22,9 @@ async function worker(db: PgClient, pool: Pool): Promise<number> {
   lease.check();
   const s: pgfence.LeaseState = lease.state;
   await lease.extend('20s');
+  const next: pgfence.Lease = await lease.releaseAcquire('y', { wait: '1s' });
+  if (lease.releaseError instanceof pgfence.LeaseLostError) lease.check();
+  await next.release();
   await lease.release();
   // @ts-expect-error a lease has no renew(): extend() it is
   await lease.renew();

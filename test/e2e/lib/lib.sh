@@ -85,6 +85,8 @@ e2e_cleanup() {
 	local rc=$? pid
 	trap - EXIT
 	[ -z "$E2E_ON_EXIT" ] || $E2E_ON_EXIT >/dev/null 2>&1 || true
+	# before anything is killed; shown after the history, nearer the tail
+	[ -z "$E2E_SNAPSHOT" ] || snapshot >"$WORK/snapshot" 2>&1
 	# (braces: keep bash's "Killed" job notices out of the log)
 	{
 		for pid in "${E2E_PIDS[@]}" $(cat "$WORK"/*.pid 2>/dev/null); do
@@ -97,6 +99,7 @@ e2e_cleanup() {
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && [ -s "$HIST" ]; then
 		echo "--- history ($HIST)"
 		cat "$HIST"
+		[ ! -s "$WORK/snapshot" ] || tail -n 400 "$WORK/snapshot"
 		# the history is long: say again what failed, where a tail shows it
 		[ -z "$E2E_FAILED" ] || say "FAIL: $E2E_FAILED"
 	fi
@@ -172,8 +175,46 @@ node_sql() {
 	psql -X -qAt -v ON_ERROR_STOP=1 -h "$WORK/sock" -p "${!port}" -U postgres -d postgres "$@"
 }
 
-# a wait_for past its bound ends the test
-harness_timeout() { fail "$*"; }
+# a wait_for past its bound ends the test, with a picture of what was
+# still running: a test that times out on CI cannot be rerun to see where
+# a worker was stuck
+harness_timeout() {
+	E2E_SNAPSHOT=1
+	fail "$*"
+}
+E2E_SNAPSHOT=
+
+# descendants PID: the process ids under PID, depth first.
+descendants() {
+	local kid
+	for kid in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		echo "$kid"
+		descendants "$kid"
+	done
+}
+
+# snapshot: every process this test started, with its state and where it
+# sleeps, the fence processes' threads' stacks (gdb, when installed), and
+# the last lines the workers wrote to stderr.
+snapshot() {
+	local pids pid f
+	pids=$(descendants $$ | tr '\n' ',')
+	echo "--- processes still running"
+	[ -z "$pids" ] || ps -o pid,ppid,stat,etimes,wchan:22,args -p "${pids%,}" || true
+	if command -v gdb >/dev/null; then
+		for pid in ${pids//,/ }; do
+			[ "$(cat /proc/"$pid"/comm 2>/dev/null)" = fence ] || continue
+			echo "--- fence $pid: $(tr '\0' ' ' </proc/"$pid"/cmdline 2>/dev/null)"
+			timeout 20 gdb -p "$pid" -batch -nx -ex 'thread apply all bt 12' 2>/dev/null |
+				grep -E '^(Thread|#)' || true
+		done
+	fi
+	for f in "$WORK"/*.err; do
+		[ -s "$f" ] || continue
+		echo "--- $(basename "$f") (last lines)"
+		tail -n 8 "$f"
+	done
+}
 
 say() { printf '%s %s: %s\n' "$(date +%T.%3N)" "${E2E_NAME:-e2e}" "$*"; }
 E2E_FAILED=
@@ -373,10 +414,14 @@ start_loop_worker() {
 		i=0
 		while [ ! -e "$WORK/loop.stop" ]; do
 			i=$((i + 1))
+			# (|| rc=: under set -e the first run that failed would end
+			# the loop unseen, and a test meant for three workers would go
+			# on with fewer, or none)
+			rc=0
 			W=$name-$i RES_HINT=$res MODE=$mode STATE=$WORK HIST=$HIST \
 				"$FENCE_BIN" run "$res" "$@" -- bash "$E2E_DIR/worker.sh" \
-				>>"$WORK/$name.out" 2>>"$WORK/$name.err"
-			hist "$name-$i" run "$res" - - "$(now_ms)" - "exit=$?"
+				>>"$WORK/$name.out" 2>>"$WORK/$name.err" || rc=$?
+			hist "$name-$i" run "$res" - - "$(now_ms)" - "exit=$rc"
 			sleep 0.02
 		done
 	) &
@@ -387,8 +432,14 @@ LOOP_PIDS=()
 
 # stop_loop_workers: let the current runs finish, start no more (60 s).
 stop_loop_workers() {
-	touch "$WORK/loop.stop"
 	local pid
+	# a loop runs until told to stop: one that ended by itself lost workers
+	for pid in "${LOOP_PIDS[@]}"; do
+		if dead "$pid"; then
+			fail "a loop worker (pid $pid) ended before it was told to stop"
+		fi
+	done
+	touch "$WORK/loop.stop"
 	for pid in "${LOOP_PIDS[@]}"; do wait_exit "$pid" 60; done
 	LOOP_PIDS=()
 	rm -f "$WORK/loop.stop"
