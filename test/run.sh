@@ -190,7 +190,7 @@ suite_tls() {
 	echo "== TLS: one node, quorum, Cluster, Sentinel (ASan/UBSan)"
 	local d=$FENCE_TMP/tls before
 	# shellcheck disable=SC2030,SC2031 # tls_on sets these for this suite only
-	local REDIS_TLS_SERVER REDIS_TLS_CLI TLS_DIR
+	local REDIS_TLS_SERVER REDIS_TLS_CLI REDIS_TLS_UNVERIFIED TLS_DIR
 	tls_certs "$d" &&
 		tls_on "$d" && redis_start tlsgood && redis_start tlsstop &&
 		TLS_AUTH_CLIENTS=yes tls_on "$d" && redis_start tlsmtls &&

@@ -97,13 +97,18 @@ tls_on() {
 	REDIS_TLS_SERVER+=" --tls-ca-cert-file $dir/ca.pem --tls-auth-clients ${TLS_AUTH_CLIENTS:-no}"
 	# redis-cli checks the CA but not the name: it connects to whatever cert
 	REDIS_TLS_CLI="--tls --cacert $dir/ca.pem --cert $dir/client.pem --key $dir/client.key"
+	REDIS_TLS_UNVERIFIED=
 	[ "$cert" = server ] || [ "$cert" = wronghost ] ||
 		REDIS_TLS_CLI="--tls --insecure --cert $dir/client.pem --key $dir/client.key"
+	# redis-cli before 6.2 (bullseye's 6.0) has no --insecure
+	[ "$cert" = server ] || [ "$cert" = wronghost ] || redis-cli --help 2>&1 | grep -q -- --insecure ||
+		REDIS_TLS_UNVERIFIED=1
 }
 
 tls_off() {
 	REDIS_TLS_SERVER=
 	REDIS_TLS_CLI=
+	REDIS_TLS_UNVERIFIED=
 }
 
 tls_query() {
