@@ -110,6 +110,12 @@ func (c *Client) acquire(ctx context.Context, resources []string, opts Options, 
 	if err := ctx.Err(); err != nil {
 		return nil, nil, &Error{Message: "not acquired: " + err.Error(), kind: ErrNotAcquired, cause: err}
 	}
+	// a context whose deadline has passed is over, whether or not its
+	// timer has fired yet (on a loaded machine it fires late)
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		err := context.DeadlineExceeded
+		return nil, nil, &Error{Message: "not acquired: " + err.Error(), kind: ErrNotAcquired, cause: err}
+	}
 	ttl := opts.TTL
 	if ttl == 0 {
 		ttl = DefaultTTL
@@ -145,10 +151,15 @@ func (c *Client) acquire(ctx context.Context, resources []string, opts Options, 
 	if l.one == nil && l.set == nil {
 		err := s.err()
 		if cancelled || ctx.Err() != nil || (capped && err.Code == codeTimeout) {
-			// the wait may end a moment before the deadline passes
+			// the wait may end a moment before the deadline passes: it
+			// has passed when this returns, so that the context is over
+			// for the caller's next call too
 			err.kind, err.cause = ErrNotAcquired, ctx.Err()
 			if err.cause == nil {
 				err.cause = context.DeadlineExceeded
+				if d, ok := ctx.Deadline(); ok {
+					time.Sleep(time.Until(d))
+				}
 			}
 		}
 		return nil, released, err

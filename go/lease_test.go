@@ -177,7 +177,27 @@ func TestContextDeadlineBoundsTheWait(t *testing.T) {
 	if !errors.Is(err, ErrNotAcquired) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("ended context: %v", err)
 	}
+	// nor one whose deadline has passed and whose timer has not fired yet
+	// (late on a loaded machine: the wait above once ended a moment before
+	// its deadline, and this took the lease)
+	late := lateTimer{context.Background(), time.Now().Add(-time.Millisecond)}
+	if l2, err := c.Acquire(late, []string{r + ":free"}, Options{}); !errors.Is(err, ErrNotAcquired) ||
+		!errors.Is(err, context.DeadlineExceeded) {
+		if l2 != nil {
+			l2.Release()
+		}
+		t.Fatalf("a deadline passed, its timer not fired: %v", err)
+	}
 }
+
+// lateTimer: a context whose deadline has passed but whose timer has not
+// fired (Err is still nil), as on a machine too loaded to run it yet.
+type lateTimer struct {
+	context.Context
+	d time.Time
+}
+
+func (c lateTimer) Deadline() (time.Time, bool) { return c.d, true }
 
 func TestContextCancellationEndsTheWait(t *testing.T) {
 	c := newClient(t, "")

@@ -80,6 +80,7 @@ typedef struct sentinel_store
 	int			first;			/* the sentinel that answered last */
 	int64_t		asked_ns;		/* when the sentinels were last asked */
 	fence_node	master;			/* addr valid once resolved */
+	int			unknown;		/* the last round's answer: no such master */
 } sentinel_store;
 
 void *
@@ -146,8 +147,10 @@ ask_sentinels(fence_ctx *ctx, sentinel_store *s, long budget_ms)
 	const char *argv[3] = {"SENTINEL", "get-master-addr-by-name", s->login.master};
 	int64_t		end = fence_now_ns() + (int64_t) budget_ms * 1000000;
 	char		refusal[FENCE_ERRSTR_LEN] = "";
+	char		unknown[FENCE_ERRSTR_LEN] = "";
 	int			k;
 
+	s->unknown = 0;
 	s->asked_ns = fence_now_ns();
 	for (k = 0; k < s->nsentinels; k++)
 	{
@@ -195,8 +198,8 @@ ask_sentinels(fence_ctx *ctx, sentinel_store *s, long budget_ms)
 		fence_node_name(sn, name, sizeof(name));
 		fence_node_drop(sn);
 		if (r->type == REDIS_REPLY_NIL)
-			fence_set_error(ctx, FENCE_ERR_IO, "Sentinel %s knows no master named \"%s\"",
-							name, s->login.master);
+			snprintf(unknown, sizeof(unknown), "Sentinel %.80s knows no master named \"%.120s\"",
+					 name, s->login.master);
 		else if (r->type == REDIS_REPLY_ERROR && fence_reply_refused(r->str))
 			snprintf(refusal, sizeof(refusal), "Sentinel %.100s refused SENTINEL get-master-addr-by-name: %s",
 					 name, r->str);
@@ -206,8 +209,18 @@ ask_sentinels(fence_ctx *ctx, sentinel_store *s, long budget_ms)
 							r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
 		freeReplyObject(r);
 	}
+	/*
+	 * A sentinel's answer says more than the silence of the others, or the
+	 * budget running out after it (a loaded machine): a master named
+	 * wrong stays named so.
+	 */
 	if (refusal[0] != '\0')
 		fence_set_error(ctx, FENCE_ERR_AUTH, "%s", refusal);
+	else if (unknown[0] != '\0')
+	{
+		fence_set_error(ctx, FENCE_ERR_IO, "%s", unknown);
+		s->unknown = 1;
+	}
 	return 0;
 }
 
@@ -251,16 +264,33 @@ static int
 resolve(fence_ctx *ctx, sentinel_store *s)
 {
 	long		wait_ms = RETRY_MIN_MS;
+	char		answer[FENCE_ERRSTR_LEN] = "";
+	int			found;
 
 	fence_node_drop(&s->master);
 	for (;;)
 	{
-		if (ask_sentinels(ctx, s, fence_op_left_ms(ctx, ctx->conn->command_ms)) &&
-			connect_master(ctx, s) == FENCE_OK)
+		found = ask_sentinels(ctx, s, fence_op_left_ms(ctx, ctx->conn->command_ms));
+		if (found && connect_master(ctx, s) == FENCE_OK)
 			return FENCE_OK;
+		/*
+		 * A sentinel that knows no such master says more than a last
+		 * round that found no time left to ask (a loaded machine): its
+		 * answer is the error, unless a later round named the master.
+		 */
+		if (found)
+			answer[0] = '\0';
+		else if (s->unknown)
+			snprintf(answer, sizeof(answer), "%s", ctx->errstr);
 		/* a refused login will be refused again: no point waiting */
-		if (fence_err_refused(ctx) || !fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
+		if (fence_err_refused(ctx))
 			return FENCE_ERR;
+		if (!fence_op_back_off(ctx, &wait_ms, RETRY_MAX_MS))
+		{
+			if (answer[0] != '\0')
+				fence_set_error(ctx, FENCE_ERR_IO, "%s", answer);
+			return FENCE_ERR;
+		}
 	}
 }
 

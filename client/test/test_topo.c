@@ -16,7 +16,10 @@
  * SIGSTOP freezes a server, FLUSHALL and SCRIPT FLUSH stand for a restart
  * without data, slots are migrated with the commands redis-cli uses.
  */
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <pthread.h>
 #include <signal.h>
@@ -552,8 +555,12 @@ test_sentinel_resolve(void)
 	fence_lease *l = NULL;
 	const char *res = R("sentinel");
 	char		url[512];
-	const char *p;
-	int			rc = 1;
+	const char *p,
+			   *first;
+	struct sockaddr_in sa;
+	socklen_t	salen = sizeof(sa);
+	int			silent = -1,
+				rc = 1;
 
 	CONNECT_OR_SKIP(a, sentinel_url != NULL, sentinel_url, "no sentinels (FENCE_TEST_SENTINEL)");
 	l = fence_acquire(a, res, 10000);
@@ -572,9 +579,29 @@ test_sentinel_resolve(void)
 	p = strrchr(sentinel_url, '/');
 	snprintf(url, sizeof(url), "%.*s/nosuchmaster", (int) (p - sentinel_url), sentinel_url);
 	a = fence_connect_timeout(url, 300, 300);
-	CHECK(a->err == FENCE_ERR_IO && strstr(a->errstr, "knows no master named \"nosuchmaster\"") != NULL);
+	CHECKC(a->err == FENCE_ERR_IO && strstr(a->errstr, "knows no master named \"nosuchmaster\"") != NULL, a);
+	fence_free(a);
+
+	/*
+	 * ... and says so when the next sentinel never answers: its silence,
+	 * or the budget running out, does not hide the first one's answer
+	 * (under load the message once became the last sentinel's timeout)
+	 */
+	silent = socket(AF_INET, SOCK_STREAM, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK(silent >= 0 && bind(silent, (struct sockaddr *) &sa, sizeof(sa)) == 0 && listen(silent, 8) == 0);
+	CHECK(getsockname(silent, (struct sockaddr *) &sa, &salen) == 0);
+	first = sentinel_url + strlen("redis-sentinel://");
+	snprintf(url, sizeof(url), "redis-sentinel://%.*s,127.0.0.1:%d/nosuchmaster",
+			 (int) strcspn(first, ",/"), first, ntohs(sa.sin_port));
+	a = fence_connect_timeout(url, 300, 300);
+	CHECKC(a->err == FENCE_ERR_IO && strstr(a->errstr, "knows no master named \"nosuchmaster\"") != NULL, a);
 	rc = 0;
 fail:
+	if (silent >= 0)
+		close(silent);
 	fence_lease_free(l);
 	fence_free(a);
 	return rc;

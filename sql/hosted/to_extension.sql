@@ -43,6 +43,10 @@ $$;
 -- but is not one of them (they are the schema's members and, through
 -- automatic and internal dependencies, their columns, indexes,
 -- constraints, triggers and types), but the guards, which are carried over.
+-- A column is never one of them: before PostgreSQL 14 a generated column
+-- depends automatically on the functions of its expression, and DROP
+-- SCHEMA would drop that column of your table (and, followed as a whole
+-- table, everything on it would have passed for fence's).
 DO $$
 DECLARE
     n bigint;
@@ -55,9 +59,10 @@ BEGIN
         SELECT d.classid, d.objid
           FROM pg_catalog.pg_depend d JOIN own o
             ON d.refclassid OPERATOR(pg_catalog.=) o.classid AND d.refobjid OPERATOR(pg_catalog.=) o.objid
-         WHERE (o.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass
-                AND d.deptype OPERATOR(pg_catalog.=) 'n')
-            OR d.deptype OPERATOR(pg_catalog.=) ANY ('{a,i}'::"char"[])
+         WHERE ((o.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass
+                 AND d.deptype OPERATOR(pg_catalog.=) 'n')
+                OR d.deptype OPERATOR(pg_catalog.=) ANY ('{a,i}'::"char"[]))
+           AND d.objsubid OPERATOR(pg_catalog.=) 0
     ), theirs AS (
         SELECT DISTINCT d.classid, d.objid, d.objsubid
           FROM pg_catalog.pg_depend d JOIN own o

@@ -30,6 +30,7 @@
 # ~/.cache/go-build.
 set -uo pipefail
 cd "$(dirname "$0")"
+. ../lib/platform.sh
 PY=/usr/bin/python3
 JDBC_JAR=/usr/share/java/postgresql.jar
 NODE_CACHE=${FENCE_NODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pgfence/node}
@@ -243,11 +244,35 @@ check_fence_run() {
 	done
 }
 
+# lacking DRIVER: why DRIVER cannot run on this platform, if its Debian
+# has no package of it (psycopg 3 and pgx before bookworm); nothing where
+# it is only not installed: it then fails, as a missing dependency.
+lacking() {
+	case $1 in
+	psycopg)
+		"$PY" -c 'import psycopg' 2>/dev/null || ! platform_lacks python3-psycopg ||
+			platform_skip_reason python3-psycopg "psycopg 3" ;;
+	pgx)
+		[ -d /usr/share/gocode/src/github.com/jackc/pgx/v4 ] ||
+			! platform_lacks golang-github-jackc-pgx-v4-dev ||
+			platform_skip_reason golang-github-jackc-pgx-v4-dev "pgx v4" ;;
+	esac
+}
+
 for d in ${FENCE_DRIVERS:-$DRIVERS}; do
-	[ "$d" = psql ] || check "$d"
+	[ "$d" = psql ] && continue
+	if why=$(lacking "$d") && [ -n "$why" ]; then
+		echo "skip - driver_$d # $why"
+		continue
+	fi
+	check "$d"
 done
 # psql, too, for the table (it has no fenced_update check of its own here)
 for d in ${FENCE_DRIVERS:-psql $DRIVERS}; do
+	if why=$(lacking "$d") && [ -n "$why" ]; then
+		echo "skip - driver_${d}_fence_run # $why"
+		continue
+	fi
 	check_fence_run "$d"
 done
 sql -c "DROP TABLE drv_stock, drv_guard" \

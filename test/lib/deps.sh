@@ -126,13 +126,22 @@ if [ "$(id -u)" -ne 0 ] && [ -z "$sudo" ]; then
 	echo "deps: missing ${missing[*]}; as root: apt-get install ${missing[*]}" >&2
 	exit 1
 fi
-# The package lists may be stale or absent on a fresh machine: refresh once.
-apt_update
+# known PACKAGE: apt's lists have PACKAGE.
+known() { [ -n "$(apt-cache show --no-all-versions "$1" 2>/dev/null | head -n 1)" ]; }
+# The package lists may be stale or absent on a fresh machine: refresh
+# once; but not when all that is missing is what these lists, present,
+# do not have (psycopg 3 and pgx on bullseye: every run updated them).
+refresh=
+[ -n "$(ls /var/lib/apt/lists/ 2>/dev/null | grep -v -e '^lock$' -e '^partial$' -e '^auxfiles$')" ] || refresh=1
+for p in "${missing[@]}"; do
+	known "$p" && refresh=1
+done
+[ -z "$refresh" ] || apt_update
 # A package this Debian does not have (psycopg 3 before bookworm) is left
 # out, and said so: the tests that need it skip, naming it.
 have=()
 for p in "${missing[@]}"; do
-	if [ -n "$(apt-cache show --no-all-versions "$p" 2>/dev/null | head -n 1)" ]; then
+	if known "$p"; then
 		have+=("$p")
 	else
 		echo "deps: this Debian has no package $p; left out" >&2

@@ -36,12 +36,39 @@ tls_sign() {
 		-extfile "$dir/$name.ext" -out "$dir/$name.pem" 2>/dev/null
 }
 
-# tls_ca DIR NAME: a self-signed CA.
+# tls_ca DIR NAME: a self-signed CA, with exactly the extensions of its
+# own configuration: not the system openssl.cnf's, to which OpenSSL 1.1's
+# -addext adds a second basicConstraints (OpenSSL 3 replaces it), and
+# OpenSSL 1.1 then refuses the CA as invalid ("unknown ca").
 tls_ca() {
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+	cat >"$1/$2.cnf" <<-'CNF'
+		[req]
+		distinguished_name = dn
+		x509_extensions = ca
+		[dn]
+		[ca]
+		basicConstraints = critical,CA:TRUE
+		keyUsage = critical,keyCertSign,cRLSign
+		subjectKeyIdentifier = hash
+		authorityKeyIdentifier = keyid:always
+	CNF
+	openssl req -x509 -config "$1/$2.cnf" -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
 		-keyout "$1/$2.key" -out "$1/$2.pem" -subj "/CN=pgfence test $2" -days 30 \
-		-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign \
 		2>/dev/null
+}
+
+# tls_verify DIR CA NAME...: each certificate NAME checks out against CA
+# (the servers' and clients' TLS libraries would refuse it otherwise, and
+# every test would fail on the same "unknown ca").
+tls_verify() {
+	local dir=$1 ca=$2 name
+	shift 2
+	for name in "$@"; do
+		openssl verify -CAfile "$dir/$ca.pem" "$dir/$name.pem" >/dev/null 2>&1 || {
+			echo "tls_certs: $name.pem does not verify against $ca.pem: $(openssl verify -CAfile "$dir/$ca.pem" "$dir/$name.pem" 2>&1 | tail -n 1)" >&2
+			return 1
+		}
+	done
 }
 
 tls_certs() {
@@ -55,6 +82,8 @@ tls_certs() {
 		tls_sign "$dir" rogue rogue-ca "IP:127.0.0.1" &&
 		tls_sign "$dir" client ca "DNS:client" &&
 		tls_sign "$dir" rogue-client rogue-ca "DNS:client" &&
+		tls_verify "$dir" ca server wronghost client &&
+		tls_verify "$dir" rogue-ca rogue rogue-client &&
 		cp "$dir/ca.pem" "$dir/cadir/" &&
 		openssl rehash "$dir/cadir" 2>/dev/null &&
 		# redis-server runs as this user, but keep the keys private anyway
@@ -68,13 +97,18 @@ tls_on() {
 	REDIS_TLS_SERVER+=" --tls-ca-cert-file $dir/ca.pem --tls-auth-clients ${TLS_AUTH_CLIENTS:-no}"
 	# redis-cli checks the CA but not the name: it connects to whatever cert
 	REDIS_TLS_CLI="--tls --cacert $dir/ca.pem --cert $dir/client.pem --key $dir/client.key"
+	REDIS_TLS_UNVERIFIED=
 	[ "$cert" = server ] || [ "$cert" = wronghost ] ||
 		REDIS_TLS_CLI="--tls --insecure --cert $dir/client.pem --key $dir/client.key"
+	# redis-cli before 6.2 (bullseye's 6.0) has no --insecure
+	[ "$cert" = server ] || [ "$cert" = wronghost ] || redis-cli --help 2>&1 | grep -q -- --insecure ||
+		REDIS_TLS_UNVERIFIED=1
 }
 
 tls_off() {
 	REDIS_TLS_SERVER=
 	REDIS_TLS_CLI=
+	REDIS_TLS_UNVERIFIED=
 }
 
 tls_query() {

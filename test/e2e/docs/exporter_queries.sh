@@ -129,11 +129,26 @@ for name, q in queries.items():
 sys.exit(1 if bad else 0)
 PY
 
-# the exporter itself, on a spare port, with only these queries
+# the exporter itself, on a spare port, with only these queries; an
+# exporter before 0.9 (bullseye's 0.8) has no --include-databases, and
+# docs/operating.md says to name every other database with
+# --exclude-databases there
 port=$(spare_port)
-DATA_SOURCE_NAME="host=$PGHOST port=$PGPORT user=fence_exporter dbname=$PGDATABASE sslmode=disable" \
+databases=--include-databases="$PGDATABASE,$db2"
+dsn="host=$PGHOST port=$PGPORT user=fence_exporter dbname=$PGDATABASE sslmode=disable"
+if ! "$EXPORTER" --help 2>&1 | grep -q -- --include-databases; then
+	grep -q -- '--exclude-databases' "$TOP/docs/operating.md" ||
+		fail "docs/operating.md does not say what to do with an exporter that has no --include-databases"
+	databases=--exclude-databases=$(sql -c "SELECT string_agg(datname, ',') FROM pg_database
+		WHERE datname NOT IN ('$PGDATABASE', '$db2')")
+	# and it discovers databases only from a URL with a host name (a
+	# socket directory in its query it takes for the host)
+	dsn="postgresql://fence_exporter@127.0.0.1:$PGPORT/$PGDATABASE?sslmode=disable"
+	say "$("$EXPORTER" --version 2>&1 | head -n 1): no --include-databases, so $databases and $dsn"
+fi
+DATA_SOURCE_NAME=$dsn \
 	"$EXPORTER" --disable-default-metrics --disable-settings-metrics \
-	--auto-discover-databases --include-databases="$PGDATABASE,$db2" \
+	--auto-discover-databases "$databases" \
 	--extend.query-path="$WORK/queries.yaml" --web.listen-address="127.0.0.1:$port" \
 	>"$WORK/exporter.log" 2>&1 &
 E2E_PIDS+=("$!")
@@ -142,7 +157,11 @@ scrape() {
 		"http://127.0.0.1:$port/metrics" >"$WORK/metrics" 2>/dev/null &&
 		grep -q "^pg_fence_total_stale{datname=\"$db2\"" "$WORK/metrics"
 }
-wait_for 30 scrape
+t0=$SECONDS
+until scrape; do
+	((SECONDS - t0 < 30)) || fail "the exporter served no pg_fence_total_stale for $db2 in 30 s; its log: $(tail -n 20 "$WORK/exporter.log"); its pg_fence metrics: $(grep '^pg_fence' "$WORK/metrics" 2>/dev/null | head -n 10)"
+	sleep 0.05
+done
 grep '^pg_fence' "$WORK/metrics" | grep -F -e "resource=\"$r\"" -e total | sed 's/^/    | /'
 # served: NAME DATABASE VALUE
 served() {

@@ -133,10 +133,13 @@ fi
 p=f09c res=f09c:stock
 new_history "$p"
 make_tables "$p" 100
+# one -c is one transaction; its RETURNING comes last, as psql before 15
+# prints only the last result of a -c (with a COMMIT after it, seq was
+# empty on PostgreSQL 13)
 for tok in 5 0 -1 NULL; do
-	seq=$(sql -c "BEGIN; UPDATE ${p}_stock SET qty = qty - 1 WHERE id = 1;
+	seq=$(sql -c "UPDATE ${p}_stock SET qty = qty - 1 WHERE id = 1;
 		INSERT INTO ${p}_log (worker, resource, token, owner) VALUES ('t$tok', '$res', $tok, NULL)
-		RETURNING seq; COMMIT;")
+		RETURNING seq")
 	hist "t$tok" write "$res" "${tok/NULL/0}" - - - ok "seq=$seq"
 done
 record_counter "$p" "$res" 100 -1

@@ -52,7 +52,14 @@ sql -d lr_sub -c "CREATE SUBSCRIPTION lr_sub CONNECTION 'host=$PGHOST port=$PGPO
 
 rows() { sql -d lr_sub -c "SELECT coalesce(string_agg(id || '=' || qty, ' ' ORDER BY id), '') FROM lr_stock"; }
 rows_are() { [ "$(rows)" = "$1" ]; }
-errors() { sql -d lr_sub -c "SELECT apply_error_count + sync_error_count FROM pg_stat_subscription_stats WHERE subname = 'lr_sub'"; }
+# the apply and sync workers' failures: pg_stat_subscription_stats from
+# PostgreSQL 15; before it, the workers that exited with an error, as the
+# server log says (a failed worker exits with code 1 and is started again)
+if [ "$(sql -d lr_sub -c "SHOW server_version_num")" -ge 150000 ]; then
+	errors() { sql -d lr_sub -c "SELECT apply_error_count + sync_error_count FROM pg_stat_subscription_stats WHERE subname = 'lr_sub'"; }
+else
+	errors() { grep -c 'logical replication .*worker.* exited with exit code [1-9]' "$WORK/postgres.log"; }
+fi
 wait_rows() {
 	local want=$1 t0=$SECONDS
 	until rows_are "$want"; do

@@ -30,9 +30,11 @@ while [ ! -e "$state/H.quit" ]; do
 	if [ "$(now)" -lt "$deadline" ]; then
 		t=$(now)
 		cur=$(psql -X -qAt -c "SELECT qty FROM ${p}_stock WHERE id = 1")
-		seq=$(psql -X -qAt -v ON_ERROR_STOP=1 -c "BEGIN; UPDATE ${p}_stock SET qty = $((cur - 1)) WHERE id = 1;
+		# one -c is one transaction, its RETURNING last: psql before 15
+		# prints only the last result of a -c
+		seq=$(psql -X -qAt -v ON_ERROR_STOP=1 -c "UPDATE ${p}_stock SET qty = $((cur - 1)) WHERE id = 1;
 			INSERT INTO ${p}_log (worker, resource, token, owner)
-			VALUES ('H', '$res', $FENCE_TOKEN, '$FENCE_OWNER') RETURNING seq; COMMIT;") &&
+			VALUES ('H', '$res', $FENCE_TOKEN, '$FENCE_OWNER') RETURNING seq") &&
 			hist H write "$res" "$FENCE_TOKEN" "$FENCE_OWNER" "$t" "$(now)" ok "seq=$seq"
 		n=$((n + 1))
 		echo "$n" >"$state/H.writes"

@@ -108,13 +108,16 @@ for ((i = 1; i <= WRITES; i++)); do
 	log="INSERT INTO ${TBL}_log (worker, resource, token, owner)
 		VALUES ($(q "$W"), $(q "$RES"), ${TOKEN:-NULL}, $owner_sql) RETURNING 'seq:' || seq"
 	t=$(now_ms)
+	# The log's RETURNING is read from psql's output, and psql before 15
+	# prints only the last result of a message: it comes last.
 	if [ "$i" = 1 ] && [ "${INTX_PAUSE:-0}" = 1 ]; then
 		# stop inside the transaction, holding the row locks
 		pg "BEGIN \\; $check$update;" && touch "$STATE/$W.intx" &&
-			{ wait_file "$STATE/$W.go"; pg "$log \\; COMMIT;"; }
+			{ wait_file "$STATE/$W.go"; pg "$log;" && logged=$OUT && pg "COMMIT;" && OUT=$logged; }
 	else
-		# one message, so that a proxy holding it delays the whole transaction
-		pg "BEGIN \\; $check$update \\; $log \\; COMMIT;"
+		# one message, so that a proxy holding it delays the whole
+		# transaction: one Query message runs as one transaction
+		pg "$check$update \\; $log;"
 	fi
 	if [ "$CODE" = 00000 ]; then
 		seq=$(sed -n 's/^seq://p' <<<"$OUT")

@@ -82,7 +82,11 @@ say "slots migrating: f12w ${src[f12w]} -> ${dst[f12w]}, f12d ${src[f12d]} -> ${
 sleep 1.5
 ask=0
 for p in "${ports[@]}"; do ask=$((ask + $(errorstat "$p" ASK))); done
-[ "$ask" -gt "$ask0" ] || fail "no ASK redirect while the slots migrated"
+# INFO errorstats is from Redis 6.2: before it no count of redirects
+errorstats=$(redis-cli -p "${ports[0]}" info errorstats | grep -c '^# Errorstats')
+[ "$errorstats" = 0 ] &&
+	say "this $(redis-server --version | cut -d' ' -f1-3) has no INFO errorstats (Redis 6.2): the ASK and MOVED redirects are not counted"
+[ "$errorstats" = 0 ] || [ "$ask" -gt "$ask0" ] || fail "no ASK redirect while the slots migrated"
 moved0=0
 for p in "${ports[@]}"; do moved0=$((moved0 + $(errorstat "$p" MOVED))); done
 for r in f12w f12d f12c; do
@@ -94,7 +98,7 @@ wait_for 60 accepted_at_least f12w:stock $((n + 8))
 sleep 1.2
 moved1=0
 for p in "${ports[@]}"; do moved1=$((moved1 + $(errorstat "$p" MOVED))); done
-[ "$moved1" -gt "$moved0" ] || fail "no MOVED redirect after the slots moved"
+[ "$errorstats" = 0 ] || [ "$moved1" -gt "$moved0" ] || fail "no MOVED redirect after the slots moved"
 say "ASK redirects: $((ask - ask0)), MOVED: $((moved1 - moved0))"
 
 [ "$(redis-cli -p "${dst[f12d]}" GET "$(fence_key f12d:stock lock)")" = "$(owner_of D)" ] ||
