@@ -222,7 +222,8 @@ take_prefix(fence_ctx *ctx, fence_leases *set, const char **names, size_t n,
 	size_t		i,
 				k,
 				kept;
-	int			rc;
+	int			rc,
+				late;
 
 	if (rcs == NULL)
 	{
@@ -277,34 +278,19 @@ take_prefix(fence_ctx *ctx, fence_leases *set, const char **names, size_t n,
 	 * Answered later than the drift margin allows (a failover ridden
 	 * inside the one write, a master frozen for a while): the members'
 	 * local deadlines, counted from t0, are short or past.  A set that
-	 * waits gives back what it took and goes on one member at a time
+	 * waits then keeps none of them and goes on one member at a time
 	 * under the same owner id, as one lease asks again then (lease.c,
 	 * taken_after), rather than be handed members lost before their
 	 * first use.
 	 */
-	if (wait_ms > 0 && fence_now_ns() - t0 > fence_drift_ms(ttl_ms) * 1000000)
-	{
+	late = wait_ms > 0 && fence_now_ns() - t0 > fence_drift_ms(ttl_ms) * 1000000;
+	if (late)
 		strcpy(owner, fence_lease_owner(set->members[0]));
-		for (i = kept = 0; i < n; i++)
-		{
-			fence_lease *l = set->members[i];
-
-			set->members[i] = NULL;
-			if (rcs[i] == 1)
-				set->members[kept++] = l;
-			else
-				fence_lease_free(l);
-		}
-		release_and_free(ctx, set, 0, kept);
-		free(rcs);
-		fence_clear_error(ctx);
-		return 0;
-	}
-	for (k = 0; k < n && rcs[k] == 1; k++)
+	for (k = 0; !late && k < n && rcs[k] == 1; k++)
 		fence_lease_taken(set->members[k], t0);
 	set->n = k;
 
-	/* the members taken after the first one that was not: back at once */
+	/* the members taken after the first one that was not (all, when late): back at once */
 	for (i = kept = k; i < n; i++)
 	{
 		fence_lease *l = set->members[i];
