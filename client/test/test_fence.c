@@ -1409,7 +1409,7 @@ fail:
 /*
  * A handover costs Redis little: the acquire a woken waiter sends behind
  * its BLPOP finds the lock handed to it and only sets its TTL and takes a
- * token (issue 38 item 6: it used to run the busy path, TYPE, TIME and
+ * token (it used to run the busy path, TYPE, TIME and
  * all, between the release and the waiter's wake-up).  MONITOR shows the
  * commands each script runs, one script's together: those of the acquire
  * that ran after the release must be no more than EXISTS, SET NX, GET

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench_figures: the figures the documentation quotes from the benchmarks
-# are rows of bench/results.md, which bench/run.sh writes (issue 38: ratios
+# are rows of bench/results.md, which bench/run.sh writes (ratios
 # typed in with no output behind them had crept into the README and docs/).
 #
 # - README.md's cost table, the lines between "<!-- bench figures -->" and
