@@ -42,19 +42,6 @@ rname() { echo "cli-$$-$1"; }
 # makes such a check count.
 refute() { ! "$@"; }
 
-# all_channels PORT [REDIS-CLI-ARG...]: the ACL rule for every Pub/Sub
-# channel of the Redis on PORT: "&*" from Redis 6.2 on; 6.0 has no channel
-# rules (its users have every channel), so a rule that changes nothing.
-all_channels() {
-	local port=$1
-	shift
-	if redis-cli -p "$port" "$@" INFO server | grep -q '^redis_version:6\.[01]\.'; then
-		echo on
-	else
-		echo '&*'
-	fi
-}
-
 # own_redis DIR [ARG...]: a redis-server of the test's own on a spare port
 # (OWN_PORT, its pid OWN_REDIS) with the extra ARGs, its files in DIR.
 # Stopped when the test's subshell ends, and with this file at the latest

@@ -8,6 +8,7 @@
 #   dead PID                       gone, or a zombie
 #   fence_key RESOURCE KIND        the Redis key of RESOURCE's KIND
 #   rcli [URL] ARG...              redis-cli against FENCE_REDIS_URL
+#   all_channels PORT              ACL rule for every channel (6.0: none)
 #
 # A suite decides what a timed-out wait does: wait_for calls
 # harness_timeout MESSAGE and returns 1.  The default only says why on
@@ -69,4 +70,17 @@ rcli() {
 	local url=$FENCE_REDIS_URL
 	case ${1:-} in redis://* | rediss://*) url=$1; shift ;; esac
 	redis-cli -u "$url" --raw "$@"
+}
+
+# all_channels PORT [REDIS-CLI-ARG...]: the ACL rule for every Pub/Sub
+# channel of the Redis on PORT: "&*" from Redis 6.2 on; 6.0 has no channel
+# rules (its users have every channel), so a rule that changes nothing.
+all_channels() {
+	local port=$1
+	shift
+	if redis-cli -p "$port" "$@" INFO server | grep -q '^redis_version:6\.[01]\.'; then
+		echo on
+	else
+		echo '&*'
+	fi
 }

@@ -50,6 +50,11 @@ e2e_init() {
 	trap e2e_cleanup EXIT
 	trap 'exit 130' INT
 	trap 'say "stopped by SIGTERM (or the ${E2E_TIMEOUT}s watchdog)"; exit 143' TERM
+	# set -e ends the test at a command that failed where nothing checked
+	# it (a grep -c that counted 0, say): remember which, so that the test
+	# still says why it failed (e2e_cleanup); -E: in functions too
+	set -E
+	trap 'E2E_ERR="${BASH_SOURCE[0]##*/}:$LINENO: $BASH_COMMAND (exit $?)"' ERR
 	# every test is bounded as a whole, too
 	(sleep "$E2E_TIMEOUT" && kill -TERM $$) 2>/dev/null &
 	E2E_PIDS+=("$!")
@@ -83,7 +88,14 @@ e2e_init() {
 E2E_ON_EXIT=
 e2e_cleanup() {
 	local rc=$? pid
-	trap - EXIT
+	trap - EXIT ERR
+	# a failure must say why: an exit that no fail() announced names the
+	# command set -e stopped at
+	case $rc in
+	0 | 77 | 130 | 143) ;;
+	*) [ -n "$E2E_FAILED" ] ||
+		fail_quiet "exited $rc without a FAIL line; the last command that failed: ${E2E_ERR:-none recorded}" ;;
+	esac
 	[ -z "$E2E_ON_EXIT" ] || $E2E_ON_EXIT >/dev/null 2>&1 || true
 	# before anything is killed; shown after the history, nearer the tail
 	[ -z "$E2E_SNAPSHOT" ] || snapshot >"$WORK/snapshot" 2>&1
@@ -222,6 +234,11 @@ fail() {
 	E2E_FAILED=$*
 	say "FAIL: $*"
 	exit 1
+}
+# fail_quiet MSG: fail()'s record and line without its exit (e2e_cleanup)
+fail_quiet() {
+	E2E_FAILED=$*
+	say "FAIL: $*"
 }
 skip() { say "SKIP: $*"; exit 77; }
 now_ms() { date +%s%3N; }
@@ -563,7 +580,15 @@ start_pair() {
 	HPID=$LAST_PID
 	start_waiter "W$n" "$res" "$@"
 	WPID=$LAST_PID
-	wait_for 20 in_queue "$port" "$res"
+	wait_for 20 waiter_queued "W$n" "$WPID" "$port" "$res"
+}
+
+# waiter_queued NAME PID PORT RESOURCE: the waiter NAME (process PID) is in
+# RESOURCE's queue on the redis at PORT; a waiter that ended instead fails
+# the test with its words (a refused login is no timeout).
+waiter_queued() {
+	! dead "$2" || fail "$1 ended before it queued: $(cat "$WORK/$1.err" "$WORK/$1.out")"
+	in_queue "$3" "$4"
 }
 
 # replica_of PORT MASTER: the redis at PORT replicates MASTER, in sync.

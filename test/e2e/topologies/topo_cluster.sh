@@ -83,7 +83,12 @@ sleep 1.5
 ask=0
 for p in "${ports[@]}"; do ask=$((ask + $(errorstat "$p" ASK))); done
 # INFO errorstats is from Redis 6.2: before it no count of redirects
-errorstats=$(redis-cli -p "${ports[0]}" info errorstats | grep -c '^# Errorstats')
+# (not grep -c: its exit 1 on a count of 0 ended the test under set -e)
+info=$(redis-cli -p "${ports[0]}" info errorstats) || fail "INFO errorstats: $info"
+case $info in
+*'# Errorstats'*) errorstats=1 ;;
+*) errorstats=0 ;;
+esac
 [ "$errorstats" = 0 ] &&
 	say "this $(redis-server --version | cut -d' ' -f1-3) has no INFO errorstats (Redis 6.2): the ASK and MOVED redirects are not counted"
 [ "$errorstats" = 0 ] || [ "$ask" -gt "$ask0" ] || fail "no ASK redirect while the slots migrated"

@@ -80,8 +80,11 @@ renewed() { [ "$(redis-cli -p "$1" PTTL "$(fence_key "$2" lock)")" -gt "$3" ]; }
 story() { [[ " ${STORIES:-1 2 3 4} " == *" $1 "* ]]; }
 
 # a user that may do all but block: its waiters sleep between attempts
+# (a refusal fails here: Redis 6.0 refused "&*", and without the user its
+# waiters ended at once, seen only as a queue that stayed empty)
 for p in "$REDIS_PORT_wfsa" "$REDIS_PORT_wfsb"; do
-	redis-cli -p "$p" ACL SETUSER poll on '>pw' '~*' '&*' +@all -blpop >/dev/null
+	out=$(redis-cli -p "$p" ACL SETUSER poll on '>pw' '~*' "$(all_channels "$p")" +@all -blpop)
+	[ "$out" = OK ] || fail "ACL SETUSER poll on $p: $out"
 done
 POLL_URL=redis-sentinel://poll:pw@${URL#redis-sentinel://}
 
