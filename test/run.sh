@@ -251,10 +251,11 @@ suite_python() {
 		done
 	fi
 	(cd python && PGFENCE_LIBFENCE=$top/client/libfence.so.2 PYTHONDONTWRITEBYTECODE=1 \
-		limited python "${FENCE_SUITE_TIMEOUT:-900}" /usr/bin/python3 -m pytest -v -p no:cacheprovider "${ignore[@]}" tests 2>&1) |
+		limited python "${FENCE_SUITE_TIMEOUT:-900}" /usr/bin/python3 -m pytest -vv -p no:cacheprovider "${ignore[@]}" tests 2>&1) |
 		sed -u -E \
 			-e 's/^tests\/[a-z0-9_]+\.py::(test_)?([^ ]+) PASSED.*/ok - python_\2/' \
 			-e 's/^tests\/[a-z0-9_]+\.py::(test_)?([^ ]+) (FAILED|ERROR).*/not ok - python_\2/' \
+			-e 's/^tests\/[a-z0-9_]+\.py::(test_)?([^ ]+) SKIPPED \((.*)\) +\[ *[0-9]+%\]$/skip - python_\2 # \3/' \
 			-e 's/^tests\/[a-z0-9_]+\.py::(test_)?([^ ]+) SKIPPED.*/skip - python_\2/' | report
 	made_it python "${PIPESTATUS[0]}" "$before"
 }
