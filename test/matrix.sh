@@ -103,8 +103,11 @@ host_cas() {
 # loader and libraries), e.g. for FENCE_REDIS_SERVER_NEWER, the newer-server
 # test of a host run.
 host_server() {
-	local root=$1 lock=$2 suite=$3 ld
+	local root=$1 lock=$2 suite=$3 ld t
 	ld=$root/lib64/ld-linux-x86-64.so.2
+	# an absolute link (bullseye's, to /lib/x86_64-linux-gnu/ld-2.31.so)
+	# names a file of the chroot, not of the host
+	t=$(readlink "$ld") && [ "${t#/}" != "$t" ] && ld=$root$t
 	[ -x "$ld" ] && [ -x "$root/usr/bin/$lock-server" ] || return 0
 	mkdir -p "$dir/bin"
 	printf '#!/bin/sh\n# %s-server of the %s chroot, on the host\nexec %s --library-path %s %s "$@"\n' \
