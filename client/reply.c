@@ -99,14 +99,39 @@ fence_reply_error(fence_ctx *ctx, redisReply *r)
 	return FENCE_ERR;
 }
 
+/*
+ * The error an error reply "msg" answers with: itself, or, where a command
+ * called inside a script failed, that command's error.  Before 7.0 Redis
+ * wraps it in an ERR of its own, "ERR Error running script (call to
+ * f_SHA): @user_script:76: @user_script: 76: -READONLY You can't write
+ * against a read only replica.", where 7.0 and later answer with the
+ * command's error itself ("READONLY You can't write ... script: SHA, on
+ * @user_script:76.").  Redis 6.0 runs a script on a replica up to its
+ * first write, which fails so: nothing was written, and it is the READONLY
+ * of a demoted master, to ride like any other, not an error of the script.
+ */
+static const char *
+reply_error_of(const char *msg)
+{
+	const char *inner;
+
+	if (strncmp(msg, "ERR Error running script", 24) != 0)
+		return msg;
+	inner = strstr(msg, ": -");
+	return inner != NULL ? inner + 3 : msg;
+}
+
 /* Is "r" an error reply whose first word is "word" (MOVED, READONLY...)? */
 int
 fence_reply_is(const redisReply *r, const char *word)
 {
 	size_t		len = strlen(word);
+	const char *msg;
 
-	return r != NULL && r->type == REDIS_REPLY_ERROR && r->str != NULL &&
-		strncmp(r->str, word, len) == 0 && (r->str[len] == ' ' || r->str[len] == '\0');
+	if (r == NULL || r->type != REDIS_REPLY_ERROR || r->str == NULL)
+		return 0;
+	msg = reply_error_of(r->str);
+	return strncmp(msg, word, len) == 0 && (msg[len] == ' ' || msg[len] == '\0');
 }
 
 void

@@ -181,6 +181,33 @@ fail:
 	return 1;
 }
 
+/* A command's error inside a script: Redis 6.0 wraps it in an ERR of its
+ * own, 7.0 and later answer with it.  Either way a demoted master's
+ * READONLY is the failover's (transient), which a waiter rides; an error
+ * of the script itself is not. */
+static int
+test_script_error_words(void)
+{
+	redisReply	r = {.type = REDIS_REPLY_ERROR};
+	char		msg[256];
+
+#define WITH(text) (snprintf(msg, sizeof(msg), "%s", (text)), r.str = msg, r.len = strlen(msg), &r)
+	CHECK(fence_reply_transient(WITH("ERR Error running script (call to f_40f305584b8c8d7f2af719470ef58a5c18edd173): "
+									 "@user_script:76: @user_script: 76: -READONLY You can't write against a read only replica. ")));
+	CHECK(fence_reply_is(WITH("ERR Error running script (call to f_40f3): @user_script:76: @user_script: 76: "
+							  "-READONLY You can't write against a read only replica. "), "READONLY"));
+	CHECK(fence_reply_transient(WITH("READONLY You can't write against a read only replica. script: 40f3, on @user_script:76.")));
+	CHECK(!fence_reply_transient(WITH("ERR Error running script (call to f_40f3): @user_script:12: user_script:12: "
+									  "attempt to compare nil with number")));
+	CHECK(!fence_reply_transient(WITH("ERR Error running script (call to f_40f3): @user_script:9: @user_script: 9: "
+									  "-WRONGTYPE Operation against a key holding the wrong kind of value")));
+	CHECK(!fence_reply_is(WITH("ERR unknown command 'READONLY'"), "READONLY"));
+#undef WITH
+	return 0;
+fail:
+	return 1;
+}
+
 int
 main(void)
 {
@@ -188,6 +215,7 @@ main(void)
 	TEST(url_errors_masked);
 	TEST(frame_caps);
 	TEST(acl_words);
+	TEST(script_error_words);
 	printf("# hostile-peer C tests: %d passed, %d failed, %d skipped\n", tap_passed, tap_failed, tap_skipped);
 	return tap_failed ? 1 : 0;
 }
