@@ -14,6 +14,7 @@
 # machine's apt lists and sources are left as they are.  A few minutes,
 # once: nothing is done when the tester is there.
 set -euo pipefail
+trap 'echo "pg_isolation: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 pg_config=$1
 pkglib=$("$pg_config" --pkglibdir)
 dest=$pkglib/pgxs/src/test/isolation
@@ -25,10 +26,14 @@ version=$(dpkg-query -W -f='${Version}' "postgresql-$major")
 work=${FENCE_ISOLATION_WORK:-/var/cache/pgfence-isolation}/$major
 mkdir -p "$work/lists/partial" "$work/parts"
 # the deb-src twin of every "deb" line (one-line format: bullseye's)
-sed -n 's/^deb \(.*\)$/deb-src \1/p' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null >"$work/sources.list"
+for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+	[ ! -f "$f" ] || sed -n 's/^deb \(.*\)$/deb-src \1/p' "$f"
+done >"$work/sources.list"
 [ -s "$work/sources.list" ] || { echo "pg_isolation: no deb line in /etc/apt/sources.list" >&2; exit 1; }
 apt=(apt-get -o "Dir::Etc::SourceList=$work/sources.list" -o "Dir::Etc::SourceParts=$work/parts"
-	-o "Dir::State::Lists=$work/lists" -o DPkg::Lock::Timeout=600)
+	-o "Dir::State::Lists=$work/lists" -o DPkg::Lock::Timeout=600
+	# (root's own directory: apt's _apt user may not write there)
+	-o APT::Sandbox::User=root)
 echo "pg_isolation: building pg_isolation_regress of PostgreSQL $version (Debian's -dev package has none)"
 "${apt[@]}" update -qq
 rm -rf "$work/src"
@@ -39,9 +44,12 @@ src=$(find "$work/src" -mindepth 1 -maxdepth 1 -type d -name "postgresql-$major-
 cd "$src"
 # nothing the tester needs: no readline, zlib or ICU; the libpq it loads
 # is the machine's (no rpath into this tree)
+# (its words, Bison's and Flex's absence among them, in a log shown on a
+# failure: a release's parsers are pre-generated)
 ./configure -q --without-readline --without-zlib --without-icu --disable-rpath \
-	--prefix="$("$pg_config" --bindir)/.." >/dev/null
-make -s -j"$(nproc)" -C src/test/isolation >/dev/null
+	--prefix="$("$pg_config" --bindir)/.." >"$work/build.log" 2>&1 &&
+	make -s -j"$(nproc)" -C src/test/isolation >>"$work/build.log" 2>&1 ||
+	{ tail -n 30 "$work/build.log" >&2; exit 1; }
 install -d "$dest"
 install -m 755 src/test/isolation/pg_isolation_regress src/test/isolation/isolationtester "$dest/"
 rm -rf "$work/src"
