@@ -231,8 +231,7 @@ snapshot() {
 say() { printf '%s %s: %s\n' "$(date +%T.%3N)" "${E2E_NAME:-e2e}" "$*"; }
 E2E_FAILED=
 fail() {
-	E2E_FAILED=$*
-	say "FAIL: $*"
+	fail_quiet "$@"
 	exit 1
 }
 # fail_quiet MSG: fail()'s record and line without its exit (e2e_cleanup)
