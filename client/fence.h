@@ -337,10 +337,16 @@ int			fence_heartbeat_start(fence_ctx *ctx, fence_lease *lease,
 void		fence_heartbeat_stop(fence_lease *lease);
 
 /*
- * PostgreSQL side.  fence_pg_mark reads the highest token PostgreSQL has
- * accepted for "resource" into "*token": for a resource without a mark,
- * the floor of its prefix that fence.forget() left (tokens must be above
- * it); 0 when there is neither (never announced, or reset).
+ * PostgreSQL side.  fence_announce moves the resource's mark to the
+ * lease's token in a transaction of its own, right after the acquire and
+ * before the holder reads anything; fence_exec runs one statement in a
+ * transaction that moves the mark first, so when the first thing a fresh
+ * lease does in PostgreSQL is a fence_exec, it needs no announce before
+ * it (it heals a Redis counter behind PostgreSQL as the announce would).
+ * fence_pg_mark reads the highest token PostgreSQL has accepted for
+ * "resource" into "*token": for a resource without a mark, the floor of
+ * its prefix that fence.forget() left (tokens must be above it); 0 when
+ * there is neither (never announced, or reset).
  */
 int			fence_announce(fence_ctx *ctx, fence_lease *lease, PGconn *pg);
 PGresult   *fence_exec(fence_ctx *ctx, fence_lease *lease, PGconn *pg,

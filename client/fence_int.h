@@ -284,6 +284,7 @@ struct fence_lease
 	char		owner[FENCE_OWNER_MAX + 1];
 	unsigned int attempts;		/* quorum attempts made so far */
 	long long	token;
+	int			pg_accepted;	/* PostgreSQL took "token" once (pg.c) */
 
 	/* Shared with the heartbeat thread, under "mu" (renew.c). */
 	pthread_mutex_t mu;
