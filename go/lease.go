@@ -257,9 +257,18 @@ func (c *Client) take(ctx context.Context, s *slot, l *Lease, resources []string
 			old.free()
 		}
 	} else if len(resources) == 1 {
-		r := C.CString(resources[0])
-		l.one = C.fence_acquire_wait(s.ctx, r, C.longlong(ttlMS), C.longlong(waitMS))
-		C.free(unsafe.Pointer(r))
+		// one call into C, on Go memory (libfence copies the name): each
+		// cgo call is a pass through the Go scheduler, and a lease on one
+		// resource is what a worker loop takes thousands of a second
+		r := make([]byte, len(resources[0])+1)
+		copy(r, resources[0])
+		var token C.longlong
+		var owner *C.char
+		l.one = C.pgfence_acquire(s.ctx, (*C.char)(unsafe.Pointer(&r[0])), C.longlong(ttlMS),
+			C.longlong(waitMS), &token, &owner)
+		if l.one != nil {
+			l.tokens = []Token{{Resource: resources[0], Token: int64(token), Owner: C.GoString(owner)}}
+		}
 	} else {
 		n := C.size_t(len(resources))
 		names := C.pgfence_strings(n)
@@ -292,6 +301,10 @@ func (c *Client) start(s *slot, l *Lease, opts Options) error {
 		if rc != C.FENCE_OK {
 			return s.err()
 		}
+		if l.one != nil && l.tokens != nil {
+			// the announce may have healed the token
+			l.tokens[0].Token = int64(C.fence_lease_token(l.one))
+		}
 	}
 	if !opts.NoHeartbeat {
 		l.handle = cgo.NewHandle(l.lost)
@@ -310,8 +323,13 @@ func (c *Client) start(s *slot, l *Lease, opts Options) error {
 
 // record keeps the members' names, tokens and owner: they change only
 // when an announce heals a token, which ran before this.  A lease on one
-// resource costs two calls into C here: its name is the one asked for.
+// resource that take acquired has them already (start refreshed the
+// token); one from fence_release_acquire costs two calls into C here: its
+// name is the one asked for.
 func (l *Lease) record(resources []string) {
+	if l.tokens != nil {
+		return
+	}
 	if l.one != nil {
 		l.tokens = []Token{{Resource: resources[0], Token: int64(C.fence_lease_token(l.one)),
 			Owner: C.GoString(C.fence_lease_owner(l.one))}}
@@ -540,7 +558,8 @@ func (l *Lease) Release() error {
 	defer l.client.put(s)
 	var rc C.int
 	if l.one != nil {
-		rc = C.fence_release(s.ctx, l.one)
+		rc = C.pgfence_release_free(s.ctx, l.one) // one call into C, not two
+		l.one = nil
 	} else {
 		rc = C.fence_leases_release(s.ctx, l.set)
 	}

@@ -37,6 +37,35 @@ pgfence_leases_heartbeat_start(fence_ctx *ctx, fence_leases *set, uintptr_t h)
 	return fence_leases_heartbeat_start(ctx, set, lost_set, (void *) h);
 }
 
+/*
+ * fence_acquire_wait, and the new lease's token and owner into "*token"
+ * and "*owner" (the owner lives as long as the lease).  "resource" may be
+ * Go memory: libfence copies it and keeps no pointer to it.
+ */
+fence_lease *
+pgfence_acquire(fence_ctx *ctx, const char *resource, long long ttl_ms,
+				long long wait_ms, long long *token, const char **owner)
+{
+	fence_lease *l = fence_acquire_wait(ctx, resource, ttl_ms, wait_ms);
+
+	if (l != NULL)
+	{
+		*token = fence_lease_token(l);
+		*owner = fence_lease_owner(l);
+	}
+	return l;
+}
+
+/* fence_release, then fence_lease_free (which stops the heartbeat). */
+int
+pgfence_release_free(fence_ctx *ctx, fence_lease *lease)
+{
+	int			rc = fence_release(ctx, lease);
+
+	fence_lease_free(lease);
+	return rc;
+}
+
 char	  **
 pgfence_strings(size_t n)
 {
