@@ -64,13 +64,43 @@ type Token struct {
 
 // lostSignal is what the heartbeat's callback reaches through a
 // cgo.Handle: not the Lease itself, so that an abandoned Lease can still
-// be collected (its finalizer stops the heartbeat).
+// be collected (its finalizer stops the heartbeat).  Its channel is made
+// when Lost() first asks for it: most leases end without anyone asking,
+// and making a channel is the dearest allocation of a cycle.
 type lostSignal struct {
-	once sync.Once
-	ch   chan struct{}
+	mu    sync.Mutex
+	fired bool
+	ch    chan struct{}
 }
 
-func (s *lostSignal) fire() { s.once.Do(func() { close(s.ch) }) }
+func (s *lostSignal) fire() {
+	s.mu.Lock()
+	if !s.fired {
+		s.fired = true
+		if s.ch != nil {
+			close(s.ch)
+		}
+	}
+	s.mu.Unlock()
+}
+
+func (s *lostSignal) channel() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+		if s.fired {
+			close(s.ch)
+		}
+	}
+	return s.ch
+}
+
+func (s *lostSignal) isFired() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fired
+}
 
 // Lease is a lease on one resource, or on several held together.
 type Lease struct {
@@ -138,7 +168,7 @@ func (c *Client) acquire(ctx context.Context, resources []string, opts Options, 
 	if err != nil {
 		return nil, nil, err
 	}
-	l := &Lease{client: c, ttl: ttlMS, lost: &lostSignal{ch: make(chan struct{})}}
+	l := &Lease{client: c, ttl: ttlMS, lost: &lostSignal{}}
 	var released error
 	cancelled := c.take(ctx, s, l, resources, ttlMS, waitMS, old, &released)
 	if cancelled {
@@ -276,12 +306,10 @@ func (c *Client) take(ctx context.Context, s *slot, l *Lease, resources []string
 		// resource is what a worker loop takes thousands of a second
 		r := make([]byte, len(resources[0])+1)
 		copy(r, resources[0])
-		var token C.longlong
-		var owner *C.char
-		l.one = C.pgfence_acquire(s.ctx, (*C.char)(unsafe.Pointer(&r[0])), C.longlong(ttlMS),
-			C.longlong(waitMS), &token, &owner)
-		if l.one != nil {
-			l.tokens = []Token{{Resource: resources[0], Token: int64(token), Owner: C.GoString(owner)}}
+		a := C.pgfence_acquire(s.ctx, (*C.char)(unsafe.Pointer(&r[0])), C.longlong(ttlMS),
+			C.longlong(waitMS))
+		if l.one = a.lease; l.one != nil {
+			l.tokens = []Token{{Resource: resources[0], Token: int64(a.token), Owner: C.GoString(a.owner)}}
 		}
 	} else {
 		n := C.size_t(len(resources))
@@ -426,7 +454,7 @@ func (l *Lease) finalize() {
 // or when Release, Extend, State or Check find it so.  Stop writing under
 // it then; PostgreSQL refuses its writes anyway once a newer holder has
 // announced.
-func (l *Lease) Lost() <-chan struct{} { return l.lost.ch }
+func (l *Lease) Lost() <-chan struct{} { return l.lost.channel() }
 
 // Tokens lists the members, in canonical (bytewise) order of their names.
 func (l *Lease) Tokens() []Token { return append([]Token(nil), l.tokens...) }
@@ -498,12 +526,8 @@ func (l *Lease) State() string {
 // Check returns an ErrLost error when the lease is lost (or released):
 // call it between units of work, before starting the next one.
 func (l *Lease) Check() error {
-	select {
-	case <-l.lost.ch:
-	default:
-		if l.State() != StateLost {
-			return nil
-		}
+	if !l.lost.isFired() && l.State() != StateLost {
+		return nil
 	}
 	return &Error{Code: codeLost, Message: "lease on " + l.names() + " is lost", kind: ErrLost}
 }

@@ -38,22 +38,24 @@ pgfence_leases_heartbeat_start(fence_ctx *ctx, fence_leases *set, uintptr_t h)
 }
 
 /*
- * fence_acquire_wait, and the new lease's token and owner into "*token"
- * and "*owner" (the owner lives as long as the lease).  "resource" may be
- * Go memory: libfence copies it and keeps no pointer to it.
+ * fence_acquire_wait, with the new lease's token and owner, returned by
+ * value (pointers into Go memory for them would each be checked by cgo on
+ * every call).  "resource" may be Go memory: libfence copies it and keeps
+ * no pointer to it.
  */
-fence_lease *
+pgfence_acquired
 pgfence_acquire(fence_ctx *ctx, const char *resource, long long ttl_ms,
-				long long wait_ms, long long *token, const char **owner)
+				long long wait_ms)
 {
-	fence_lease *l = fence_acquire_wait(ctx, resource, ttl_ms, wait_ms);
+	pgfence_acquired a = {NULL, 0, NULL};
 
-	if (l != NULL)
+	a.lease = fence_acquire_wait(ctx, resource, ttl_ms, wait_ms);
+	if (a.lease != NULL)
 	{
-		*token = fence_lease_token(l);
-		*owner = fence_lease_owner(l);
+		a.token = fence_lease_token(a.lease);
+		a.owner = fence_lease_owner(a.lease);
 	}
-	return l;
+	return a;
 }
 
 /* fence_release, then fence_lease_free (which stops the heartbeat). */

@@ -17,8 +17,15 @@
 
 int			pgfence_heartbeat_start(fence_ctx *ctx, fence_lease *lease, uintptr_t h);
 int			pgfence_leases_heartbeat_start(fence_ctx *ctx, fence_leases *set, uintptr_t h);
-fence_lease *pgfence_acquire(fence_ctx *ctx, const char *resource, long long ttl_ms,
-							  long long wait_ms, long long *token, const char **owner);
+typedef struct pgfence_acquired
+{
+	fence_lease *lease;			/* NULL: not acquired, ctx->err says why */
+	long long	token;
+	const char *owner;			/* lives as long as the lease */
+} pgfence_acquired;
+
+pgfence_acquired pgfence_acquire(fence_ctx *ctx, const char *resource, long long ttl_ms,
+								 long long wait_ms);
 int			pgfence_release_free(fence_ctx *ctx, fence_lease *lease);
 char	  **pgfence_strings(size_t n);
 void		pgfence_string_set(char **a, size_t i, char *s);
