@@ -117,10 +117,28 @@ func TestCycleAddsNoThreadWakeups(t *testing.T) {
 	if _, err := switches(); err != nil {
 		t.Skipf("no /proc/self/task: %v", err)
 	}
+	// the first CPU this process may run on (a container's cpuset may not
+	// hold CPU 0)
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skipf("no /proc/self/status: %v", err)
+	}
+	cpu := ""
+	for _, line := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(line, "Cpus_allowed_list:") {
+			if f := strings.FieldsFunc(strings.TrimSpace(line[len("Cpus_allowed_list:"):]),
+				func(r rune) bool { return r == '-' || r == ',' }); len(f) > 0 {
+				cpu = f[0]
+			}
+		}
+	}
+	if cpu == "" {
+		t.Skip("no Cpus_allowed_list in /proc/self/status")
+	}
 	for _, mode := range []string{"background", "wait"} {
 		t.Run(mode, func(t *testing.T) {
 			cmd := helper("cycles", mode, resource(t))
-			cmd.Args = append([]string{"taskset", "-c", "0"}, cmd.Args...)
+			cmd.Args = append([]string{"taskset", "-c", cpu}, cmd.Args...)
 			cmd.Path = taskset
 			cmd.Env = append(cmd.Env, "GOMAXPROCS=2")
 			out, err := cmd.Output()
