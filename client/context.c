@@ -122,7 +122,7 @@ fence_free(fence_ctx *ctx)
 int
 fence_set_reply_bound(fence_ctx *ctx, long bound_ms)
 {
-	fence_clear_error(ctx);
+	/* ctx->err stays: it may be a cut call's, made again, still to be read */
 	ctx->conn->cut = 0;
 	if (bound_ms < 0)
 	{

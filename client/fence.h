@@ -210,7 +210,8 @@ int			fence_set_min_replicas(fence_ctx *ctx, int replicas, long timeout_ms);
  * connection lost) is cut before it sends anything.  Other calls, and
  * calls that wait, ignore the bound.  0 (the default) turns it off;
  * FENCE_ERR_ARG on a quorum, whose rounds it does not cover.  Calling
- * this also ends the cut state, so that the next call runs.
+ * this also ends the cut state, so that the next call runs; on success it
+ * leaves ctx->err as it was.
  */
 int			fence_set_reply_bound(fence_ctx *ctx, long bound_ms);
 int			fence_call_cut(const fence_ctx *ctx);
