@@ -144,6 +144,9 @@ fence_op_left_ms(fence_ctx *ctx, long cap_ms)
 	int64_t		hard = hard_end(ctx);
 	int64_t		left;
 
+	/* a cut call has no time left: it is made again ("Cut calls") */
+	if (ctx->conn->cut)
+		return 0;
 	if (hard == 0)
 		return cap_ms;
 	left = (hard - fence_now_ns()) / 1000000;
