@@ -613,12 +613,12 @@ typedef struct
 	fence_ctx  *ctx;
 	const char *res;
 	fence_lease *l;
-} finish_arg;
+} cut_finish;
 
 static void *
-finish_acquire(void *p)
+cut_finish_acquire(void *p)
 {
-	finish_arg *f = p;
+	cut_finish *f = p;
 
 	fence_set_reply_bound(f->ctx, 0);
 	f->l = fence_acquire(f->ctx, f->res, 10000);
@@ -641,7 +641,7 @@ test_sentinel_reply_bound(void)
 	fence_ctx  *a = NULL;
 	fence_lease *l = NULL;
 	const char *res = R("bound");
-	finish_arg f = {NULL, NULL, NULL};
+	cut_finish f = {NULL, NULL, NULL};
 	pthread_t	th;
 	fence_info	info;
 	long long	t0,
@@ -667,7 +667,7 @@ test_sentinel_reply_bound(void)
 	CHECK(ms_now() - t0 < 500);
 	f.ctx = a;
 	f.res = res;
-	CHECK(pthread_create(&th, NULL, finish_acquire, &f) == 0);
+	CHECK(pthread_create(&th, NULL, cut_finish_acquire, &f) == 0);
 	sleep_ms(300);
 	CHECK(kill(sentinel_pid[0], SIGCONT) == 0);
 	frozen = 0;
