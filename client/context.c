@@ -134,6 +134,10 @@ fence_set_reply_bound(fence_ctx *ctx, long bound_ms)
 		fence_set_error(ctx, FENCE_ERR_ARG, "a quorum's calls cannot be bounded");
 		return FENCE_ERR;
 	}
+	/* a bound again: the call made again is over, and what it did not take
+	 * up is no one's (its connection is dropped at its next use) */
+	if (bound_ms > 0)
+		fence_park_clear(ctx);
 	ctx->conn->bound_ms = bound_ms;
 	return FENCE_OK;
 }

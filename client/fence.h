@@ -202,10 +202,11 @@ int			fence_set_min_replicas(fence_ctx *ctx, int replicas, long timeout_ms);
  * fence_release or fence_release_acquire with no wait has had no answer
  * within "bound_ms", it returns at once, failing with FENCE_ERR_IO, and
  * fence_call_cut(ctx) says 1.  Its request is left in flight: make the
- * very same call again on "ctx" (from any thread, after calling this
- * function again, e.g. with 0 for no bound) and it reads the answer on its
- * way rather than sending again, with the guarantees of a call that was
- * never cut (a lease's deadline counts from before the first send).  A
+ * very same call again on "ctx" (from any thread) after
+ * fence_set_reply_bound(ctx, 0), and it reads the answer on its way rather
+ * than sending again, with the guarantees of a call that was never cut (a
+ * lease's deadline counts from before the first send); setting a bound
+ * again afterwards ends what the cut left.  A
  * bounded call never connects: one that would have to (a first call, a
  * connection lost) is cut before it sends anything.  Other calls, and
  * calls that wait, ignore the bound.  0 (the default) turns it off;

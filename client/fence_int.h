@@ -254,7 +254,8 @@ typedef struct fence_node
 typedef struct fence_park
 {
 	int			active;			/* a cut call's request is in flight */
-	fence_link *link;			/* compared, never read: may be gone */
+	const void *node;			/* its node and connection: compared, never */
+	fence_link *link;			/* read (they may be gone) */
 	char	   *req;			/* the request's bytes */
 	size_t		req_len;
 	int			ncmds;

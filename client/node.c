@@ -312,11 +312,14 @@ fence_op_t0(fence_ctx *ctx)
 	return now;
 }
 
-/* Was a cut request left unread since the last cut?  (Clears it.) */
+/*
+ * Was a cut request left unread since the last cut, or is it still to be
+ * taken up (the call made again went elsewhere)?  (Clears the first.)
+ */
 int
 fence_park_dropped(fence_ctx *ctx)
 {
-	int			dropped = ctx->conn->park.dropped;
+	int			dropped = ctx->conn->park.dropped || ctx->conn->park.active;
 
 	ctx->conn->park.dropped = 0;
 	return dropped;
@@ -336,6 +339,7 @@ fence_park_clear(fence_ctx *ctx)
 	p->req_len = 0;
 	p->got = 0;
 	p->ncmds = 0;
+	p->node = NULL;
 	p->link = NULL;
 	p->owner[0] = '\0';
 	p->resource[0] = '\0';
@@ -406,6 +410,7 @@ park(fence_ctx *ctx, fence_node *n, int ncmds, const fence_cmd *cmds, redisReply
 		memcpy(p->replies, replies, got * sizeof(redisReply *));
 		p->got = got;
 		p->ncmds = ncmds;
+		p->node = n;
 		p->link = n->link;
 		p->sent_ns = sent_ns;
 		n->link->owed = 1;
@@ -725,8 +730,13 @@ fence_node_pipeline(fence_ctx *ctx, fence_node *n, int ncmds,
 		fence_cut(ctx, "Redis command not sent");
 		return FENCE_NODE_UNREACHABLE;
 	}
-	/* the cut call again: its answers are on their way (see "Cut calls") */
-	if (ctx->conn->park.active && take_up(ctx, n, ncmds, cmds, replies, &got, &sent_ns))
+	/*
+	 * The cut call again: its answers are on their way (see "Cut calls").
+	 * Only a round trip to the node that has them decides; another (a
+	 * sentinel asked first) leaves them be.
+	 */
+	if (ctx->conn->park.active && ctx->conn->park.node == (const void *) n &&
+		take_up(ctx, n, ncmds, cmds, replies, &got, &sent_ns))
 		return round_trip(ctx, n, ncmds, cmds, replies, got, sent_ns, "Redis command failed");
 	/* answers of a cut call that nobody will read */
 	if (n->link != NULL && n->link->owed)
