@@ -158,3 +158,9 @@ test('redis_that_stays_frozen_fails_the_call_as_unreachable_after_the_command_ti
   assert.ok(stall < 300, `the loop stalled ${stall.toFixed(1)} ms`);
   await c.close();
 });
+
+test('inline_bound_and_inline_options_are_checked', async () => {
+  await assert.rejects(pgfence.connect({ inlineBound: '5' }), (e) => e instanceof pgfence.ConfigRefusedError && /inline bound/.test(e.message));
+  await assert.rejects(pgfence.connect({ inlineBound: -1 }), pgfence.ConfigRefusedError);
+  await assert.rejects(pgfence.connect({ inline: 'yes' }), (e) => e instanceof pgfence.ConfigRefusedError && /inline/.test(e.message));
+});
