@@ -4,7 +4,8 @@
  *	  a growable array of latencies, and percentiles; the options table, the
  *	  workers' threads and their connections, and the steps of a worker's
  *	  loop that every program takes the same way (a deadline, an acquire
- *	  that may time out, a release, the handoff stamp).
+ *	  that may time out, a release, the handoff stamp); the floors' raw
+ *	  Redis connection and its PING.
  */
 #ifndef BENCH_H
 #define BENCH_H
@@ -14,7 +15,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+
+#include <hiredis/hiredis.h>
 
 #include "fence.h"
 
@@ -236,6 +240,44 @@ bench_connect(bench_worker *w, const char *url)
 		return NULL;
 	}
 	return ctx;
+}
+
+/*
+ * A floor's connection: hiredis straight to the Redis of "url" (a
+ * redis://HOST:PORT URL), the client stack libfence uses without
+ * libfence; NULL when it failed (and so worker "w").
+ */
+static inline redisContext *
+bench_raw_redis(bench_worker *w, const char *url)
+{
+	const char *hp = strstr(url, "://");
+	const char *colon;
+	char		host[256];
+	redisContext *c;
+
+	hp = hp ? hp + 3 : url;
+	colon = strrchr(hp, ':');
+	snprintf(host, sizeof(host), "%.*s", colon ? (int) (colon - hp) : (int) strlen(hp), hp);
+	c = redisConnect(host, colon ? atoi(colon + 1) : 6379);
+	if (c == NULL || c->err)
+	{
+		fprintf(stderr, "worker %d: %s\n", w->id, c ? c->errstr : "out of memory");
+		redisFree(c);
+		w->failed = 1;
+		return NULL;
+	}
+	return c;
+}
+
+/* A PING on "c" answered with PONG: one round trip of a floor. */
+static inline int
+bench_ping(redisContext *c)
+{
+	redisReply *r = redisCommand(c, "PING");
+	int			ok = r != NULL && r->type == REDIS_REPLY_STATUS;
+
+	freeReplyObject(r);
+	return ok;
 }
 
 /*

@@ -21,10 +21,6 @@
  *	  fence_release_acquire (one write: one round trip on a single node);
  *	  the latency is the step's.
  */
-#include <string.h>
-
-#include <hiredis/hiredis.h>
-
 #include "bench.h"
 
 static const char *redis_url;
@@ -42,51 +38,28 @@ typedef struct worker
 	bench_lat	acquire;
 } worker;
 
-/* A PING on "c" answered with PONG. */
-static int
-ping(redisContext *c)
-{
-	redisReply *r = redisCommand(c, "PING");
-	int			ok = r != NULL && r->type == REDIS_REPLY_STATUS;
-
-	freeReplyObject(r);
-	return ok;
-}
-
 /* -p: two PINGs per cycle, the floor of an acquire and a release. */
 static void *
 run_floor(void *arg)
 {
 	worker	   *w = arg;
-	const char *hp = strstr(redis_url, "://");
-	char		host[256];
-	const char *colon;
-	redisContext *c;
+	redisContext *c = bench_raw_redis(&w->b, redis_url);
 	int64_t		end;
 
-	hp = hp ? hp + 3 : redis_url;
-	colon = strrchr(hp, ':');
-	snprintf(host, sizeof(host), "%.*s", colon ? (int) (colon - hp) : (int) strlen(hp), hp);
-	c = redisConnect(host, colon ? atoi(colon + 1) : 6379);
-	if (c == NULL || c->err)
-	{
-		fprintf(stderr, "worker %d: %s\n", w->b.id, c ? c->errstr : "out of memory");
-		w->b.failed = 1;
-		redisFree(c);
+	if (c == NULL)
 		return NULL;
-	}
 	end = bench_deadline(seconds);
 	while (bench_now_ns() < end)
 	{
 		int64_t		t0 = bench_now_ns();
 
-		if (!ping(c))
+		if (!bench_ping(c))
 		{
 			w->b.failed = 1;
 			break;
 		}
 		bench_lat_add(&w->acquire, bench_now_ns() - t0);
-		if (!ping(c))
+		if (!bench_ping(c))
 		{
 			w->b.failed = 1;
 			break;

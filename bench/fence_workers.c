@@ -3,10 +3,16 @@
  *	  Scenarios 5 and 6: N workers, each looping over a whole critical
  *	  section through libfence:
  *
- *		fence_acquire_wait -> fence_announce -> fence_exec (one UPDATE) ->
- *		[hold] -> fence_release -> [think]
+ *		fence_acquire_wait -> fence_exec (one UPDATE) -> [hold] ->
+ *		fence_release -> [think]
  *
- *	  fence_workers -n WORKERS -r RESOURCES [-s SECONDS] [-H HOLD_MS] [-T THINK_MS]
+ *	  fence_workers -n WORKERS -r RESOURCES [-s SECONDS] [-H HOLD_MS] [-T THINK_MS] [-A | -F]
+ *
+ *	  The fenced UPDATE is the lease's announce too (its transaction moves
+ *	  the mark first); with -A a fence_announce goes before it, as a worker
+ *	  whose first statement is not fenced must.  With -F, the floor of a
+ *	  critical section in the same client stack: a PING (the acquire's
+ *	  round trip), the plain autocommit UPDATE, a PING (the release's).
  *
  *	  Worker i uses resource "bench:e2e:<i mod RESOURCES>" and updates row i
  *	  of bench.e2e.  Redis from $FENCE_REDIS_URL, PostgreSQL from the PG*
@@ -34,6 +40,10 @@ static int	seconds = 5;
 static int	hold_ms = 0;
 static int	think_ms = 0;
 static int	nresources = 1;
+static int	announce_first;		/* -A: fence_announce before the UPDATE */
+static int	floor_only;			/* -F: PING, plain UPDATE, PING */
+
+#define UPDATE_SQL "UPDATE bench.e2e SET n = n + 1 WHERE id = $1::int"
 
 /* The last release of each resource, for the handoff latency. */
 static bench_handoff *resources;
@@ -82,10 +92,8 @@ run(void *arg)
 			break;
 		if (l == NULL)
 			continue;
-		if (fence_announce(ctx, l, pg) != FENCE_OK ||
-			(res = fence_exec(ctx, l, pg,
-							  "UPDATE bench.e2e SET n = n + 1 WHERE id = $1::int",
-							  1, params)) == NULL)
+		if ((announce_first && fence_announce(ctx, l, pg) != FENCE_OK) ||
+			(res = fence_exec(ctx, l, pg, UPDATE_SQL, 1, params)) == NULL)
 		{
 			fprintf(stderr, "worker %d: %s\n", id, ctx->errstr);
 			fence_release(ctx, l);
@@ -113,12 +121,62 @@ run(void *arg)
 	return NULL;
 }
 
+/* -F: the floor, one worker on its own row: PING, plain UPDATE, PING. */
+static void *
+run_floor(void *arg)
+{
+	worker	   *w = arg;
+	redisContext *c = bench_raw_redis(&w->b, redis_url);
+	PGconn	   *pg = PQconnectdb("");
+	char		rowid[16];
+	const char *params[1] = {rowid};
+	int64_t		end;
+
+	snprintf(rowid, sizeof(rowid), "%d", w->b.id);
+	if (c == NULL || PQstatus(pg) != CONNECTION_OK)
+	{
+		fprintf(stderr, "worker %d: %s\n", w->b.id, PQerrorMessage(pg));
+		w->b.failed = 1;
+		end = 0;
+	}
+	else
+		end = bench_deadline(seconds);
+	while (bench_now_ns() < end)
+	{
+		int64_t		t0 = bench_now_ns();
+		PGresult   *res;
+		int			ok;
+
+		if (!bench_ping(c))
+		{
+			w->b.failed = 1;
+			break;
+		}
+		res = PQexecParams(pg, UPDATE_SQL, 1, NULL, params, NULL, NULL, 0);
+		ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+		PQclear(res);
+		if (!ok || !bench_ping(c))
+		{
+			fprintf(stderr, "worker %d: %s\n", w->b.id, PQerrorMessage(pg));
+			w->b.failed = 1;
+			break;
+		}
+		bench_lat_add(&w->first_write, bench_now_ns() - t0);
+		w->sections++;
+	}
+	PQfinish(pg);
+	if (c != NULL)
+		redisFree(c);
+	return NULL;
+}
+
 int
 main(int argc, char **argv)
 {
 	const bench_opt opts[] = {
 		BENCH_INT('n', &nworkers), BENCH_INT('r', &nresources), BENCH_INT('s', &seconds),
-		BENCH_INT('H', &hold_ms), BENCH_INT('T', &think_ms), BENCH_END
+		BENCH_INT('H', &hold_ms), BENCH_INT('T', &think_ms),
+		BENCH_FLAG('A', &announce_first), BENCH_FLAG('F', &floor_only), BENCH_END
 	};
 	int			i;
 	long long	sections = 0,
@@ -130,7 +188,7 @@ main(int argc, char **argv)
 	int64_t		ns;
 
 	if (bench_getopt(argc, argv, opts,
-					 "usage: fence_workers -n WORKERS -r RESOURCES [-s SECONDS] [-H HOLD_MS] [-T THINK_MS]") != 0)
+					 "usage: fence_workers -n WORKERS -r RESOURCES [-s SECONDS] [-H HOLD_MS] [-T THINK_MS] [-A | -F]") != 0)
 		return 64;
 	redis_url = bench_redis_url("fence_workers", nworkers >= 1 && nresources >= 1 && seconds >= 1,
 								"counts must be positive");
@@ -141,7 +199,7 @@ main(int argc, char **argv)
 	for (i = 0; i < nresources; i++)
 		pthread_mutex_init(&resources[i].mu, NULL);
 	ws = calloc(nworkers, sizeof(worker));
-	if (bench_run(ws, sizeof(worker), nworkers, run, &ns))
+	if (bench_run(ws, sizeof(worker), nworkers, floor_only ? run_floor : run, &ns))
 		return 1;
 	for (i = 0; i < nworkers; i++)
 	{

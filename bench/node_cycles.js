@@ -2,14 +2,18 @@
 // from Node.js, on one connection and one resource, for as many seconds as
 // asked.
 //
-//   node node_cycles.js pgfence|pgfence-inline|pgfence-heartbeat|redlock SECONDS
+//   node node_cycles.js pgfence|pgfence-inline|pgfence-worker|pgfence-heartbeat|redlock SECONDS
 //   node node_cycles.js koffi-sync|koffi-async|koffi-worker SECONDS
 //
 // pgfence: `await client.using(r, { ttl: 10000, heartbeat: false }, ...)`,
 // the same two round trips as bench/fence_cycles (one EVALSHA each way),
-// each on one of koffi's worker threads; pgfence-inline: the same with the
-// client's inline option (each call on the main thread, as the C program
-// and Python make them); pgfence-heartbeat: the default,
+// with the default client: each call on the main thread, bounded by the
+// inline bound (5 ms; past it the call would finish on a worker thread);
+// pgfence-inline: the same with the client's inline option (each call on
+// the main thread, unbounded, as the C program and Python make them);
+// pgfence-worker: with inline: false (each call on one of koffi's worker
+// threads, the default client before the bound); pgfence-heartbeat: the
+// default,
 // which also starts and stops the renewal thread, on a Redis connection of
 // its own; redlock: node-redlock's `using` on a single node (ioredis; SET
 // NX PX through a Lua script, then a Lua compare-and-DEL; its automatic
@@ -149,7 +153,8 @@ async function main() {
   let done;
   if (variant.startsWith('pgfence')) {
     const pgfence = require(NODE_DIR);
-    const client = await pgfence.connect(url, { inline: variant === 'pgfence-inline' });
+    const inline = { 'pgfence-inline': true, 'pgfence-worker': false }[variant];
+    const client = await pgfence.connect(url, inline === undefined ? {} : { inline });
     const opts = { ttl: 10000, heartbeat: variant === 'pgfence-heartbeat' };
     const nothing = () => {};
     one = () => client.using(RESOURCE, opts, nothing);

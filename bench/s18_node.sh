@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # bench/s18_node.sh: scenario 18, acquire + release cycles per second from
-# Node.js through the pgfence package (node/, libfence through koffi, each
-# call on a worker thread) against libfence in C (bench/fence_cycles -t 1)
+# Node.js through the pgfence package (node/, libfence through koffi; the
+# default client makes each call on the main thread, bounded by its inline
+# bound) against libfence in C (bench/fence_cycles -t 1)
 # and against node-redlock on a single node (ioredis), one connection
 # each, in the same run on the same Redis:
 #
 #   pgfence (no heartbeat)  vs  fence_cycles -t 1       target >= 0.7x
 #   pgfence (no heartbeat)  vs  node-redlock's using    target ahead (>= 1.0x)
-#   the same with the client's inline option (no worker thread) vs C
+#   the same with the client's inline option (unbounded) vs C
+#   the same with inline: false (every call on a worker thread) vs C
 #   pgfence with its heartbeat thread (the default), for reference
 #   bare loops over libfence through koffi, without the package: calls on
 #   the main thread, koffi's asynchronous calls, and one worker thread
@@ -70,10 +72,10 @@ run_variant() {
 	record s18 "$v-cpu" "$(awk -v c="$cpu" -v a="$r0" -v b="$r1" -v n="$n" 'BEGIN { printf "%.1f\n", c + (b - a) * 1e6 / n }')"
 }
 
-interleave run_variant c pgfence redlock pgfence-inline pgfence-heartbeat koffi-sync koffi-async koffi-worker
+interleave run_variant c pgfence redlock pgfence-inline pgfence-worker pgfence-heartbeat koffi-sync koffi-async koffi-worker
 unpin_redis
 
-row 18 "Node.js acquire+release cycles (pgfence, 1 connection) vs libfence in C" \
+row 18 "Node.js acquire+release cycles (pgfence, default client: inline, bounded, 1 connection) vs libfence in C" \
 	"$(median s18 pgfence)" cycles/s "C" "$(median s18 c)" ">=0.70" "$(pratio s18 pgfence c)"
 row 18 "Node.js acquire+release cycles (pgfence) vs node-redlock, single node" \
 	"$(median s18 pgfence)" cycles/s "node-redlock" "$(median s18 redlock)" ">=1.00" "$(pratio s18 pgfence redlock)"
@@ -81,6 +83,10 @@ row 18 "Node.js cycles, inline client (calls on the main thread) vs libfence in 
 	"$(median s18 pgfence-inline)" cycles/s "C" "$(median s18 c)" ">=0.70" "$(pratio s18 pgfence-inline c)"
 row 18 "Node.js cycles, inline client vs node-redlock, single node" \
 	"$(median s18 pgfence-inline)" cycles/s "node-redlock" "$(median s18 redlock)" ">=1.00" "$(pratio s18 pgfence-inline redlock)"
+row 18 "Node.js cycles, worker-thread client (inline: false) vs libfence in C" \
+	"$(median s18 pgfence-worker)" cycles/s "C" "$(median s18 c)" "" "$(pratio s18 pgfence-worker c)"
+row 18 "Node.js cycles, default client (bounded inline) vs worker-thread client" \
+	"$(median s18 pgfence)" cycles/s "worker" "$(median s18 pgfence-worker)" "" "$(pratio s18 pgfence pgfence-worker)"
 row 18 "Node.js cycles with the heartbeat thread (the default) vs without" \
 	"$(median s18 pgfence-heartbeat)" cycles/s "no heartbeat" "$(median s18 pgfence)" "" "$(pratio s18 pgfence-heartbeat pgfence)"
 row 18 "Node.js bare loop, libfence's calls through koffi on the main thread (no package) vs libfence in C" \
@@ -93,6 +99,8 @@ row 18 "Node.js bare loop, one worker thread vs koffi's asynchronous calls" \
 	"$(median s18 koffi-worker)" cycles/s "koffi async" "$(median s18 koffi-async)" "" "$(pratio s18 koffi-worker koffi-async)"
 row 18 "Node.js CPU per cycle (client + redis-server), pgfence vs libfence in C" \
 	"$(median s18 pgfence-cpu)" "us/cycle" "C" "$(median s18 c-cpu)" "" "$(pratio s18 c-cpu pgfence-cpu)"
+row 18 "Node.js CPU per cycle, worker-thread client vs libfence in C" \
+	"$(median s18 pgfence-worker-cpu)" "us/cycle" "C" "$(median s18 c-cpu)" "" "$(pratio s18 c-cpu pgfence-worker-cpu)"
 row 18 "Node.js CPU per cycle, inline client vs libfence in C" \
 	"$(median s18 pgfence-inline-cpu)" "us/cycle" "C" "$(median s18 c-cpu)" "" "$(pratio s18 c-cpu pgfence-inline-cpu)"
 row 18 "Node.js CPU per cycle, bare loop on the main thread vs libfence in C" \
@@ -101,4 +109,4 @@ row 18 "Node.js CPU per cycle, bare loop through koffi's asynchronous calls vs o
 	"$(median s18 koffi-async-cpu)" "us/cycle" "main thread" "$(median s18 koffi-sync-cpu)" "" "$(pratio s18 koffi-sync-cpu koffi-async-cpu)"
 row 18 "Node.js CPU per cycle, bare loop on one worker thread vs through koffi's asynchronous calls" \
 	"$(median s18 koffi-worker-cpu)" "us/cycle" "koffi async" "$(median s18 koffi-async-cpu)" "" "$(pratio s18 koffi-async-cpu koffi-worker-cpu)"
-note "Scenario 18: a Node.js cycle is \`await client.using(r, { ttl: 10000, heartbeat: false }, () => {})\` (bench/node_cycles.js; koffi $(node -p "require('$BENCH_DIR/../node/node_modules/koffi/package.json').version"), each libfence call on a worker thread; inline: \`pgfence.connect(url, { inline: true })\`, each on the main thread), a C cycle fence_acquire + fence_release (bench/fence_cycles -t 1), a node-redlock cycle \`await redlock.using([name], 10000, async () => {})\` on one ioredis connection (node-redlock $(node -p "require('$BENCH_DIR/../node/node_modules/redlock/package.json').version"), ioredis $(node -p "require('$BENCH_DIR/../node/node_modules/ioredis/package.json').version"), Node.js $(node -p process.versions.node)); ${SECS}s per run, each $(pinned_where). With the heartbeat, each lease also starts a thread with a Redis connection of its own and stops it. The bare loops (bench/node_cycles.js koffi-*) call fence_acquire_wait (no wait), fence_release and fence_lease_free without the package: on the main thread; each of the two round trips through koffi's asynchronous call; or each handed to one long-lived worker thread that makes it synchronously (a request through a SharedArrayBuffer and Atomics.notify, the answer back through Atomics.waitAsync). CPU per cycle: the client process's user + system time (every thread; fence_cycles under /usr/bin/time, node_cycles.js over its loop) and redis-server's (INFO cpu) over the run, per cycle; its ratio is C's CPU per cycle over the variant's, the rate ratio on a CPU that does nothing else, which the load of other work on the machine does not move as it moves rates."
+note "Scenario 18: a Node.js cycle is \`await client.using(r, { ttl: 10000, heartbeat: false }, () => {})\` (bench/node_cycles.js; koffi $(node -p "require('$BENCH_DIR/../node/node_modules/koffi/package.json').version"), the default client: each libfence call on the main thread, for at most its inline bound of 5 ms, past which it would finish on a worker thread; inline: \`pgfence.connect(url, { inline: true })\`, each on the main thread, unbounded; worker-thread: \`{ inline: false }\`, each on one of koffi's worker threads), a C cycle fence_acquire + fence_release (bench/fence_cycles -t 1), a node-redlock cycle \`await redlock.using([name], 10000, async () => {})\` on one ioredis connection (node-redlock $(node -p "require('$BENCH_DIR/../node/node_modules/redlock/package.json').version"), ioredis $(node -p "require('$BENCH_DIR/../node/node_modules/ioredis/package.json').version"), Node.js $(node -p process.versions.node)); ${SECS}s per run, each $(pinned_where). With the heartbeat, each lease also starts a thread with a Redis connection of its own and stops it. The bare loops (bench/node_cycles.js koffi-*) call fence_acquire_wait (no wait), fence_release and fence_lease_free without the package: on the main thread; each of the two round trips through koffi's asynchronous call; or each handed to one long-lived worker thread that makes it synchronously (a request through a SharedArrayBuffer and Atomics.notify, the answer back through Atomics.waitAsync). CPU per cycle: the client process's user + system time (every thread; fence_cycles under /usr/bin/time, node_cycles.js over its loop) and redis-server's (INFO cpu) over the run, per cycle; its ratio is C's CPU per cycle over the variant's, the rate ratio on a CPU that does nothing else, which the load of other work on the machine does not move as it moves rates."

@@ -12,8 +12,8 @@
 #   t8       8 threads for BENCH_S6_FAIR_SECS (10) seconds: each one's share
 #            of the critical sections against the fair share
 #
-# End to end (bench/fence_workers, PostgreSQL too): 8 workers that announce
-# and write under the lease, then work THINK ms elsewhere before they queue
+# End to end (bench/fence_workers, PostgreSQL too): 8 workers that write
+# under the lease (the write announces), then work THINK ms elsewhere before they queue
 # again; the handoff there ends with the next holder's first write, against
 # a lone worker's acquire to first write.
 set -euo pipefail
@@ -96,4 +96,4 @@ row_vs 6 "end to end: handoff to the next holder's first write p50, 8 workers" Â
 row_vs 6 "end to end: handoff p99" Âµs e2e_p99 e2e_floor "floor"
 row 6 "end to end: critical sections (${hold} ms holds, ${think} ms between)" "$(median s6 e2e_cs)" cs/s \
 	"lock never idle" "$(awk -v h="$hold" 'BEGIN { print 1000 / h }')"
-note "Scenario 6: fence_contend, threads looping fence_acquire_wait (TTL 5 s) + ${hold} ms hold + fence_release on one resource, Redis only, ${secs}s per run (fairness: ${fair_secs}s); handoff = a holder's call to release to the return of the next holder's acquire; acquire timeouts in the 8-thread runs: $(median s6 t8_timeouts) (median). End to end: fence_workers, 8 workers that announce and make one fenced write, hold ${hold} ms and wait ${think} ms before queueing again; handoff = release call to the end of the next holder's first fence_exec (its acquire, announce and fence_exec); floor = acquire call to the end of the first write for a lone worker (p50); handoffs per run: $(median s6 e2e_handoffs) (median)."
+note "Scenario 6: fence_contend, threads looping fence_acquire_wait (TTL 5 s) + ${hold} ms hold + fence_release on one resource, Redis only, ${secs}s per run (fairness: ${fair_secs}s); handoff = a holder's call to release to the return of the next holder's acquire; acquire timeouts in the 8-thread runs: $(median s6 t8_timeouts) (median). End to end: fence_workers, 8 workers that make one fenced write (which announces the token), hold ${hold} ms and wait ${think} ms before queueing again; handoff = release call to the end of the next holder's first fence_exec (its acquire and fence_exec); floor = acquire call to the end of the first write for a lone worker (p50); handoffs per run: $(median s6 e2e_handoffs) (median)."

@@ -101,6 +101,7 @@ fence_free(fence_ctx *ctx)
 		return;
 	if (ctx->conn != NULL)
 	{
+		fence_park_clear(ctx);
 		fence_store_close(ctx);
 		fence_tls_free_all(ctx);
 		if (ctx->conn->spec != NULL)
@@ -112,4 +113,37 @@ fence_free(fence_ctx *ctx)
 		free(ctx->conn);
 	}
 	free(ctx);
+}
+
+/*
+ * The reply bound (fence.h; node.c, "Cut calls").  Setting it also ends
+ * the cut state of the last call, so that the same call can be made again.
+ */
+int
+fence_set_reply_bound(fence_ctx *ctx, long bound_ms)
+{
+	/* ctx->err stays: it may be a cut call's, made again, still to be read */
+	ctx->conn->cut = 0;
+	if (bound_ms < 0)
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG, "reply bound must not be negative");
+		return FENCE_ERR;
+	}
+	if (bound_ms > 0 && fence_store_is_quorum(ctx))
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG, "a quorum's calls cannot be bounded");
+		return FENCE_ERR;
+	}
+	/* a bound again: the call made again is over, and what it did not take
+	 * up is no one's (its connection is dropped at its next use) */
+	if (bound_ms > 0)
+		fence_park_clear(ctx);
+	ctx->conn->bound_ms = bound_ms;
+	return FENCE_OK;
+}
+
+int
+fence_call_cut(const fence_ctx *ctx)
+{
+	return ctx->conn->cut;
 }

@@ -196,6 +196,28 @@ const char *fence_strerror(int err);
 int			fence_set_min_replicas(fence_ctx *ctx, int replicas, long timeout_ms);
 
 /*
+ * A bound on how long a call waits for Redis's answer, for a caller that
+ * must not be held up for a whole command timeout (an event loop): when
+ * fence_acquire / fence_acquire_wait with no wait, fence_extend,
+ * fence_release or fence_release_acquire with no wait has had no answer
+ * within "bound_ms", it returns at once, failing with FENCE_ERR_IO, and
+ * fence_call_cut(ctx) says 1.  Its request is left in flight: make the
+ * very same call again on "ctx" (from any thread) after
+ * fence_set_reply_bound(ctx, 0), and it reads the answer on its way rather
+ * than sending again, with the guarantees of a call that was never cut (a
+ * lease's deadline counts from before the first send); setting a bound
+ * again afterwards ends what the cut left.  A
+ * bounded call never connects: one that would have to (a first call, a
+ * connection lost) is cut before it sends anything.  Other calls, and
+ * calls that wait, ignore the bound.  0 (the default) turns it off;
+ * FENCE_ERR_ARG on a quorum, whose rounds it does not cover.  Calling
+ * this also ends the cut state, so that the next call runs; on success it
+ * leaves ctx->err as it was.
+ */
+int			fence_set_reply_bound(fence_ctx *ctx, long bound_ms);
+int			fence_call_cut(const fence_ctx *ctx);
+
+/*
  * Put "name" in front of the owner ids of the leases acquired on "ctx"
  * from now on ("NAME/" and the digits); NULL: the digits alone (the
  * default).  FENCE_ERR_ARG for a name fence_check_owner_name refuses.
@@ -337,10 +359,16 @@ int			fence_heartbeat_start(fence_ctx *ctx, fence_lease *lease,
 void		fence_heartbeat_stop(fence_lease *lease);
 
 /*
- * PostgreSQL side.  fence_pg_mark reads the highest token PostgreSQL has
- * accepted for "resource" into "*token": for a resource without a mark,
- * the floor of its prefix that fence.forget() left (tokens must be above
- * it); 0 when there is neither (never announced, or reset).
+ * PostgreSQL side.  fence_announce moves the resource's mark to the
+ * lease's token in a transaction of its own, right after the acquire and
+ * before the holder reads anything; fence_exec runs one statement in a
+ * transaction that moves the mark first, so when the first thing a fresh
+ * lease does in PostgreSQL is a fence_exec, it needs no announce before
+ * it (it heals a Redis counter behind PostgreSQL as the announce would).
+ * fence_pg_mark reads the highest token PostgreSQL has accepted for
+ * "resource" into "*token": for a resource without a mark, the floor of
+ * its prefix that fence.forget() left (tokens must be above it); 0 when
+ * there is neither (never announced, or reset).
  */
 int			fence_announce(fence_ctx *ctx, fence_lease *lease, PGconn *pg);
 PGresult   *fence_exec(fence_ctx *ctx, fence_lease *lease, PGconn *pg,

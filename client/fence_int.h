@@ -210,6 +210,8 @@ typedef struct fence_link
 	fence_frame frame;			/* what the replies announce (frame.c) */
 	int			err_kind;		/* FENCE_ERR_* once FAILED */
 	char		err[200];
+	int			owed;			/* answers of a cut call are on their way
+								 * (node.c, "Cut calls") */
 } fence_link;
 
 /* What a step of a link needs before it can go on. */
@@ -244,6 +246,29 @@ typedef struct fence_node
 #define FENCE_NODE_BROKEN	(-2)	/* sent, but no reply: outcome unknown */
 
 /* The private part of a fence_ctx: the topology and its settings. */
+/*
+ * A call cut short by the context's reply bound (node.c, "Cut calls"): its
+ * request went out on "link" and its answers are on their way; the same
+ * call made again reads them rather than sending it again.
+ */
+typedef struct fence_park
+{
+	int			active;			/* a cut call's request is in flight */
+	const void *node;			/* its node and connection: compared, never */
+	fence_link *link;			/* read (they may be gone) */
+	char	   *req;			/* the request's bytes */
+	size_t		req_len;
+	int			ncmds;
+	int			got;			/* answers read before the cut */
+	redisReply **replies;
+	int64_t		sent_ns;		/* before the request was written */
+	int			dropped;		/* a cut call's request was not taken up:
+								 * its outcome is unknown */
+	/* the owner id and resource of the acquire that was cut ("": none) */
+	char		owner[FENCE_OWNER_MAX + 1];
+	char		resource[FENCE_MAX_RESOURCE_LEN + 1];
+} fence_park;
+
 struct fence_conn
 {
 	char	   *spec;			/* the URL(s) as given, for clones */
@@ -271,6 +296,14 @@ struct fence_conn
 								 * until the edition is known (pg.c) */
 	/* the name in front of new owner ids, or "" (owner.c) */
 	char		owner_name[FENCE_MAX_OWNER_NAME + 1];
+	/* the reply bound (fence_set_reply_bound; node.c, "Cut calls") */
+	long		bound_ms;		/* 0: none */
+	int			bounding;		/* the call under way is bounded */
+	int			cut;			/* the last call was cut short */
+	fence_park	park;
+	/* the owner id and resource of the last lease made while bounding */
+	char		last_owner[FENCE_OWNER_MAX + 1];
+	char		last_resource[FENCE_MAX_RESOURCE_LEN + 1];
 };
 
 struct fence_lease
@@ -284,6 +317,7 @@ struct fence_lease
 	char		owner[FENCE_OWNER_MAX + 1];
 	unsigned int attempts;		/* quorum attempts made so far */
 	long long	token;
+	int			pg_accepted;	/* PostgreSQL took "token" once (pg.c) */
 
 	/* Shared with the heartbeat thread, under "mu" (renew.c). */
 	pthread_mutex_t mu;
@@ -396,6 +430,12 @@ void		fence_conn_set_deadline(fence_ctx *ctx, int64_t deadline_ns);
 void		fence_conn_grace(fence_ctx *ctx);
 void		fence_op_begin(fence_ctx *ctx);
 void		fence_op_begin_block(fence_ctx *ctx, long block_ms);
+int			fence_bound_begin(fence_ctx *ctx);
+void		fence_bound_end(fence_ctx *ctx, int was);
+void		fence_cut(fence_ctx *ctx, const char *what);
+int64_t		fence_op_t0(fence_ctx *ctx);
+int			fence_park_dropped(fence_ctx *ctx);
+void		fence_park_clear(fence_ctx *ctx);
 void		fence_blpop_cmd(fence_cmd *cmd, const char *key, long block_ms, char *secs,
 							size_t secs_len);
 long		fence_op_left_ms(fence_ctx *ctx, long cap_ms);

@@ -91,12 +91,25 @@ fence_lease_new(fence_ctx *ctx, const char *resource, long long ttl_ms, const ch
 	l->resource = strdup(resource);
 	if (l->resource == NULL || fence_keys_init(&l->keys, resource) != FENCE_OK)
 		goto oom;
-	if (owner != NULL && strlen(owner) < sizeof(l->owner))
+	if (owner == NULL && ctx->conn->park.active && ctx->conn->park.owner[0] != '\0' &&
+		strcmp(ctx->conn->park.resource, resource) == 0)
+	{
+		/* the cut acquire made again: the same request (node.c, "Cut calls") */
+		strcpy(l->owner, ctx->conn->park.owner);
+		ctx->conn->park.owner[0] = '\0';
+	}
+	else if (owner != NULL && strlen(owner) < sizeof(l->owner))
 		strcpy(l->owner, owner);
 	else if (fence_owner_id(ctx, l->owner) != FENCE_OK)
 	{
 		fence_lease_free(l);
 		return NULL;
+	}
+	if (ctx->conn->bounding)
+	{
+		/* what a cut of this acquire parks, to be asked again the same */
+		strcpy(ctx->conn->last_owner, l->owner);
+		strcpy(ctx->conn->last_resource, resource);
 	}
 	{
 		char		wake[sizeof("wake:") + FENCE_OWNER_MAX];
@@ -196,7 +209,7 @@ taken_after(fence_ctx *ctx, fence_lease *l, int64_t t0, enum fence_attempt how)
 static int
 try_acquire(fence_ctx *ctx, fence_lease *l, enum fence_attempt how)
 {
-	int64_t		t0 = fence_now_ns();
+	int64_t		t0 = fence_op_t0(ctx);
 	int			rc = fence_store_acquire(ctx, l, t0, how);
 
 	return rc == 1 ? taken_after(ctx, l, t0, how) : rc;
@@ -361,7 +374,15 @@ fence_lease *
 fence_acquire_wait(fence_ctx *ctx, const char *resource, long long ttl_ms,
 				   long long wait_ms)
 {
-	return fence_acquire_wait_as(ctx, resource, ttl_ms, wait_ms, 0, NULL);
+	fence_lease *l;
+	int			was;
+
+	if (wait_ms != 0)
+		return fence_acquire_wait_as(ctx, resource, ttl_ms, wait_ms, 0, NULL);
+	was = fence_bound_begin(ctx);
+	l = fence_acquire_wait_as(ctx, resource, ttl_ms, wait_ms, 0, NULL);
+	fence_bound_end(ctx, was);
+	return l;
 }
 
 /*
@@ -392,8 +413,14 @@ first_attempt(fence_ctx *ctx, fence_lease *l, enum fence_attempt how, fence_leas
 	if (old == NULL)
 		return try_acquire(ctx, l, how);
 	fence_heartbeat_stop(old);
-	t0 = fence_now_ns();
+	t0 = fence_op_t0(ctx);
 	rc = fence_store_release_acquire(ctx, old->keys.lock, old->owner, l, how, release_err);
+	if (rc == FENCE_STORE_ONE_AT_A_TIME && ctx->conn->bounding)
+	{
+		/* two round trips, the second after the first: not one to cut */
+		fence_cut(ctx, "release and acquire on two masters");
+		return -1;
+	}
 	if (rc == FENCE_STORE_ONE_AT_A_TIME)
 	{
 		rc = release_raw(ctx, old->keys.lock, old->owner);
@@ -547,9 +574,17 @@ fence_release_acquire(fence_ctx *ctx, fence_lease *old, const char *resource,
 {
 	int			release_err = old != NULL ? -1 : 0;	/* -1: not sent */
 	fence_lease *l;
+	int			was = 0;
 
 	fence_clear_error(ctx);
+	if (wait_ms == 0)
+		was = fence_bound_begin(ctx);
 	l = acquire_after(ctx, old, &release_err, resource, ttl_ms, wait_ms, 0, NULL);
+	if (wait_ms == 0)
+		fence_bound_end(ctx, was);
+	/* made again after a cut that was not taken up: see fence_release */
+	if (fence_park_dropped(ctx) && release_err == FENCE_ERR_LOST)
+		release_err = FENCE_ERR_IO;
 	if (released != NULL)
 		*released = release_err < 0 ? ctx->err : release_err;
 	return l;
@@ -562,12 +597,18 @@ fence_release_acquire(fence_ctx *ctx, fence_lease *old, const char *resource,
 int
 fence_extend(fence_ctx *ctx, fence_lease *l, long long ttl_ms)
 {
+	int			was,
+				rc;
+
 	fence_clear_error(ctx);
 	if (ttl_ms == 0)
 		ttl_ms = fence_lease_ttl(l);
 	if (check_ttl(ctx, ttl_ms) != FENCE_OK)
 		return FENCE_ERR;
-	return fence_lease_renew(ctx, l, ttl_ms) == 1 ? FENCE_OK : FENCE_ERR;
+	was = fence_bound_begin(ctx);
+	rc = fence_lease_renew(ctx, l, ttl_ms);
+	fence_bound_end(ctx, was);
+	return rc == 1 ? FENCE_OK : FENCE_ERR;
 }
 
 /*
@@ -578,13 +619,31 @@ fence_extend(fence_ctx *ctx, fence_lease *l, long long ttl_ms)
 int
 fence_release(fence_ctx *ctx, fence_lease *l)
 {
-	int			rc;
+	int			rc,
+				was,
+				dropped;
 
 	fence_clear_error(ctx);
 	fence_heartbeat_stop(l);
+	was = fence_bound_begin(ctx);
 	rc = release_raw(ctx, l->keys.lock, l->owner);
+	fence_bound_end(ctx, was);
+	dropped = fence_park_dropped(ctx);
 	if (rc < 0)
 		return FENCE_ERR;
+	if (rc == 0 && dropped)
+	{
+		/*
+		 * Made again after a cut whose request was not taken up (node.c,
+		 * "Cut calls"): that request may be what gave the lock back.
+		 * Nobody can say "lost" then; the lease is given up either way.
+		 */
+		pthread_mutex_lock(&l->mu);
+		l->state = FENCE_LEASE_LOST;
+		pthread_mutex_unlock(&l->mu);
+		fence_set_error(ctx, FENCE_ERR_IO, "lease on \"%s\": release's outcome unknown (a release cut short by the reply bound may have given it back)", l->resource);
+		return FENCE_ERR;
+	}
 	pthread_mutex_lock(&l->mu);
 	l->state = FENCE_LEASE_LOST;
 	pthread_mutex_unlock(&l->mu);

@@ -646,22 +646,12 @@ token_literal(const fence_leases *set)
 }
 
 /*
- * The set's fenced statement (fence.h): run "sql" with "params" under
- * every member's token, in one transaction.  fence.advance_many(resources,
- * tokens, owners) accepts every token or refuses them all (LF001, in the
- * order of the names, so two sets in opposite orders cannot deadlock in
- * PostgreSQL either), with fence.tokens set for the transaction, so that
- * the guards of the tables it writes find each row's token; then the
- * statement.  On an idle connection the transaction commits before this
- * returns, once every member is checked again (ROLLBACK and FENCE_ERR_LOST
- * or _SUSPECT when one is not held by then); inside the caller's
- * transaction the COMMIT is the caller's, and a member lost meanwhile is
- * reported.  It needs the extension of 0.3.0 (fence.advance_many); against
- * an older one the hint says so.  A set of one is fence_exec on its lease.
+ * One attempt of fence_leases_exec, "own_tx" as fence_pg_own_tx said;
+ * "*refused" tells whether fence.advance_many refused a token as stale.
  */
-PGresult *
-fence_leases_exec(fence_ctx *ctx, fence_leases *set, PGconn *pg, const char *sql,
-				  int nparams, const char *const *params)
+static PGresult *
+leases_exec_once(fence_ctx *ctx, fence_leases *set, PGconn *pg, const char *sql,
+				 int nparams, const char *const *params, int own_tx, int *refused)
 {
 	char	   *resources = NULL,
 			   *owners = NULL,
@@ -670,27 +660,9 @@ fence_leases_exec(fence_ctx *ctx, fence_leases *set, PGconn *pg, const char *sql
 	const char *args[4];
 	PGresult   *res = NULL,
 			   *out = NULL;
-	int			own_tx,
-				worst;
-	size_t		i;
+	int			worst;
 
-	fence_clear_error(ctx);
-	if (pg == NULL || set == NULL || set->n == 0 || sql == NULL || nparams < 0 ||
-		(nparams > 0 && params == NULL))
-	{
-		fence_set_error(ctx, FENCE_ERR_ARG,
-						"fence_leases_exec needs a connection, a set and a statement");
-		return NULL;
-	}
-	if (set->n == 1)
-		return fence_exec(ctx, set->members[0], pg, sql, nparams, params);
-	if (fence_pq_load(ctx) != FENCE_OK)
-		return NULL;
-	for (i = 0; i < set->n; i++)
-		if (fence_lease_usable(ctx, set->members[i]) != FENCE_OK)
-			return NULL;
-	if ((own_tx = fence_pg_own_tx(ctx, pg)) < 0)
-		return NULL;
+	*refused = 0;
 	resources = array_literal(set, member_resource);
 	owners = array_literal(set, member_owner);
 	tokens = fence_leases_tokens(set);
@@ -724,6 +696,7 @@ fence_leases_exec(fence_ctx *ctx, fence_leases *set, PGconn *pg, const char *sql
 		int			no_function = state != NULL && strcmp(state, FENCE_SQLSTATE_NO_FUNCTION) == 0;
 
 		fence_pg_error(ctx, pg, res, "fence.advance_many", FENCE_SQL_OURS);
+		*refused = ctx->err == FENCE_ERR_STALE;
 		res = NULL;
 		/* the schema is there: an extension older than fence.advance_many */
 		if (no_function)
@@ -769,5 +742,59 @@ done:
 	free(owners);
 	free(tokens);
 	free(nums);
+	return out;
+}
+
+/*
+ * The set's fenced statement (fence.h): run "sql" with "params" under
+ * every member's token, in one transaction.  fence.advance_many(resources,
+ * tokens, owners) accepts every token or refuses them all (LF001, in the
+ * order of the names, so two sets in opposite orders cannot deadlock in
+ * PostgreSQL either), with fence.tokens set for the transaction, so that
+ * the guards of the tables it writes find each row's token; then the
+ * statement.  On an idle connection the transaction commits before this
+ * returns, once every member is checked again (ROLLBACK and FENCE_ERR_LOST
+ * or _SUSPECT when one is not held by then); inside the caller's
+ * transaction the COMMIT is the caller's, and a member lost meanwhile is
+ * reported.  It needs the extension of 0.3.0 (fence.advance_many); against
+ * an older one the hint says so.  A set of one is fence_exec on its lease.
+ */
+PGresult *
+fence_leases_exec(fence_ctx *ctx, fence_leases *set, PGconn *pg, const char *sql,
+				  int nparams, const char *const *params)
+{
+	PGresult   *out;
+	int			own_tx,
+				refused,
+				accepted = 1;
+	size_t		i;
+
+	fence_clear_error(ctx);
+	if (pg == NULL || set == NULL || set->n == 0 || sql == NULL || nparams < 0 ||
+		(nparams > 0 && params == NULL))
+	{
+		fence_set_error(ctx, FENCE_ERR_ARG,
+						"fence_leases_exec needs a connection, a set and a statement");
+		return NULL;
+	}
+	if (set->n == 1)
+		return fence_exec(ctx, set->members[0], pg, sql, nparams, params);
+	if (fence_pq_load(ctx) != FENCE_OK)
+		return NULL;
+	for (i = 0; i < set->n; i++)
+		if (fence_lease_usable(ctx, set->members[i]) != FENCE_OK)
+			return NULL;
+	if ((own_tx = fence_pg_own_tx(ctx, pg)) < 0)
+		return NULL;
+	for (i = 0; i < set->n; i++)
+		accepted &= set->members[i]->pg_accepted;
+	/* the first statement under fresh leases is their announce (pg.c) */
+	out = leases_exec_once(ctx, set, pg, sql, nparams, params, own_tx, &refused);
+	if (out == NULL && fence_exec_heal(refused, accepted, own_tx) &&
+		fence_leases_announce(ctx, set, pg) == FENCE_OK)
+		out = leases_exec_once(ctx, set, pg, sql, nparams, params, own_tx, &refused);
+	if (out != NULL)
+		for (i = 0; i < set->n; i++)
+			set->members[i]->pg_accepted = 1;
 	return out;
 }

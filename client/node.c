@@ -144,6 +144,9 @@ fence_op_left_ms(fence_ctx *ctx, long cap_ms)
 	int64_t		hard = hard_end(ctx);
 	int64_t		left;
 
+	/* a cut call has no time left: it is made again ("Cut calls") */
+	if (ctx->conn->cut)
+		return 0;
 	if (hard == 0)
 		return cap_ms;
 	left = (hard - fence_now_ns()) / 1000000;
@@ -246,6 +249,217 @@ fence_share_ms(fence_ctx *ctx, long budget_ms, int remaining)
 }
 
 /*
+ * Cut calls.  A context with a reply bound (fence_set_reply_bound) serves a
+ * caller that may not block for long, an event loop: the one-lease calls
+ * that do not wait (acquire, extend, release, release_acquire) run with
+ * "bounding" set, and a round trip of theirs whose answer has not come
+ * within the bound stops waiting for it.  Nothing is dropped: the request
+ * stays in flight on its connection (the link "owes" its answers), its
+ * bytes and what was read so far go into the context's park, the call
+ * fails with FENCE_ERR_IO and "cut" set, and every further step of it
+ * fails at once, unsent.  The caller then makes the same call again
+ * (another thread may wait); its first round trip finds the same request
+ * on the same connection and reads the answers already on their way:
+ * one send, one answer, exactly as if the call had never been cut.  The
+ * same call asks again under the same owner id (fence_lease_new takes the
+ * parked one), and a lease's deadline counts from before the first send
+ * (fence_op_t0), so the request matches byte for byte.
+ *
+ * When it does not (the connection broke meanwhile, a NOSCRIPT reply made
+ * the cut request an EVAL), the parked answers are never read: their link
+ * is dropped at its next use, and "dropped" is set, which turns a release
+ * that then finds the lock gone into "outcome unknown" rather than "lost"
+ * (the cut release may have been the one that gave it back).  A redone
+ * acquire and extend are safe as they are: acquire.lua takes a lock that
+ * the same owner holds as its own, and an extend only lengthens it.
+ */
+/* Start a call the bound applies to; returns what fence_bound_end restores. */
+int
+fence_bound_begin(fence_ctx *ctx)
+{
+	int			was = ctx->conn->bounding;
+
+	ctx->conn->bounding = ctx->conn->bound_ms > 0;
+	return was;
+}
+
+void
+fence_bound_end(fence_ctx *ctx, int was)
+{
+	ctx->conn->bounding = was;
+}
+
+/* The bounded call stops here, with nothing in flight for it ("what"). */
+void
+fence_cut(fence_ctx *ctx, const char *what)
+{
+	ctx->conn->cut = 1;
+	fence_set_error(ctx, FENCE_ERR_IO, "%s: no answer within the reply bound (%ld ms)",
+					what, ctx->conn->bound_ms);
+}
+
+/*
+ * When a lease operation starting now was sent, for its deadline: now, or
+ * before the cut request this call may take up.
+ */
+int64_t
+fence_op_t0(fence_ctx *ctx)
+{
+	int64_t		now = fence_now_ns();
+
+	if (ctx->conn->park.active && ctx->conn->park.sent_ns < now)
+		return ctx->conn->park.sent_ns;
+	return now;
+}
+
+/*
+ * Was a cut request left unread since the last cut, or is it still to be
+ * taken up (the call made again went elsewhere)?  (Clears the first.)
+ */
+int
+fence_park_dropped(fence_ctx *ctx)
+{
+	int			dropped = ctx->conn->park.dropped || ctx->conn->park.active;
+
+	ctx->conn->park.dropped = 0;
+	return dropped;
+}
+
+void
+fence_park_clear(fence_ctx *ctx)
+{
+	fence_park *p = &ctx->conn->park;
+
+	if (p->replies != NULL)
+		fence_free_replies(p->got, p->replies);
+	free(p->replies);
+	free(p->req);
+	p->replies = NULL;
+	p->req = NULL;
+	p->req_len = 0;
+	p->got = 0;
+	p->ncmds = 0;
+	p->node = NULL;
+	p->link = NULL;
+	p->owner[0] = '\0';
+	p->resource[0] = '\0';
+	p->active = 0;
+}
+
+/* "cmds" as they go out (link.c's fence_link_append), into "*out". */
+static int
+request_bytes(int ncmds, const fence_cmd *cmds, char **out, size_t *len)
+{
+	size_t		need = 1,
+				at = 0;
+	char	   *buf;
+	int			i,
+				j;
+
+	for (i = 0; i < ncmds; i++)
+	{
+		need += 16;
+		for (j = 0; j < cmds[i].argc; j++)
+			need += (cmds[i].argvlen ? cmds[i].argvlen[j] : strlen(cmds[i].argv[j])) + 32;
+	}
+	if ((buf = malloc(need)) == NULL)
+		return FENCE_ERR;
+	for (i = 0; i < ncmds; i++)
+	{
+		at += snprintf(buf + at, need - at, "*%d\r\n", cmds[i].argc);
+		for (j = 0; j < cmds[i].argc; j++)
+		{
+			size_t		n = cmds[i].argvlen ? cmds[i].argvlen[j] : strlen(cmds[i].argv[j]);
+
+			at += snprintf(buf + at, need - at, "$%zu\r\n", n);
+			memcpy(buf + at, cmds[i].argv[j], n);
+			at += n;
+			memcpy(buf + at, "\r\n", 2);
+			at += 2;
+		}
+	}
+	*out = buf;
+	*len = at;
+	return FENCE_OK;
+}
+
+/*
+ * The round trip of "n" is cut: park its request ("got" answers read) and
+ * leave it in flight.  Without memory to park it, the connection goes, as
+ * for a timeout, and "dropped" says its outcome is unknown.
+ */
+static void
+park(fence_ctx *ctx, fence_node *n, int ncmds, const fence_cmd *cmds, redisReply **replies,
+	 int got, int64_t sent_ns, const char *what)
+{
+	fence_park *p = &ctx->conn->park;
+	char		name[300];
+
+	fence_park_clear(ctx);
+	p->dropped = 0;
+	if (request_bytes(ncmds, cmds, &p->req, &p->req_len) != FENCE_OK ||
+		(p->replies = calloc(ncmds, sizeof(redisReply *))) == NULL)
+	{
+		fence_free_replies(got, replies);
+		fence_park_clear(ctx);
+		fence_node_drop(n);
+		p->dropped = 1;
+	}
+	else
+	{
+		memcpy(p->replies, replies, got * sizeof(redisReply *));
+		p->got = got;
+		p->ncmds = ncmds;
+		p->node = n;
+		p->link = n->link;
+		p->sent_ns = sent_ns;
+		n->link->owed = 1;
+		/* the acquire being cut, if it is one (fence_lease_new) */
+		strcpy(p->owner, ctx->conn->last_owner);
+		strcpy(p->resource, ctx->conn->last_resource);
+		p->active = 1;
+	}
+	fence_node_name(n, name, sizeof(name));
+	ctx->conn->cut = 1;
+	fence_set_error(ctx, FENCE_ERR_IO, "%s (%s): no answer within the reply bound (%ld ms)",
+					what, name, ctx->conn->bound_ms);
+}
+
+/*
+ * The first round trip after a cut: whether it is the cut one again, on
+ * the same connection (then "*got" answers are in "replies" already).  The
+ * park is over either way.
+ */
+static int
+take_up(fence_ctx *ctx, fence_node *n, int ncmds, const fence_cmd *cmds, redisReply **replies,
+		int *got, int64_t *sent_ns)
+{
+	fence_park *p = &ctx->conn->park;
+	char	   *req = NULL;
+	size_t		len = 0;
+	int			same;
+
+	same = n->link != NULL && n->link == p->link && n->link->owed && p->ncmds == ncmds &&
+		request_bytes(ncmds, cmds, &req, &len) == FENCE_OK &&
+		len == p->req_len && memcmp(req, p->req, len) == 0;
+	free(req);
+	if (!same)
+	{
+		p->dropped = 1;
+		fence_park_clear(ctx);
+		return 0;
+	}
+	memcpy(replies, p->replies, p->got * sizeof(redisReply *));
+	*got = p->got;
+	*sent_ns = p->sent_ns;
+	free(p->replies);
+	p->replies = NULL;
+	n->link->owed = 0;
+	fence_park_clear(ctx);
+	return 1;
+}
+
+/*
  * Send "ncmds" commands in one write on the open connection and read their
  * replies, waiting for the socket before each write and read, and giving
  * up when the step's time (step_end) is up.  Returns FENCE_OK, or a
@@ -254,30 +468,43 @@ fence_share_ms(fence_ctx *ctx, long budget_ms, int remaining)
  */
 static int
 round_trip(fence_ctx *ctx, fence_node *n, int ncmds, const fence_cmd *cmds,
-		   redisReply **replies, const char *what)
+		   redisReply **replies, int taken, int64_t sent_ns, const char *what)
 {
 	fence_link *l = n->link;
 	int64_t		end = step_end(ctx, node_cap(n, ctx->conn->command_ms + ctx->conn->block_ms));
-	int			got = 0,
+	int64_t		wait_end = end;
+	int			got = taken < 0 ? 0 : taken,
 				ready = 1,
 				st,
 				i;
 
-	for (i = 0; i < ncmds; i++)
-	{
+	for (i = got; i < ncmds; i++)
 		replies[i] = NULL;
-		if (fence_link_append(l, cmds[i].argc, cmds[i].argv, cmds[i].argvlen) != FENCE_OK)
+	if (taken < 0)
+	{
+		for (i = 0; i < ncmds; i++)
 		{
-			transport_error(ctx, n, what);
-			return FENCE_NODE_UNREACHABLE;
+			if (fence_link_append(l, cmds[i].argc, cmds[i].argv, cmds[i].argvlen) != FENCE_OK)
+			{
+				transport_error(ctx, n, what);
+				return FENCE_NODE_UNREACHABLE;
+			}
+		}
+		while ((st = fence_link_flush(l)) != FENCE_LINK_DONE)
+		{
+			if (st == FENCE_LINK_ERROR)
+				goto io_error;
+			if ((ready = fence_link_wait(l, st, end)) <= 0)
+				goto not_ready;
 		}
 	}
-	while ((st = fence_link_flush(l)) != FENCE_LINK_DONE)
+	/* a bounded call waits for its answer this long (not for a BLPOP) */
+	if (ctx->conn->bounding && ctx->conn->block_ms == 0)
 	{
-		if (st == FENCE_LINK_ERROR)
-			goto io_error;
-		if ((ready = fence_link_wait(l, st, end)) <= 0)
-			goto not_ready;
+		int64_t		bound = fence_now_ns() + (int64_t) ctx->conn->bound_ms * 1000000;
+
+		if (bound < end)
+			wait_end = bound;
 	}
 	/*
 	 * Wait before each read: nothing can have come before the request
@@ -297,8 +524,15 @@ round_trip(fence_ctx *ctx, fence_node *n, int ncmds, const fence_cmd *cmds,
 			replies[got++] = reply;
 			continue;
 		}
-		if ((ready = fence_link_wait(l, st, end)) <= 0)
+		if ((ready = fence_link_wait(l, st, wait_end)) <= 0)
+		{
+			if (ready == 0 && wait_end < end)
+			{
+				park(ctx, n, ncmds, cmds, replies, got, sent_ns, what);
+				return FENCE_NODE_BROKEN;
+			}
 			goto not_ready;
+		}
 		if ((st = fence_link_read(l)) == FENCE_LINK_ERROR)
 			goto io_error;
 		if (st == FENCE_LINK_DONE)
@@ -338,7 +572,7 @@ login_command(fence_ctx *ctx, fence_node *n, int argc, const char **argv)
 	cmd.argvlen = NULL;
 	for (i = 0; i < argc; i++)
 		cmd.argv[i] = argv[i];
-	if (round_trip(ctx, n, 1, &cmd, &r, "could not log in to Redis") != FENCE_OK)
+	if (round_trip(ctx, n, 1, &cmd, &r, -1, 0, "could not log in to Redis") != FENCE_OK)
 		return FENCE_ERR;
 	if (r->type == REDIS_REPLY_ERROR)
 	{
@@ -487,11 +721,38 @@ int
 fence_node_pipeline(fence_ctx *ctx, fence_node *n, int ncmds,
 					const fence_cmd *cmds, redisReply **replies)
 {
+	int64_t		sent_ns;
+	int			got;
+
+	/* the rest of a cut call fails unsent (see "Cut calls") */
+	if (ctx->conn->cut)
+	{
+		fence_cut(ctx, "Redis command not sent");
+		return FENCE_NODE_UNREACHABLE;
+	}
+	/*
+	 * The cut call again: its answers are on their way (see "Cut calls").
+	 * Only a round trip to the node that has them decides; another (a
+	 * sentinel asked first) leaves them be.
+	 */
+	if (ctx->conn->park.active && ctx->conn->park.node == (const void *) n &&
+		take_up(ctx, n, ncmds, cmds, replies, &got, &sent_ns))
+		return round_trip(ctx, n, ncmds, cmds, replies, got, sent_ns, "Redis command failed");
+	/* answers of a cut call that nobody will read */
+	if (n->link != NULL && n->link->owed)
+		fence_node_drop(n);
 	if (n->link != NULL && peer_closed(n))
 		fence_node_drop(n);
+	/* a bounded call does not connect: that may take a connect timeout */
+	if (n->link == NULL && ctx->conn->bounding)
+	{
+		fence_cut(ctx, "Redis command not sent (not connected)");
+		return FENCE_NODE_UNREACHABLE;
+	}
 	if (fence_node_connect(ctx, n) != FENCE_OK)
 		return FENCE_NODE_UNREACHABLE;
-	return round_trip(ctx, n, ncmds, cmds, replies, "Redis command failed");
+	sent_ns = ctx->conn->bounding ? fence_now_ns() : 0;
+	return round_trip(ctx, n, ncmds, cmds, replies, -1, sent_ns, "Redis command failed");
 }
 
 /* One command; the reply (maybe an error reply), or NULL on a transport

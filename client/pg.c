@@ -314,6 +314,7 @@ fence_announce(fence_ctx *ctx, fence_lease *l, PGconn *pg)
 			 * or the fence row locked): then the token is announced, but the
 			 * caller does not hold the lease and must not act as if it did.
 			 */
+			l->pg_accepted = 1;
 			if (fence_lease_usable(ctx, l) != FENCE_OK)
 			{
 				if (ctx->err == FENCE_ERR_LOST)
@@ -472,14 +473,17 @@ commit_if_held(fence_ctx *ctx, fence_lease *l, PGconn *pg, PGresult *res, int ow
  */
 static PGresult *
 exec_stepwise(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
-			  int nparams, const char *const *params, int own_tx)
+			  int nparams, const char *const *params, int own_tx, int *refused)
 {
 	PGresult   *res;
 
 	if (own_tx && simple_command(ctx, pg, "BEGIN") != FENCE_OK)
 		return NULL;
 	if (advance(ctx, pg, l) != FENCE_OK)
+	{
+		*refused = ctx->err == FENCE_ERR_STALE;
 		goto fail;
+	}
 	res = fence_pg_statement(ctx, pg, sql, nparams, params, "fence_exec");
 	if (res == NULL)
 		goto fail;
@@ -503,7 +507,7 @@ fail:
  */
 static PGresult *
 exec_pipelined(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
-			   int nparams, const char *const *params, int own_tx)
+			   int nparams, const char *const *params, int own_tx, int *refused)
 {
 	static const char *const what[] = {
 		"could not begin a transaction", "fence.advance failed", "fenced statement failed"
@@ -572,6 +576,7 @@ exec_pipelined(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
 			/* query 1 is fence.advance, ours */
 			fence_pg_error(ctx, pg, res, what[query < 2 ? query : 2],
 					 query == 1 ? FENCE_SQL_OURS : FENCE_SQL_THEIRS);
+			*refused = query == 1 && ctx->err == FENCE_ERR_STALE;
 			failed = 1;
 		}
 		else if (query == 2 && !failed &&
@@ -610,6 +615,22 @@ exec_pipelined(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
 #endif
 
 /*
+ * One attempt of fence_exec: BEGIN, fence.advance, the statement, COMMIT;
+ * "*refused" tells whether fence.advance refused the token as stale.
+ */
+static PGresult *
+exec_once(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
+		  int nparams, const char *const *params, int own_tx, int *refused)
+{
+	*refused = 0;
+#ifdef FENCE_USE_PIPELINE
+	return exec_pipelined(ctx, l, pg, sql, nparams, params, own_tx, refused);
+#else
+	return exec_stepwise(ctx, l, pg, sql, nparams, params, own_tx, refused);
+#endif
+}
+
+/*
  * Run "sql" with "params" (text, $1..$n) fenced by the lease's token: one
  * transaction does fence.advance(R, T, O), then the statement.  On an idle
  * connection that transaction commits before this returns, once the lease
@@ -620,12 +641,16 @@ exec_pipelined(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
  * Returns the statement's result (PQclear it), or NULL: FENCE_ERR_STALE
  * when PostgreSQL has seen a newer token.  With libpq 14 or later (pipeline
  * mode) this is two round trips, one inside the caller's transaction.
+ * The first fenced statement under a fresh lease is its announce as well
+ * (fence_exec_heal).
  */
 PGresult *
 fence_exec(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
 		   int nparams, const char *const *params)
 {
-	int			own_tx;
+	PGresult   *res;
+	int			own_tx,
+				refused;
 
 	fence_clear_error(ctx);
 	if (pg == NULL || l == NULL || sql == NULL || nparams < 0 ||
@@ -638,9 +663,31 @@ fence_exec(fence_ctx *ctx, fence_lease *l, PGconn *pg, const char *sql,
 		return NULL;
 	if ((own_tx = fence_pg_own_tx(ctx, pg)) < 0)
 		return NULL;
-#ifdef FENCE_USE_PIPELINE
-	return exec_pipelined(ctx, l, pg, sql, nparams, params, own_tx);
-#else
-	return exec_stepwise(ctx, l, pg, sql, nparams, params, own_tx);
-#endif
+	res = exec_once(ctx, l, pg, sql, nparams, params, own_tx, &refused);
+	if (res == NULL && fence_exec_heal(refused, l->pg_accepted, own_tx) &&
+		fence_announce(ctx, l, pg) == FENCE_OK)
+		res = exec_once(ctx, l, pg, sql, nparams, params, own_tx, &refused);
+	if (res != NULL)
+		l->pg_accepted = 1;
+	return res;
+}
+
+/*
+ * Whether a fenced statement whose fence.advance refused the token
+ * ("refused") should heal and run again.  Its transaction began with that
+ * advance, which moves the mark before the statement reads anything, as
+ * an announce would: so the first statement under a fresh lease needs no
+ * announce before it (README, "How it works").  But the announce also
+ * heals a Redis counter that fell behind PostgreSQL (Redis lost its
+ * data); a token PostgreSQL has never accepted, refused in a transaction
+ * of the statement's own (rolled back by now), gets that: fence_announce
+ * heals, and the statement runs again under the new token.  A token
+ * refused after PostgreSQL took it once is stale for good (a newer holder
+ * announced), and so is a refusal inside the caller's transaction, which
+ * it has aborted, or one of the statement itself, which ran.
+ */
+int
+fence_exec_heal(int refused, int pg_accepted, int own_tx)
+{
+	return refused && !pg_accepted && own_tx == 1;
 }

@@ -65,8 +65,9 @@ int			fence_pq_load(struct fence_ctx *ctx);
  * shares: recording a failed call (with the fix for fence's own SQL,
  * FENCE_SQL_OURS, fence_pg_hint), refusing COPY for "who" (the function
  * the caller called), running the caller's statement with both refusals,
- * whether the statement begins its own transaction, and ending the
- * transaction the statement began.
+ * whether the statement begins its own transaction, ending the
+ * transaction the statement began, and whether a refused first statement
+ * heals and runs again.
  */
 #define FENCE_SQL_OURS 1
 #define FENCE_SQL_THEIRS 0
@@ -79,6 +80,7 @@ PGresult   *fence_pg_statement(struct fence_ctx *ctx, PGconn *pg, const char *sq
 							   int nparams, const char *const *params, const char *who);
 void		fence_pg_rollback(struct fence_ctx *ctx, PGconn *pg);
 int			fence_pg_own_tx(struct fence_ctx *ctx, PGconn *pg);
+int			fence_exec_heal(int refused, int pg_accepted, int own_tx);
 
 /* From here on, libpq's names are the table's. */
 #ifndef FENCE_PQ_FILLING		/* pq.c fills the table: it needs the real names */

@@ -90,7 +90,7 @@ fence_lease_renew(fence_ctx *ctx, fence_lease *l, long long ttl_ms)
 	pthread_mutex_unlock(&l->mu);
 
 	fence_conn_set_deadline(ctx, deadline);
-	t0 = fence_now_ns();
+	t0 = fence_op_t0(ctx);
 	rc = fence_extend_raw(ctx, l->keys.lock, l->owner, ttl_ms);
 	fence_conn_set_deadline(ctx, 0);
 

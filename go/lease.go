@@ -64,13 +64,43 @@ type Token struct {
 
 // lostSignal is what the heartbeat's callback reaches through a
 // cgo.Handle: not the Lease itself, so that an abandoned Lease can still
-// be collected (its finalizer stops the heartbeat).
+// be collected (its finalizer stops the heartbeat).  Its channel is made
+// when Lost() first asks for it: most leases end without anyone asking,
+// and making a channel is the dearest allocation of a cycle.
 type lostSignal struct {
-	once sync.Once
-	ch   chan struct{}
+	mu    sync.Mutex
+	fired bool
+	ch    chan struct{}
 }
 
-func (s *lostSignal) fire() { s.once.Do(func() { close(s.ch) }) }
+func (s *lostSignal) fire() {
+	s.mu.Lock()
+	if !s.fired {
+		s.fired = true
+		if s.ch != nil {
+			close(s.ch)
+		}
+	}
+	s.mu.Unlock()
+}
+
+func (s *lostSignal) channel() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+		if s.fired {
+			close(s.ch)
+		}
+	}
+	return s.ch
+}
+
+func (s *lostSignal) isFired() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fired
+}
 
 // Lease is a lease on one resource, or on several held together.
 type Lease struct {
@@ -138,7 +168,7 @@ func (c *Client) acquire(ctx context.Context, resources []string, opts Options, 
 	if err != nil {
 		return nil, nil, err
 	}
-	l := &Lease{client: c, ttl: ttlMS, lost: &lostSignal{ch: make(chan struct{})}}
+	l := &Lease{client: c, ttl: ttlMS, lost: &lostSignal{}}
 	var released error
 	cancelled := c.take(ctx, s, l, resources, ttlMS, waitMS, old, &released)
 	if cancelled {
@@ -221,16 +251,30 @@ func (l *Lease) ReleaseAcquire(ctx context.Context, resource string, opts Option
 	return next, released, err
 }
 
+// watchAfter: how long an acquire that may wait runs before a goroutine
+// starts watching its context for cancellation.
+const watchAfter = 10 * time.Millisecond
+
 // take runs the acquire on "s", watching ctx meanwhile when it can end
 // (fence_cancel_wait on its cancellation).  Returns whether ctx ended the
 // wait.
+//
+// The watcher starts from a timer, only once the call has run watchAfter:
+// most acquires find the lease free and return in a round trip, and a
+// goroutine started for each would cost more than the round trip (the
+// scheduler wakes another thread to run it, and again to end it: three
+// more context switches per cycle, twice the CPU, measured).  A timer
+// stopped before it fires wakes nobody.  A cancellation then ends the wait
+// watchAfter later at most, beside libfence's half a second.
 func (c *Client) take(ctx context.Context, s *slot, l *Lease, resources []string, ttlMS, waitMS int64,
 	old *Lease, released *error) bool {
+	var watch *time.Timer
 	var done chan struct{}
 	var watched chan bool
 	if ctx.Done() != nil && waitMS > 0 {
 		done, watched = make(chan struct{}), make(chan bool, 1)
-		go func(cctx *C.fence_ctx) {
+		cctx := s.ctx
+		watch = time.AfterFunc(watchAfter, func() {
 			select {
 			case <-ctx.Done():
 				C.fence_cancel_wait(cctx)
@@ -238,7 +282,7 @@ func (c *Client) take(ctx context.Context, s *slot, l *Lease, resources []string
 			case <-done:
 				watched <- false
 			}
-		}(s.ctx)
+		})
 	}
 	if old != nil {
 		// old.one is given back by libfence, then freed here
@@ -257,9 +301,16 @@ func (c *Client) take(ctx context.Context, s *slot, l *Lease, resources []string
 			old.free()
 		}
 	} else if len(resources) == 1 {
-		r := C.CString(resources[0])
-		l.one = C.fence_acquire_wait(s.ctx, r, C.longlong(ttlMS), C.longlong(waitMS))
-		C.free(unsafe.Pointer(r))
+		// one call into C, on Go memory (libfence copies the name): each
+		// cgo call is a pass through the Go scheduler, and a lease on one
+		// resource is what a worker loop takes thousands of a second
+		r := make([]byte, len(resources[0])+1)
+		copy(r, resources[0])
+		a := C.pgfence_acquire(s.ctx, (*C.char)(unsafe.Pointer(&r[0])), C.longlong(ttlMS),
+			C.longlong(waitMS))
+		if l.one = a.lease; l.one != nil {
+			l.tokens = []Token{{Resource: resources[0], Token: int64(a.token), Owner: C.GoString(a.owner)}}
+		}
 	} else {
 		n := C.size_t(len(resources))
 		names := C.pgfence_strings(n)
@@ -269,7 +320,8 @@ func (c *Client) take(ctx context.Context, s *slot, l *Lease, resources []string
 		l.set = C.fence_acquire_many_wait(s.ctx, names, n, C.longlong(ttlMS), C.longlong(waitMS))
 		C.pgfence_strings_free(names, n)
 	}
-	if done == nil {
+	if watch == nil || watch.Stop() {
+		// no watcher ran, nor will: nothing cancelled the wait
 		return false
 	}
 	close(done)
@@ -292,6 +344,10 @@ func (c *Client) start(s *slot, l *Lease, opts Options) error {
 		if rc != C.FENCE_OK {
 			return s.err()
 		}
+		if l.one != nil && l.tokens != nil {
+			// the announce may have healed the token
+			l.tokens[0].Token = int64(C.fence_lease_token(l.one))
+		}
 	}
 	if !opts.NoHeartbeat {
 		l.handle = cgo.NewHandle(l.lost)
@@ -310,8 +366,13 @@ func (c *Client) start(s *slot, l *Lease, opts Options) error {
 
 // record keeps the members' names, tokens and owner: they change only
 // when an announce heals a token, which ran before this.  A lease on one
-// resource costs two calls into C here: its name is the one asked for.
+// resource that take acquired has them already (start refreshed the
+// token); one from fence_release_acquire costs two calls into C here: its
+// name is the one asked for.
 func (l *Lease) record(resources []string) {
+	if l.tokens != nil {
+		return
+	}
 	if l.one != nil {
 		l.tokens = []Token{{Resource: resources[0], Token: int64(C.fence_lease_token(l.one)),
 			Owner: C.GoString(C.fence_lease_owner(l.one))}}
@@ -393,7 +454,7 @@ func (l *Lease) finalize() {
 // or when Release, Extend, State or Check find it so.  Stop writing under
 // it then; PostgreSQL refuses its writes anyway once a newer holder has
 // announced.
-func (l *Lease) Lost() <-chan struct{} { return l.lost.ch }
+func (l *Lease) Lost() <-chan struct{} { return l.lost.channel() }
 
 // Tokens lists the members, in canonical (bytewise) order of their names.
 func (l *Lease) Tokens() []Token { return append([]Token(nil), l.tokens...) }
@@ -465,12 +526,8 @@ func (l *Lease) State() string {
 // Check returns an ErrLost error when the lease is lost (or released):
 // call it between units of work, before starting the next one.
 func (l *Lease) Check() error {
-	select {
-	case <-l.lost.ch:
-	default:
-		if l.State() != StateLost {
-			return nil
-		}
+	if !l.lost.isFired() && l.State() != StateLost {
+		return nil
 	}
 	return &Error{Code: codeLost, Message: "lease on " + l.names() + " is lost", kind: ErrLost}
 }
@@ -540,7 +597,8 @@ func (l *Lease) Release() error {
 	defer l.client.put(s)
 	var rc C.int
 	if l.one != nil {
-		rc = C.fence_release(s.ctx, l.one)
+		rc = C.pgfence_release_free(s.ctx, l.one) // one call into C, not two
+		l.one = nil
 	} else {
 		rc = C.fence_leases_release(s.ctx, l.set)
 	}

@@ -37,6 +37,37 @@ pgfence_leases_heartbeat_start(fence_ctx *ctx, fence_leases *set, uintptr_t h)
 	return fence_leases_heartbeat_start(ctx, set, lost_set, (void *) h);
 }
 
+/*
+ * fence_acquire_wait, with the new lease's token and owner, returned by
+ * value (pointers into Go memory for them would each be checked by cgo on
+ * every call).  "resource" may be Go memory: libfence copies it and keeps
+ * no pointer to it.
+ */
+pgfence_acquired
+pgfence_acquire(fence_ctx *ctx, const char *resource, long long ttl_ms,
+				long long wait_ms)
+{
+	pgfence_acquired a = {NULL, 0, NULL};
+
+	a.lease = fence_acquire_wait(ctx, resource, ttl_ms, wait_ms);
+	if (a.lease != NULL)
+	{
+		a.token = fence_lease_token(a.lease);
+		a.owner = fence_lease_owner(a.lease);
+	}
+	return a;
+}
+
+/* fence_release, then fence_lease_free (which stops the heartbeat). */
+int
+pgfence_release_free(fence_ctx *ctx, fence_lease *lease)
+{
+	int			rc = fence_release(ctx, lease);
+
+	fence_lease_free(lease);
+	return rc;
+}
+
 char	  **
 pgfence_strings(size_t n)
 {

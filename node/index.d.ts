@@ -22,12 +22,17 @@ export interface ConnectOptions {
   connectTimeout?: Duration;
   /** Default 5000 ms. */
   commandTimeout?: Duration;
-  /** Run the calls that do not wait (an acquire without "wait", extend,
-   * release, announce) on the calling thread instead of a worker thread:
-   * about twice the cycles, but the event loop stops for each round trip
-   * (up to commandTimeout when Redis stalls).  Waits always run off the
-   * event loop.  Default false. */
+  /** Where the calls that do not wait run.  Absent (the default): an
+   * acquire without "wait", extend, release and releaseAcquire without
+   * "wait" of one lease run on the main thread for at most inlineBound,
+   * then finish on a worker thread on the request already sent.  true:
+   * those calls and the announce on the main thread, however long Redis
+   * takes (up to commandTimeout when it stalls).  false: every call on a
+   * worker thread.  Waits always run off the event loop. */
   inline?: boolean;
+  /** The longest the default client holds the event loop waiting for
+   * Redis's answer to one call.  Default "5ms"; 0: as inline: false. */
+  inlineBound?: Duration;
 }
 
 export interface LeaseOptions {

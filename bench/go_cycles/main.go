@@ -1,12 +1,14 @@
 // bench/go_cycles: scenario 19, acquire + release cycles per second from
 // Go, on one connection and one resource, for as many seconds as asked.
 //
-//	go_cycles pgfence|pgfence-heartbeat|resp SECONDS
+//	go_cycles pgfence|pgfence-heartbeat|pgfence-wait|resp SECONDS
 //
 // pgfence: client.Acquire with NoHeartbeat, then Release: the same two
 // round trips as bench/fence_cycles (one EVALSHA each way), through cgo;
 // pgfence-heartbeat: the default, which also starts and stops the renewal
-// thread on a Redis connection of its own; resp: what a Go program
+// thread on a Redis connection of its own; pgfence-wait: as pgfence, each
+// Acquire with a context of a 5 s deadline and a Wait of 1 s (the lease
+// is free: what a service's call costs when nobody holds it); resp: what a Go program
 // without a lock library writes by hand (redsync's shape, with no module
 // to fetch): SET key value NX PX 10000 with a random value, then a Lua
 // compare-and-delete by EVALSHA, over a minimal RESP client below on one
@@ -112,6 +114,25 @@ func main() {
 	ctx := context.Background()
 	var one func() error
 	switch variant {
+	case "pgfence-wait":
+		// what a service's call looks like: a context with a deadline,
+		// and a wait for a busy lease (the lease is free: no waiting)
+		client, err := pgfence.NewClient(url)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		opts := pgfence.Options{TTL: 10 * time.Second, Wait: time.Second, NoHeartbeat: true}
+		res := []string{"bench:go"}
+		one = func() error {
+			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			l, err := client.Acquire(cctx, res, opts)
+			if err != nil {
+				return err
+			}
+			return l.Release()
+		}
 	case "pgfence", "pgfence-heartbeat":
 		client, err := pgfence.NewClient(url)
 		if err != nil {

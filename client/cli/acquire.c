@@ -68,7 +68,7 @@ cmd_acquire(fence_ctx *ctx, const options *o, int argc, char **argv)
 	/* a closed pipe must not kill fence with the lock taken and unsaid */
 	signal(SIGPIPE, SIG_IGN);
 	set = take_set(ctx, o, o->nresources > 0 ? o->resources : (const char *const *) argv,
-				   o->nresources > 0 ? (size_t) o->nresources : 1, NULL, &code, &g);
+				   o->nresources > 0 ? (size_t) o->nresources : 1, NULL, 1, &code, &g);
 	if (g.sig != 0)
 		return give_back_on_signal(ctx, set, NULL, g.sig);
 	if (set == NULL)

@@ -215,7 +215,8 @@ extern int	name_owner(fence_ctx *ctx, const options *o, const char *command);
 
 /* take.c: one RESOURCE is a set of one */
 extern fence_leases *take_set(fence_ctx *ctx, const options *o, const char *const *resources,
-							  size_t n, PGconn **pgp, int *code, stop_guard *g);
+							  size_t n, PGconn **pgp, int announce, int *code,
+							  stop_guard *g);
 extern void release_and_close(fence_ctx *ctx, fence_leases *set, PGconn *pg);
 extern int	give_back_on_signal(fence_ctx *ctx, fence_leases *set, PGconn *pg, int sig);
 

@@ -2,8 +2,9 @@
  * client/cli/exec.c
  *	  fence exec: take the lease (one RESOURCE is a set of one; -R, a set),
  *	  run one fenced SQL statement under its tokens (libfence's
- *	  fence_leases_exec; the heartbeat renews the leases meanwhile), give
- *	  the leases back.
+ *	  fence_leases_exec, whose fence.advance is the announce: no separate
+ *	  one before it; the heartbeat renews the leases meanwhile), give the
+ *	  leases back.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -58,7 +59,7 @@ cmd_exec(fence_ctx *ctx, const options *o, int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	/* one RESOURCE is a set of one; -R, a set */
 	set = take_set(ctx, o, first ? (const char *const *) argv : o->resources,
-				   first ? 1 : (size_t) o->nresources, &pg, &code, &g);
+				   first ? 1 : (size_t) o->nresources, &pg, 0, &code, &g);
 	if (g.sig != 0)
 		return give_back_on_signal(ctx, set, pg, g.sig);
 	if (set == NULL)

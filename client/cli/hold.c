@@ -57,7 +57,7 @@ cmd_hold(fence_ctx *ctx, const options *o, int argc, char **argv)
 		return code;
 	signal(SIGPIPE, SIG_IGN);
 	/* one RESOURCE, a set of one (main.c refuses -R with --hold) */
-	set = take_set(ctx, o, (const char *const *) argv, 1, NULL, &code, &g);
+	set = take_set(ctx, o, (const char *const *) argv, 1, NULL, 1, &code, &g);
 	if (g.sig != 0)
 		return give_back_on_signal(ctx, set, NULL, g.sig);
 	if (set == NULL)

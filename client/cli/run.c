@@ -117,7 +117,7 @@ run_take(run_state *r, int argc, char **argv, int first, stop_guard *g)
 	if ((code = name_owner(r->ctx, o, argv[first])) != 0)
 		return code;
 	r->set = take_set(r->ctx, o, first ? (const char *const *) argv : o->resources,
-					  first ? 1 : (size_t) o->nresources, NULL, &code, g);
+					  first ? 1 : (size_t) o->nresources, NULL, 1, &code, g);
 	if (g->sig != 0)
 	{
 		code = give_back_on_signal(r->ctx, r->set, NULL, g->sig);

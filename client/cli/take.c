@@ -32,12 +32,14 @@
 
 /*
  * Take the leases of "resources" (one RESOURCE is a set of one), and
- * announce them when --pg was given (then "*pgp" is the open connection).
- * On failure nothing is held and the exit status is returned in "*code".
+ * announce them when --pg was given (then "*pgp" is the open connection),
+ * unless "announce" is 0: the caller's first statement is fenced, and
+ * announces as it runs (fence_exec).  On failure nothing is held and the
+ * exit status is returned in "*code".
  */
 static fence_leases *
 acquire_and_announce(fence_ctx *ctx, const options *o, const char *const *resources,
-					 size_t n, PGconn **pgp, int *code)
+					 size_t n, PGconn **pgp, int announce, int *code)
 {
 	fence_leases *set;
 	PGconn	   *pg = NULL;
@@ -53,7 +55,7 @@ acquire_and_announce(fence_ctx *ctx, const options *o, const char *const *resour
 		return NULL;
 	}
 	/* a lease that ran out during the announce fails it: exit 76 */
-	if (pg != NULL && fence_leases_announce(ctx, set, pg) != FENCE_OK)
+	if (pg != NULL && announce && fence_leases_announce(ctx, set, pg) != FENCE_OK)
 	{
 		*code = pg_fail(ctx, pg);
 		(void) fence_leases_release(ctx, set);
@@ -67,7 +69,7 @@ acquire_and_announce(fence_ctx *ctx, const options *o, const char *const *resour
 
 		trace("took the lease on \"%s\": token %lld, owner %s, TTL %lld ms%s",
 			  fence_lease_resource(l), fence_lease_token(l), fence_lease_owner(l),
-			  fence_lease_ttl(l), pg != NULL ? ", announced to PostgreSQL" : "");
+			  fence_lease_ttl(l), pg != NULL && announce ? ", announced to PostgreSQL" : "");
 	}
 	if (pgp != NULL)
 		*pgp = pg;
@@ -83,6 +85,7 @@ typedef struct acquire_job
 	const char *const *resources;
 	size_t		nresources;
 	PGconn	  **pgp;
+	int			announce;
 	int			code;
 	fence_leases *set;
 	int			done_fd;		/* written to once done, if >= 0 */
@@ -94,7 +97,8 @@ acquire_thread(void *arg)
 	acquire_job *j = arg;
 	char		c = 1;
 
-	j->set = acquire_and_announce(j->ctx, j->o, j->resources, j->nresources, j->pgp, &j->code);
+	j->set = acquire_and_announce(j->ctx, j->o, j->resources, j->nresources, j->pgp,
+							  j->announce, &j->code);
 	if (j->done_fd >= 0 && write(j->done_fd, &c, 1) != 1)
 		j->done_fd = -1;		/* cannot happen with an empty pipe */
 	return NULL;
@@ -208,15 +212,16 @@ take_guarded(acquire_job *j, stop_guard *g)
 
 /*
  * Take the leases of "resources" ("n" of them, any order: lease_set.c
- * sorts; one RESOURCE is a set of one), guarded against the signals that
- * end fence: NULL on failure, with the exit status in "*code".  Returns
- * with those signals blocked, the first that came in g->sig.
+ * sorts; one RESOURCE is a set of one) and announce them as
+ * acquire_and_announce says, guarded against the signals that end fence:
+ * NULL on failure, with the exit status in "*code".  Returns with those
+ * signals blocked, the first that came in g->sig.
  */
 fence_leases *
 take_set(fence_ctx *ctx, const options *o, const char *const *resources, size_t n,
-		 PGconn **pgp, int *code, stop_guard *g)
+		 PGconn **pgp, int announce, int *code, stop_guard *g)
 {
-	acquire_job j = {ctx, o, resources, n, pgp, 0, NULL, -1};
+	acquire_job j = {ctx, o, resources, n, pgp, announce, 0, NULL, -1};
 
 	take_guarded(&j, g);
 	*code = j.code;

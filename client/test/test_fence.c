@@ -3405,6 +3405,176 @@ fail:
 	return rc;
 }
 
+/* rows of fence_client_first; -1 when it cannot be read */
+static long long
+first_rows(void)
+{
+	PGresult   *r = PQexec(pg, "SELECT count(*) FROM fence_client_first");
+	long long	n = PQresultStatus(r) == PGRES_TUPLES_OK ? atoll(PQgetvalue(r, 0, 0)) : -1;
+
+	PQclear(r);
+	return n;
+}
+
+/*
+ * The first fenced statement under a fresh lease is its announce: its
+ * transaction moves the mark before the statement runs, so an older
+ * holder is refused from then on, and a Redis counter behind PostgreSQL
+ * is healed as fence_announce heals it (the statement runs once, under the
+ * healed token).  A token PostgreSQL took once is not healed: refused, it
+ * is stale; a fresh lease another owner has since taken over is lost.
+ */
+static int
+test_exec_first_announces(void)
+{
+	fence_ctx  *a = fence_connect(redis_url),
+			   *b = fence_connect(redis_url);
+	fence_lease *la = NULL,
+			   *lb = NULL;
+	fence_leases *set = NULL;
+	const char *res = R("execfirst"),
+			   *pair[2] = {R("execfirst-x"), R("execfirst-y")};
+	const char *insert = "INSERT INTO fence_client_first VALUES (1)";
+	PGresult   *r = NULL;
+	char		prev[32];
+	long long	mark;
+	int			rc = 1;
+
+	if (!pg_ready)
+		SKIP("extension fence not available");
+	r = PQexec(pg, "CREATE TEMP TABLE IF NOT EXISTS fence_client_first (x int)");
+	CHECK(PQresultStatus(r) == PGRES_COMMAND_OK);
+	PQclear(r);
+	r = NULL;
+
+	/* a fresh lease's first statement moves the mark: the older is refused */
+	la = fence_acquire(a, res, 10000);
+	CHECKC(la != NULL, a);
+	CHECKC(fence_announce(a, la, pg) == FENCE_OK, a);
+	rdo("DEL %s%s", key(res, "lock"), "");
+	lb = fence_acquire(b, res, 10000);
+	CHECKC(lb != NULL, b);
+	r = fence_exec(b, lb, pg, insert, 0, NULL);
+	CHECKC(r != NULL, b);
+	PQclear(r);
+	r = NULL;
+	CHECK(pg_mark(res) == fence_lease_token(lb));
+	r = fence_exec(a, la, pg, insert, 0, NULL);
+	CHECK(r == NULL && a->err == FENCE_ERR_STALE);
+	CHECK(first_rows() == 1);
+	CHECKC(fence_release(b, lb) == FENCE_OK, b);
+	fence_lease_free(lb);
+	lb = NULL;
+	fence_lease_free(la);
+	la = NULL;
+
+	/* Redis hands out PostgreSQL's mark again: healed, the statement runs once */
+	mark = pg_mark(res);
+	snprintf(prev, sizeof(prev), "%lld", mark - 1);
+	rdo("SET %s %s", key(res, "token"), prev);
+	la = fence_acquire(a, res, 10000);
+	CHECKC(la != NULL, a);
+	CHECK(fence_lease_token(la) == mark);
+	r = fence_exec(a, la, pg, insert, 0, NULL);
+	CHECKC(r != NULL, a);
+	PQclear(r);
+	r = NULL;
+	CHECK(fence_lease_token(la) == mark + 1);
+	CHECK(pg_mark(res) == mark + 1);
+	CHECK(first_rows() == 2);
+
+	/* taken once, refused later: stale, no heal (the counter stays) */
+	rdo("DEL %s%s", key(res, "lock"), "");
+	lb = fence_acquire(b, res, 10000);
+	CHECKC(lb != NULL, b);
+	CHECKC(fence_announce(b, lb, pg) == FENCE_OK, b);
+	r = fence_exec(a, la, pg, insert, 0, NULL);
+	CHECK(r == NULL && a->err == FENCE_ERR_STALE);
+	CHECK(fence_lease_token(la) == mark + 1);
+	fence_lease_free(la);
+	la = NULL;
+
+	/* a fresh lease taken over before its first statement: lost, not healed */
+	rdo("SET %s %s", key(res, "token"), prev);
+	rdo("DEL %s%s", key(res, "lock"), "");
+	la = fence_acquire(a, res, 10000);
+	CHECKC(la != NULL, a);
+	rdo("SET %s %s", key(res, "lock"), "someone-else");
+	r = fence_exec(a, la, pg, insert, 0, NULL);
+	CHECK(r == NULL && a->err == FENCE_ERR_LOST);
+	CHECK(first_rows() == 2);
+	CHECK(pg_mark(res) == fence_lease_token(lb));
+	rdo("DEL %s%s", key(res, "lock"), "");
+	fence_lease_free(la);
+	la = NULL;
+	fence_lease_free(lb);
+	lb = NULL;
+
+	/* inside the caller's transaction a refusal is final: no heal */
+	mark = pg_mark(res);
+	snprintf(prev, sizeof(prev), "%lld", mark - 1);
+	rdo("SET %s %s", key(res, "token"), prev);
+	la = fence_acquire(a, res, 10000);
+	CHECKC(la != NULL, a);
+	PQclear(PQexec(pg, "BEGIN"));
+	r = fence_exec(a, la, pg, insert, 0, NULL);
+	CHECK(r == NULL && a->err == FENCE_ERR_STALE);
+	CHECK(fence_lease_token(la) == mark);
+	PQclear(PQexec(pg, "ROLLBACK"));
+	CHECKC(fence_release(a, la) == FENCE_OK, a);
+	fence_lease_free(la);
+	la = NULL;
+
+	/* a refusal of the statement itself is final: it ran once */
+	r = PQexec(pg, "CREATE TEMP SEQUENCE IF NOT EXISTS fence_client_first_seq");
+	CHECK(PQresultStatus(r) == PGRES_COMMAND_OK);
+	PQclear(r);
+	la = fence_acquire(a, res, 10000);
+	CHECKC(la != NULL, a);
+	r = fence_exec(a, la, pg, "SELECT nextval('fence_client_first_seq'), fence.advance($1, 1::bigint)",
+				   1, &res);
+	CHECK(r == NULL && a->err == FENCE_ERR_STALE);
+	r = PQexec(pg, "SELECT last_value FROM fence_client_first_seq");
+	CHECK(PQresultStatus(r) == PGRES_TUPLES_OK && strcmp(PQgetvalue(r, 0, 0), "1") == 0);
+	PQclear(r);
+	r = NULL;
+	CHECKC(fence_release(a, la) == FENCE_OK, a);
+	fence_lease_free(la);
+	la = NULL;
+
+	/* a set: the member Redis forgot is healed, the statement runs once */
+	rdo("SET %s %s", key(pair[0], "token"), "5");
+	la = fence_acquire(a, pair[0], 10000);
+	CHECKC(la != NULL, a);
+	CHECKC(fence_announce(a, la, pg) == FENCE_OK, a);
+	CHECKC(fence_release(a, la) == FENCE_OK, a);
+	fence_lease_free(la);
+	la = NULL;
+	mark = pg_mark(pair[0]);
+	snprintf(prev, sizeof(prev), "%lld", mark - 1);
+	rdo("SET %s %s", key(pair[0], "token"), prev);
+	set = fence_acquire_many(a, pair, 2, 10000);
+	CHECKC(set != NULL, a);
+	r = fence_leases_exec(a, set, pg, insert, 0, NULL);
+	CHECKC(r != NULL, a);
+	CHECK(fence_lease_token(fence_leases_member(set, 0)) == mark + 1);
+	CHECK(pg_mark(pair[0]) == mark + 1);
+	CHECK(pg_mark(pair[1]) == fence_lease_token(fence_leases_member(set, 1)));
+	CHECK(first_rows() == 3);
+	CHECKC(fence_leases_release(a, set) == FENCE_OK, a);
+	rc = 0;
+fail:
+	PQclear(r);
+	if (PQtransactionStatus(pg) != PQTRANS_IDLE)
+		PQclear(PQexec(pg, "ROLLBACK"));
+	fence_leases_free(set);
+	fence_lease_free(la);
+	fence_lease_free(lb);
+	fence_free(a);
+	fence_free(b);
+	return rc;
+}
+
 /* Healing must not happen once the lock is someone else's. */
 static int
 test_heal_needs_lock(void)
@@ -3558,6 +3728,7 @@ main(void)
 	TEST(pg_round_trips);
 	TEST(stale_after_takeover);
 	TEST(heal_flushall);
+	TEST(exec_first_announces);
 	TEST(heal_needs_lock);
 	TEST(heal_under_heartbeat);
 

@@ -607,6 +607,127 @@ fail:
 	return rc;
 }
 
+/* The call a cut one is finished by, on a thread of its own. */
+typedef struct
+{
+	fence_ctx  *ctx;
+	const char *res;
+	fence_lease *l;
+} cut_finish;
+
+static void *
+cut_finish_acquire(void *p)
+{
+	cut_finish *f = p;
+
+	fence_set_reply_bound(f->ctx, 0);
+	f->l = fence_acquire(f->ctx, f->res, 10000);
+	return NULL;
+}
+
+/*
+ * The reply bound (fence_set_reply_bound), on Sentinel: with the master
+ * frozen, an acquire and a release are cut within about the bound, their
+ * requests left in flight, and the same calls made again (the acquire on
+ * another thread) read the answers once the master runs again: one token
+ * counted, the lock the lease's.  A cut release that is not taken up (a
+ * different call came first) and then finds the lock gone says the
+ * outcome is unknown, not "lost": the cut request may have given it back.
+ * A quorum refuses the bound.
+ */
+static int
+test_sentinel_reply_bound(void)
+{
+	fence_ctx  *a = NULL;
+	fence_lease *l = NULL;
+	const char *res = R("bound");
+	cut_finish f = {NULL, NULL, NULL};
+	pthread_t	th;
+	fence_info	info;
+	long long	t0,
+				token;
+	int			frozen = 0,
+				rc = 1;
+
+	CONNECT_OR_SKIP(a, sentinel_url != NULL, sentinel_url, "no sentinels (FENCE_TEST_SENTINEL)");
+	CHECKC(fence_set_reply_bound(a, 20) == FENCE_OK, a);
+	l = fence_acquire(a, res, 10000);
+	CHECKC(l != NULL && !fence_call_cut(a), a);
+	token = fence_lease_token(l);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	fence_lease_free(l);
+	l = NULL;
+
+	/* an acquire cut, and finished on another thread */
+	CHECK(kill(sentinel_pid[0], SIGSTOP) == 0);
+	frozen = 1;
+	t0 = ms_now();
+	l = fence_acquire(a, res, 10000);
+	CHECK(l == NULL && fence_call_cut(a) && a->err == FENCE_ERR_IO);
+	CHECK(ms_now() - t0 < 500);
+	f.ctx = a;
+	f.res = res;
+	CHECK(pthread_create(&th, NULL, cut_finish_acquire, &f) == 0);
+	sleep_ms(300);
+	CHECK(kill(sentinel_pid[0], SIGCONT) == 0);
+	frozen = 0;
+	pthread_join(th, NULL);
+	l = f.l;
+	CHECKC(l != NULL, a);
+	CHECK(fence_lease_token(l) == token + 1);
+	CHECK(get_num(sentinel_port[0], key(res, "token")) == token + 1);
+	CHECK(fence_lease_state(l) == FENCE_LEASE_HELD);
+
+	/* a release cut, and finished */
+	CHECKC(fence_set_reply_bound(a, 20) == FENCE_OK, a);
+	CHECK(kill(sentinel_pid[0], SIGSTOP) == 0);
+	frozen = 1;
+	CHECK(fence_release(a, l) == FENCE_ERR && fence_call_cut(a));
+	CHECK(kill(sentinel_pid[0], SIGCONT) == 0);
+	frozen = 0;
+	CHECKC(fence_set_reply_bound(a, 0) == FENCE_OK, a);
+	CHECKC(fence_release(a, l) == FENCE_OK, a);
+	CHECK(cmd_int(sentinel_port[0], "EXISTS %s", key(res, "lock")) == 0);
+	fence_lease_free(l);
+	l = NULL;
+
+	/* a release cut and not taken up: made again, outcome unknown */
+	CHECKC(fence_set_reply_bound(a, 20) == FENCE_OK, a);
+	l = fence_acquire(a, res, 10000);
+	CHECKC(l != NULL, a);
+	CHECK(kill(sentinel_pid[0], SIGSTOP) == 0);
+	frozen = 1;
+	CHECK(fence_release(a, l) == FENCE_ERR && fence_call_cut(a));
+	CHECK(kill(sentinel_pid[0], SIGCONT) == 0);
+	frozen = 0;
+	sleep_ms(100);				/* the cut release runs */
+	CHECK(cmd_int(sentinel_port[0], "EXISTS %s", key(res, "lock")) == 0);
+	CHECKC(fence_set_reply_bound(a, 0) == FENCE_OK, a);
+	CHECKC(fence_show(a, res, &info) == FENCE_OK, a);
+	fence_info_free(&info);
+	CHECK(fence_release(a, l) == FENCE_ERR && a->err == FENCE_ERR_IO);
+	CHECK(strstr(a->errstr, "outcome unknown") != NULL);
+	fence_lease_free(l);
+	l = NULL;
+	fence_free(a);
+	a = NULL;
+
+	/* a quorum's rounds are not bounded */
+	if (quorum_url != NULL)
+	{
+		a = fence_connect(quorum_url);
+		CHECKC(a->err == 0, a);
+		CHECK(fence_set_reply_bound(a, 20) == FENCE_ERR && a->err == FENCE_ERR_ARG);
+	}
+	rc = 0;
+fail:
+	if (frozen)
+		kill(sentinel_pid[0], SIGCONT);
+	fence_lease_free(l);
+	fence_free(a);
+	return rc;
+}
+
 /*
  * WAIT: with the replica up, the acquire counts; with it frozen, fewer
  * acknowledge in time and the lease is given back.
@@ -1927,6 +2048,7 @@ main(void)
 	TEST(sentinel_silent);
 	TEST(sentinel_heal_replicas);
 	TEST(sentinel_slow_attempt);
+	TEST(sentinel_reply_bound);
 	TEST(quorum_basic);
 	TEST(quorum_minority_restart);
 	TEST(quorum_minority_frozen);

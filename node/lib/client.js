@@ -2,10 +2,16 @@
 //
 // A Client holds the Redis URL (and, optionally, a PostgreSQL conninfo to
 // announce tokens to) and a small pool of libfence contexts.  A fence_ctx
-// is not thread-safe and every call that talks to Redis or PostgreSQL runs
-// on one of koffi's worker threads (so the event loop goes on while
-// libfence waits): each such call takes a context from the pool for its
-// duration, and two calls in flight never share one.
+// is not thread-safe: each call that talks to Redis or PostgreSQL takes a
+// context from the pool for its duration, and two calls in flight never
+// share one.  Where a call runs (see Client._quick): one that does not
+// wait for a busy lease (an acquire without "wait", extend, release,
+// releaseAcquire without "wait") runs on the main thread, bounded: if
+// Redis has not answered within the inline bound (a few ms), libfence
+// leaves the request in flight and the same call, made again on one of
+// koffi's worker threads, reads the answer (no second send).  Everything
+// else (waits, sets of leases, announcing, the heartbeat) runs on a worker
+// thread, so the event loop goes on while libfence waits.
 //
 // A Lease (one resource) or a LeaseSet (several, the transfer case) is
 // taken by client.acquire() or client.using(): libfence takes it (queueing
@@ -27,6 +33,10 @@ const {
 
 const DEFAULT_URL = 'redis://127.0.0.1:6379';
 const POOL_MAX = 16;
+// the longest a call may hold up the event loop waiting for Redis, by
+// default: a local Redis answers in well under 1 ms; a busy machine may
+// take a few (docs/node.md, "Where calls run")
+const DEFAULT_INLINE_BOUND_MS = 5;
 
 // fence.h's lease states, by name
 const STATES = { 0: 'held', 1: 'suspect', 2: 'lost' };
@@ -68,6 +78,7 @@ class Slot {
   constructor(ctx) {
     this.ctx = ctx;
     this.pg = null;
+    this.bounded = false; // fence_set_reply_bound took the client's bound
   }
 
   close() {
@@ -128,6 +139,10 @@ function wantsSignal(fn) {
   return wanted;
 }
 
+// the "failed" tests of _quick: a NULL lease, a status other than FENCE_OK
+const isNull = (result) => !result;
+const isNotOk = (result) => result !== 0;
+
 function abortError(signal) {
   if (signal.reason !== undefined) return signal.reason;
   const e = new Error('The operation was aborted');
@@ -143,7 +158,20 @@ class Client {
     this.ownerName = options.ownerName === undefined ? null : options.ownerName;
     this._connectMs = durationMs(options.connectTimeout === undefined ? 5000 : options.connectTimeout, 'connect timeout');
     this._commandMs = durationMs(options.commandTimeout === undefined ? 5000 : options.commandTimeout, 'command timeout');
-    this._inline = options.inline === true;
+    // where the calls that do not wait run: "bounded" (the default: on the
+    // main thread for at most the inline bound, then on a worker thread),
+    // "inline" (inline: true: on the main thread, however long) or
+    // "worker" (inline: false, or a bound of 0: always on a worker thread)
+    this._boundMs = durationMs(
+      options.inlineBound === undefined ? DEFAULT_INLINE_BOUND_MS : options.inlineBound,
+      'inline bound'
+    );
+    if (options.inline !== undefined && typeof options.inline !== 'boolean') {
+      throw new ConfigRefusedError(`invalid inline: ${String(options.inline)} (true or false)`, ERR.ARG);
+    }
+    if (options.inline === true) this._mode = 'inline';
+    else if (options.inline === false || this._boundMs === 0) this._mode = 'worker';
+    else this._mode = 'bounded';
     this._free = [];
     this._closed = false;
   }
@@ -163,15 +191,50 @@ class Client {
       slot.close();
       throw errorFor(code, message);
     }
+    // a quorum refuses the bound (its rounds are not covered), as does a
+    // libfence without it: those slots serve every call from a worker thread
+    if (this._mode === 'bounded' && lib.bounds) slot.bounded = lib.fn.fence_set_reply_bound(ctx, this._boundMs) === 0;
     return slot;
   }
 
-  // _waitCall(name, waitMs, ...args): an acquire: one that may wait
-  // always runs on a worker thread, one that does not runs inline when
-  // the client is
+  // _waitCall(name, waitMs, ...args): an acquire of a set: one that may
+  // wait always runs on a worker thread, one that does not runs inline
+  // when the client is
   _waitCall(name, waitMs, ...args) {
     const lib = native.fence();
-    return this._inline && waitMs === 0 ? lib.fn[name](...args) : lib.async[name](...args);
+    return this._mode === 'inline' && waitMs === 0 ? lib.fn[name](...args) : lib.async[name](...args);
+  }
+
+  // _quick(slot, name, failed, ...args): libfence's "name", one of the
+  // one-lease calls that do not wait, on "slot"'s context: on this thread
+  // for at most the inline bound, where it is cheapest (a hand-off to a
+  // worker thread and back costs about as much as a round trip to a local
+  // Redis: bench/results.md, scenario 18).  When Redis has not answered by
+  // then, libfence cuts the call short with its request still in flight
+  // (fence_call_cut); the same call, made again on a worker thread with no
+  // bound, reads that answer: one send, one answer, a lease's deadline
+  // counted from before the send, as if the call had never been cut.
+  // "failed(result)" says whether the call failed (only then can it have
+  // been cut).  A value, or a promise when the call went off the loop.
+  _quick(slot, name, failed, ...args) {
+    const lib = native.fence();
+    if (this._mode === 'inline') return lib.fn[name](...args);
+    if (!slot.bounded) return lib.async[name](...args);
+    const result = lib.fn[name](...args);
+    if (!failed(result) || !lib.fn.fence_call_cut(slot.ctx)) return result;
+    return this._finish(slot, name, args);
+  }
+
+  async _finish(slot, name, args) {
+    const lib = native.fence();
+    // no bound for the call made again: it must wait for its answer
+    lib.fn.fence_set_reply_bound(slot.ctx, 0);
+    try {
+      return await lib.async[name](...args);
+    } finally {
+      // (leaves the context's error, if any, for _fail)
+      if (slot.ctx) lib.fn.fence_set_reply_bound(slot.ctx, this._boundMs);
+    }
   }
 
   // a slot from the pool (a promise only when a new one must connect)
@@ -181,14 +244,12 @@ class Client {
   }
 
   // _call(name, ...args): libfence's "name" on one of koffi's worker
-  // threads (a promise), or on this thread when the client is inline: a
-  // handoff to a worker thread and back costs about as much as a round
-  // trip to a local Redis (bench/results.md, scenario 18), which an
-  // inline client saves at the price of blocking the event loop for the
-  // round trip (up to the command timeout when Redis stalls)
+  // threads (a promise), or on this thread when the client is inline (an
+  // inline client blocks the event loop for every round trip, up to the
+  // command timeout when Redis stalls)
   _call(name, ...args) {
     const lib = native.fence();
-    return this._inline ? lib.fn[name](...args) : lib.async[name](...args);
+    return this._mode === 'inline' ? lib.fn[name](...args) : lib.async[name](...args);
   }
 
   _checkin(slot) {
@@ -332,7 +393,7 @@ class Held {
     };
     if (signal) signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const ptr = await this._take(slot.ctx);
+      const ptr = await this._take(slot);
       if (!ptr) throw client._fail(slot);
       this._ptr = ptr;
       try {
@@ -365,7 +426,7 @@ class Held {
   async _drop(slot) {
     const ptr = this._ptr;
     this._ptr = null;
-    if (slot.ctx) await this._cRelease(slot.ctx, ptr);
+    if (slot.ctx) await this._cRelease(slot, ptr);
     this._forget(ptr);
   }
 
@@ -408,7 +469,7 @@ class Held {
     const client = this._client;
     const slot = await client._checkout();
     try {
-      if ((await this._cExtend(slot.ctx, this._ptr, ms)) !== 0) {
+      if ((await this._cExtend(slot, this._ptr, ms)) !== 0) {
         const err = client._fail(slot);
         if (err instanceof LeaseLostError) this._markLost();
         throw err;
@@ -430,7 +491,7 @@ class Held {
     let slot = null;
     try {
       slot = await client._checkout();
-      if ((await this._cRelease(slot.ctx, ptr)) !== 0) {
+      if ((await this._cRelease(slot, ptr)) !== 0) {
         const err = client._fail(slot);
         if (err instanceof LeaseLostError) this._markLost();
         throw err;
@@ -469,15 +530,21 @@ class Lease extends Held {
     this._after = null; // { ptr, rc, sent } while releaseAcquire takes this one
   }
 
-  _take(ctx) {
+  _take(slot) {
     const after = this._after;
+    const client = this._client;
+    const lib = native.fence();
     if (after === null) {
-      return this._client._waitCall('fence_acquire_wait', this._waitMs, ctx, this.resource, this._ttlMs, this._waitMs);
+      if (this._waitMs !== 0) return lib.async.fence_acquire_wait(slot.ctx, this.resource, this._ttlMs, this._waitMs);
+      return client._quick(slot, 'fence_acquire_wait', isNull, slot.ctx, this.resource, this._ttlMs, 0);
     }
     // releaseAcquire: libfence gives "after.ptr" back in the same write
     this._after = null;
     after.sent = true;
-    return this._client._waitCall('fence_release_acquire', this._waitMs, ctx, after.ptr, this.resource, this._ttlMs, this._waitMs, after.rc);
+    if (this._waitMs !== 0) {
+      return lib.async.fence_release_acquire(slot.ctx, after.ptr, this.resource, this._ttlMs, this._waitMs, after.rc);
+    }
+    return client._quick(slot, 'fence_release_acquire', isNull, slot.ctx, after.ptr, this.resource, this._ttlMs, 0, after.rc);
   }
 
   // releaseAcquire(resource, options): a worker loop's step: give this
@@ -546,11 +613,11 @@ class Lease extends Held {
   _cHeartbeatStop(ptr) {
     return this._client._call('fence_heartbeat_stop', ptr);
   }
-  _cExtend(ctx, ptr, ms) {
-    return this._client._call('fence_extend', ctx, ptr, ms);
+  _cExtend(slot, ptr, ms) {
+    return this._client._quick(slot, 'fence_extend', isNotOk, slot.ctx, ptr, ms);
   }
-  _cRelease(ctx, ptr) {
-    return this._client._call('fence_release', ctx, ptr);
+  _cRelease(slot, ptr) {
+    return this._client._quick(slot, 'fence_release', isNotOk, slot.ctx, ptr);
   }
   _cState(ptr) {
     return native.fence().fn.fence_lease_state(ptr);
@@ -604,8 +671,8 @@ class LeaseSet extends Held {
     this._tokens = null;
   }
 
-  _take(ctx) {
-    return this._client._waitCall('fence_acquire_many_wait', this._waitMs, ctx, this._asked, this._asked.length, this._ttlMs, this._waitMs);
+  _take(slot) {
+    return this._client._waitCall('fence_acquire_many_wait', this._waitMs, slot.ctx, this._asked, this._asked.length, this._ttlMs, this._waitMs);
   }
   _cAnnounce(ctx, ptr, pg) {
     return this._client._call('fence_leases_announce', ctx, ptr, pg);
@@ -616,11 +683,11 @@ class LeaseSet extends Held {
   _cHeartbeatStop(ptr) {
     return this._client._call('fence_leases_heartbeat_stop', ptr);
   }
-  _cExtend(ctx, ptr, ms) {
-    return this._client._call('fence_leases_extend', ctx, ptr, ms);
+  _cExtend(slot, ptr, ms) {
+    return this._client._call('fence_leases_extend', slot.ctx, ptr, ms);
   }
-  _cRelease(ctx, ptr) {
-    return this._client._call('fence_leases_release', ctx, ptr);
+  _cRelease(slot, ptr) {
+    return this._client._call('fence_leases_release', slot.ctx, ptr);
   }
   _cState(ptr) {
     return native.fence().fn.fence_leases_state(ptr);

@@ -107,6 +107,13 @@ const LIBPQ_PROTOTYPES = [
 ];
 const CONNECTION_OK = 0;
 
+// the reply bound (fence_set_reply_bound): libfence from this tree; a
+// library without it serves every call from a worker thread
+const BOUND_PROTOTYPES = [
+  'int fence_set_reply_bound(void *ctx, long bound_ms)',
+  'int fence_call_cut(void *ctx)',
+];
+
 let fenceLib = null;
 let pqLib = null;
 
@@ -165,7 +172,15 @@ function fence() {
       `${where} lacks a function this package needs (${e.message}): install libfence 0.3.0 or later`
     );
   }
-  fenceLib = { lib, fn: fns, async: asyncOf(fns), path: where };
+  let bounds = true;
+  for (const proto of BOUND_PROTOTYPES) {
+    try {
+      fns[proto.match(/(\w+)\s*\(/)[1]] = lib.func(proto);
+    } catch (e) {
+      bounds = false;
+    }
+  }
+  fenceLib = { lib, fn: fns, async: asyncOf(fns), path: where, bounds };
   return fenceLib;
 }
 

@@ -431,7 +431,7 @@ test('release_acquire_is_a_worker_loop_step', (t) =>
     const redis = await servers(t)();
     const db = await pgClient();
     const lock = (r) => redis.cli('get', `fence:{${r}}:lock`);
-    for (const inline of [false, true]) {
+    for (const inline of [false, true, undefined]) {
       const c = await pgfence.connect(redis.url, { pg: '', inline });
       const r1 = resource('step1');
       const r2 = resource('step2');

@@ -18,6 +18,9 @@ async function worker(db: PgClient, pool: Pool): Promise<number> {
     const n: number = await pgfence.pg.fencedUpdate(db, both, 'UPDATE accounts SET b = b + $1', [1]);
     return signal.aborted ? n : tokens.length;
   });
+  // where the calls that do not wait run (docs/node.md, "Where calls run")
+  await (await pgfence.connect('redis://127.0.0.1:6379', { inlineBound: '10ms' })).close();
+  await (await pgfence.connect({ inline: false, inlineBound: 0 })).close();
   const lease: pgfence.Lease = await client.acquire('x', { signal: AbortSignal.timeout(1000) });
   lease.check();
   const s: pgfence.LeaseState = lease.state;
