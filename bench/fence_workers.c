@@ -6,13 +6,16 @@
  *		fence_acquire_wait -> fence_exec (one UPDATE) -> [hold] ->
  *		fence_release -> [think]
  *
- *	  fence_workers -n WORKERS -r RESOURCES [-s SECONDS] [-H HOLD_MS] [-T THINK_MS] [-A | -F]
+ *	  fence_workers -n WORKERS -r RESOURCES [-s SECONDS] [-H HOLD_MS] [-T THINK_MS] [-A | -F [-D]]
  *
  *	  The fenced UPDATE is the lease's announce too (its transaction moves
  *	  the mark first); with -A a fence_announce goes before it, as a worker
  *	  whose first statement is not fenced must.  With -F, the floor of a
  *	  critical section in the same client stack: a PING (the acquire's
- *	  round trip), the plain autocommit UPDATE, a PING (the release's).
+ *	  round trip), the plain autocommit UPDATE, a PING (the release's);
+ *	  with -D that UPDATE commits durably (synchronous_commit = on), as
+ *	  the extension makes every transaction that moves a mark commit
+ *	  (extension/marks.c, durable_commit), whatever the session asked for.
  *
  *	  Worker i uses resource "bench:e2e:<i mod RESOURCES>" and updates row i
  *	  of bench.e2e.  Redis from $FENCE_REDIS_URL, PostgreSQL from the PG*
@@ -42,6 +45,7 @@ static int	think_ms = 0;
 static int	nresources = 1;
 static int	announce_first;		/* -A: fence_announce before the UPDATE */
 static int	floor_only;			/* -F: PING, plain UPDATE, PING */
+static int	floor_durable;		/* -D: that UPDATE with synchronous_commit = on */
 
 #define UPDATE_SQL "UPDATE bench.e2e SET n = n + 1 WHERE id = $1::int"
 
@@ -133,6 +137,8 @@ run_floor(void *arg)
 	int64_t		end;
 
 	snprintf(rowid, sizeof(rowid), "%d", w->b.id);
+	if (PQstatus(pg) == CONNECTION_OK && floor_durable)
+		PQclear(PQexec(pg, "SET synchronous_commit = on"));
 	if (c == NULL || PQstatus(pg) != CONNECTION_OK)
 	{
 		fprintf(stderr, "worker %d: %s\n", w->b.id, PQerrorMessage(pg));
@@ -176,7 +182,8 @@ main(int argc, char **argv)
 	const bench_opt opts[] = {
 		BENCH_INT('n', &nworkers), BENCH_INT('r', &nresources), BENCH_INT('s', &seconds),
 		BENCH_INT('H', &hold_ms), BENCH_INT('T', &think_ms),
-		BENCH_FLAG('A', &announce_first), BENCH_FLAG('F', &floor_only), BENCH_END
+		BENCH_FLAG('A', &announce_first), BENCH_FLAG('F', &floor_only),
+		BENCH_FLAG('D', &floor_durable), BENCH_END
 	};
 	int			i;
 	long long	sections = 0,
@@ -188,7 +195,7 @@ main(int argc, char **argv)
 	int64_t		ns;
 
 	if (bench_getopt(argc, argv, opts,
-					 "usage: fence_workers -n WORKERS -r RESOURCES [-s SECONDS] [-H HOLD_MS] [-T THINK_MS] [-A | -F]") != 0)
+					 "usage: fence_workers -n WORKERS -r RESOURCES [-s SECONDS] [-H HOLD_MS] [-T THINK_MS] [-A | -F [-D]]") != 0)
 		return 64;
 	redis_url = bench_redis_url("fence_workers", nworkers >= 1 && nresources >= 1 && seconds >= 1,
 								"counts must be positive");

@@ -5,8 +5,10 @@
 # release.  Once with all workers on one resource (they take turns), once
 # with one resource each.  One worker also against the floor of a section
 # (a PING, the plain UPDATE, a PING: two Redis round trips and one
-# PostgreSQL round trip in the same client stack) and against the path
-# with a separate announce before the UPDATE.  Writes
+# PostgreSQL round trip in the same client stack), once with the UPDATE's
+# commit as the server's synchronous_commit (off here) has it and once
+# durable (on), as the commit that moves a mark always is; and against
+# the path with a separate announce before the UPDATE.  Writes
 # bench/out/scaling.dat for the plot.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -24,13 +26,19 @@ SQL
 
 run_variant() {
 	local n=${1#*_} r out flag=
-	case $1 in one_*) r=1 ;; floor_1) r=1 flag=-F ;; announce_1) r=1 flag=-A ;; *) r=$n ;; esac
+	case $1 in
+	one_*) r=1 ;;
+	floor_1) r=1 flag=-F ;;
+	durable_1) r=1 flag="-F -D" ;;
+	announce_1) r=1 flag=-A ;;
+	*) r=$n ;;
+	esac
 	out=$("$BENCH_DIR/fence_workers" -n "$n" -r "$r" -s "$secs" $flag) || die "fence_workers failed"
 	set -- "$1" $out
 	record s5 "$1" "${2#cs_per_s=}"
 }
 
-variants=(one_1 floor_1 announce_1)
+variants=(one_1 floor_1 durable_1 announce_1)
 for n in "${workers[@]:1}"; do
 	variants+=("one_$n" "each_$n")
 done
@@ -39,6 +47,7 @@ interleave run_variant "${variants[@]}"
 base=$(median s5 one_1)
 row 5 "critical sections, 1 worker" "$base" cs/s
 row 5 "1 worker vs its floor (PING, plain UPDATE, PING)" "$base" cs/s floor "$(median s5 floor_1)" ">=0.60" "$(pratio s5 one_1 floor_1)"
+row 5 "1 worker vs the floor with a durable commit (synchronous_commit = on, as a moved mark's)" "$base" cs/s "durable floor" "$(median s5 durable_1)" "" "$(pratio s5 one_1 durable_1)"
 row 5 "1 worker vs the same with a separate announce first" "$base" cs/s "announce first" "$(median s5 announce_1)" "" "$(pratio s5 one_1 announce_1)"
 : >"$BENCH_OUT/scaling.dat"
 echo "1 $base $base" >>"$BENCH_OUT/scaling.dat"
